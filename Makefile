@@ -1,0 +1,51 @@
+# Two commands on a fresh machine: `make run` and `make test`.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+HOST ?= 127.0.0.1
+PORT ?= 8000
+WORKERS ?= 2
+STAMP := $(VENV)/.installed
+
+.PHONY: run test lint migrate seed bench clean chromium
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e '.[test]'
+	touch $(STAMP)
+
+migrate: $(STAMP)
+	$(BIN)/flask --app wsgi db upgrade
+
+seed: migrate
+	$(BIN)/flask --app wsgi schemas seed > /dev/null
+
+run: seed
+	$(BIN)/gunicorn --workers $(WORKERS) --bind $(HOST):$(PORT) wsgi:app
+
+lint: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+# The page tests drive Debian's chromium; install it from the distribution when it is missing
+# (never a browser download). Needs root or password-less sudo on a fresh machine.
+chromium:
+	@command -v chromium >/dev/null 2>&1 || { \
+		SUDO=$$( [ "$$(id -u)" = 0 ] || echo "sudo -n" ); \
+		$$SUDO apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium >/dev/null; }
+
+# The suite runs on SQLite; with TEST_DATABASE_URL set it runs again on PostgreSQL.
+test: $(STAMP) lint chromium
+	$(BIN)/pytest
+	@if [ -n "$$TEST_DATABASE_URL" ]; then \
+		echo "== again on PostgreSQL"; \
+		VERITY_TEST_DB=postgresql $(BIN)/pytest; \
+	fi
+
+bench: $(STAMP)
+	$(BIN)/python bench/run.py
+
+clean:
+	rm -rf $(VENV) instance .pytest_cache

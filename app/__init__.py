@@ -1,0 +1,99 @@
+"""Verity: verify people by the digital credentials they hold, and issue such credentials."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from flask import Flask
+from werkzeug.middleware.proxy_fix import ProxyFix
+
+from app import config as settings
+from app.database import configure_sqlite, engine_options
+from app.extensions import db, migrate
+from app.throttle import throttle_voucher_exchange
+
+
+class Verity(Flask):
+    def dispatch_request(self) -> Any:
+        """Commit once at the request boundary; any exception rolls back instead."""
+        rv = super().dispatch_request()
+        db.session.commit()
+        return rv
+
+
+def create_app(overrides: dict[str, Any] | None = None) -> Flask:
+    app = Verity(
+        __name__,
+        instance_path=str(settings.INSTANCE_DIR),
+        static_folder="../static",
+        template_folder="../templates",
+    )
+    app.config.update(settings.from_environment())
+    app.config.update(overrides or {})
+    settings.check_production_ready(app.config)
+    app.config.setdefault(
+        "SQLALCHEMY_ENGINE_OPTIONS", engine_options(app.config["SQLALCHEMY_DATABASE_URI"])
+    )
+    app.json.sort_keys = False
+    configure_logging(app)
+    register_extensions(app)
+    register_blueprints(app)
+    register_error_handlers(app)
+    register_commands(app)
+    return app
+
+
+def configure_logging(app: Flask) -> None:
+    if not logging.getLogger().handlers:
+        logging.basicConfig(level=logging.INFO, format="%(message)s")
+
+
+def register_extensions(app: Flask) -> None:
+    from app import models  # noqa: F401  (every model registered before migrations look)
+    from app.billing.setup import billing_provider
+
+    if app.config["TRUSTED_PROXY_COUNT"] > 0:
+        count = app.config["TRUSTED_PROXY_COUNT"]
+        app.wsgi_app = ProxyFix(app.wsgi_app, x_for=count, x_proto=count, x_host=count)  # type: ignore[method-assign]
+    settings.INSTANCE_DIR.mkdir(exist_ok=True)
+    db.init_app(app)
+    with app.app_context():
+        configure_sqlite(db.engine)
+    migrate.init_app(app, db, directory=str(settings.INSTANCE_DIR.parent / "migrations"))
+    app.extensions["billing"] = billing_provider(app.config)
+    register_trust(app)
+
+
+def register_trust(app: Flask) -> None:
+    """One outbound fetcher per process (its cache is only a cache) and the configured anchors."""
+    from app.trust import Fetcher, load_pem_anchors
+
+    app.extensions["fetcher"] = Fetcher(
+        timeout=app.config["FETCH_TIMEOUT"], allow_private=app.config["TRUST_ALLOW_PRIVATE"]
+    )
+    pem = app.config["TRUST_ANCHORS_PEM"]
+    app.extensions["trust_anchors"] = load_pem_anchors(pem) if pem else []
+
+
+def register_blueprints(app: Flask) -> None:
+    from app import pages
+    from app.api import auth, backend, dashboard, dc_api, health, public, wallet, webhooks
+    from app.request_log import register_request_log
+
+    for module in (health, public, wallet, backend, dashboard, auth, webhooks, dc_api, pages):
+        app.register_blueprint(module.bp)
+    throttle_voucher_exchange(app)
+    register_request_log(app)
+
+
+def register_error_handlers(app: Flask) -> None:
+    from app.errors import register_error_handlers as register
+
+    register(app)
+
+
+def register_commands(app: Flask) -> None:
+    from app.cli import register
+
+    register(app)

@@ -1,0 +1,195 @@
+"""Endpoints for the organization's backend, authenticated by integration key (INTERFACE.md 5.1)."""
+
+from __future__ import annotations
+
+from flask import Blueprint, current_app, request
+
+from app.api import payloads as p
+from app.api import render
+from app.api.access import acting_organization, require_apikey
+from app.api.common import (
+    base_url,
+    documented,
+    json_response,
+    listing,
+    page_args,
+    parse_body,
+    parse_id,
+)
+from app.errors import InvalidRequest
+from app.policies import operations as policies
+from app.recipients import operations as recipients
+from app.verifications import operations as individuals
+from app.verifications.operations import Links
+
+bp = Blueprint("backend", __name__)
+
+
+@bp.get("/verifications/<verification_id>/individuals/<customer_id>")
+@require_apikey
+@documented(
+    "Authenticated lookup of the individual for a customer: the final decision",
+    responses={200: p.IndividualLookupOut},
+    tags=("individuals",),
+)
+def lookup_individual(verification_id: str, customer_id: str):
+    """The only place a backend should take the decision from (INTERFACE.md 2)."""
+    individual = individuals.lookup_individual(
+        acting_organization(), parse_id(verification_id), customer_id
+    )
+    return json_response(render.individual_for_owner(individual, Links(base_url())))
+
+
+@bp.post("/policy-requests")
+@require_apikey
+@documented(
+    "Create a policy request: a one-off presentation page for a person",
+    body=p.PolicyRequestIn,
+    responses={201: p.PolicyRequestOut},
+    tags=("policy requests",),
+)
+def create_policy_request():
+    """The token in the response is shown once; it is the person's page address."""
+    body = parse_body(p.PolicyRequestIn)
+    token, policy = policies.create_policy_request(
+        acting_organization(),
+        body.verification_id,
+        body.recipient_id,
+        body.expires_in,
+        current_app.config["SECRET_KEY"],
+    )
+    return json_response(
+        {
+            "id": str(policy.id),
+            "token": token,
+            "url": f"{base_url()}/p/{token}",
+            "expires_at": policy.expires_at.isoformat(),
+            "status": policy.status.value,
+        },
+        201,
+    )
+
+
+@bp.get("/policy-requests/<policy_id>/status")
+@require_apikey
+@documented(
+    "Status of a policy request; 410 once its token expired without a result",
+    responses={200: p.PolicyStatusOut},
+    tags=("policy requests",),
+)
+def policy_request_status(policy_id: str):
+    """410 EXPIRED when the token lapsed before the person presented anything."""
+    return json_response(
+        render.policy_status(policies.policy_status(acting_organization(), parse_id(policy_id)))
+    )
+
+
+# -- recipients: on /recipients (id in body or query) and on /recipients/<id> ------------
+
+
+def _recipient_id_from_request(body_id=None) -> str | None:
+    return request.args.get("id") or (str(body_id) if body_id else None)
+
+
+@bp.get("/recipients")
+@require_apikey
+@documented(
+    "List recipients, or one with ?id=",
+    responses={200: p.RecipientList},
+    query={"id": "A recipient ID", "page": "Page, from 1", "limit": "1 to 100"},
+    tags=("recipients",),
+)
+def list_recipients():
+    """``?id=`` returns that recipient; otherwise a page of them."""
+    organization = acting_organization()
+    if "id" in request.args:
+        return json_response(
+            render.recipient(recipients.get_recipient(organization, parse_id(request.args["id"])))
+        )
+    rows, total = recipients.list_recipients(organization, *page_args())
+    return json_response(listing(rows, total, render.recipient))
+
+
+@bp.post("/recipients")
+@require_apikey
+@documented(
+    "Create a recipient", body=p.RecipientIn, responses={201: p.RecipientOut}, tags=("recipients",)
+)
+def create_recipient():
+    """A person the organization issues credentials to."""
+    body = parse_body(p.RecipientIn)
+    row = recipients.create_recipient(acting_organization(), body.model_dump())
+    return json_response(render.recipient(row), 201)
+
+
+@bp.put("/recipients")
+@require_apikey
+@documented(
+    "Update a recipient named by id in the body or ?id=",
+    body=p.RecipientPatch,
+    responses={200: p.RecipientOut},
+    query={"id": "A recipient ID"},
+    tags=("recipients",),
+)
+def update_recipient_by_body():
+    """The contract's path style: the recipient's id travels in the body or the query."""
+    body = parse_body(p.RecipientPatch)
+    recipient_id = _recipient_id_from_request(body.id)
+    if recipient_id is None:
+        raise InvalidRequest("Name the recipient with 'id' in the body or ?id=")
+    fields = body.model_dump(exclude={"id"}, exclude_unset=True)
+    row = recipients.update_recipient(acting_organization(), parse_id(recipient_id), fields)
+    return json_response(render.recipient(row))
+
+
+@bp.delete("/recipients")
+@require_apikey
+@documented(
+    "Delete a recipient named by id in the body or ?id=",
+    body=p.RecipientRef,
+    responses={204: None},
+    query={"id": "A recipient ID"},
+    tags=("recipients",),
+)
+def delete_recipient_by_body():
+    """The contract's path style: the recipient's id travels in the body or the query."""
+    recipient_id = request.args.get("id")
+    if recipient_id is None:
+        recipient_id = str(parse_body(p.RecipientRef).id)
+    recipients.delete_recipient(acting_organization(), parse_id(recipient_id))
+    return "", 204
+
+
+@bp.get("/recipients/<recipient_id>")
+@require_apikey
+@documented("One recipient", responses={200: p.RecipientOut}, tags=("recipients",))
+def get_recipient(recipient_id: str):
+    """A recipient of the key's organization."""
+    return json_response(
+        render.recipient(recipients.get_recipient(acting_organization(), parse_id(recipient_id)))
+    )
+
+
+@bp.put("/recipients/<recipient_id>")
+@require_apikey
+@documented(
+    "Update a recipient",
+    body=p.RecipientPatch,
+    responses={200: p.RecipientOut},
+    tags=("recipients",),
+)
+def update_recipient(recipient_id: str):
+    """Fields left out keep their value."""
+    body = parse_body(p.RecipientPatch)
+    fields = body.model_dump(exclude={"id"}, exclude_unset=True)
+    row = recipients.update_recipient(acting_organization(), parse_id(recipient_id), fields)
+    return json_response(render.recipient(row))
+
+
+@bp.delete("/recipients/<recipient_id>")
+@require_apikey
+@documented("Delete a recipient", responses={204: None}, tags=("recipients",))
+def delete_recipient(recipient_id: str):
+    """Gone for good; credentials already issued to them stay valid until revoked."""
+    recipients.delete_recipient(acting_organization(), parse_id(recipient_id))
+    return "", 204

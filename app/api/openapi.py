@@ -1,0 +1,154 @@
+"""/openapi.json, generated from the routes and the pydantic models that validate them."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from flask import Flask
+from pydantic import TypeAdapter
+from pydantic.json_schema import JsonSchemaMode
+
+from app.api.payloads import ErrorOut
+
+REF_TEMPLATE = "#/components/schemas/{model}"
+SECURITY: dict[str | None, list[dict[str, list[str]]]] = {
+    "apikey": [{"apikey": []}],
+    "session": [{"session": []}],
+    None: [],
+}
+PATH_PARAM = re.compile(r"<(?:[a-z]+:)?([a-zA-Z_]+)>")
+BODY_METHODS = ("POST", "PUT", "PATCH", "DELETE")
+
+# INTERFACE.md 7: the errors every route of a kind can give, from how it is reached. Anything
+# else (404, 409, 410, 429, 5xx) is in ``default``; all of them have the same JSON body.
+BAD_REQUEST = "Malformed request, unknown ID ('sql: no rows in result set') or a rejected value"
+UNAUTHORIZED = {
+    "apikey": "Missing, invalid or deleted integration key",
+    "session": "Missing, invalid or expired session token",
+}
+UPGRADE_REQUIRED = "The acting organization is on the Free plan: code UPGRADE_REQUIRED, tier FREE"
+FORBIDDEN = "Not allowed: current-identity names an organization the caller is not a member of"
+CURRENT_IDENTITY = {
+    "name": "current-identity",
+    "in": "header",
+    "required": False,
+    "schema": {"type": "string"},
+    "description": "The organization to act for; the caller's oldest one when absent.",
+}
+
+
+def build(app: Flask) -> dict[str, Any]:
+    operations = []
+    for rule in sorted(app.url_map.iter_rules(), key=lambda r: r.rule):
+        view = app.view_functions.get(rule.endpoint)
+        doc = getattr(view, "openapi", None)
+        if doc is None:
+            continue
+        for method in sorted((rule.methods or set()) - {"HEAD", "OPTIONS"}):
+            operations.append((rule, method, view, doc))
+
+    # All models in one go, so a model shown both as input and as output gets one name per
+    # shape (``Name-Input``, ``Name-Output``) instead of the last one written winning.
+    wanted: dict[tuple[Any, JsonSchemaMode], TypeAdapter[Any]] = {
+        (ErrorOut, "serialization"): TypeAdapter(ErrorOut)
+    }
+    for _rule, method, _view, doc in operations:
+        if _has_body(doc, method):
+            wanted.setdefault((doc["body"], "validation"), TypeAdapter(doc["body"]))
+        for model in doc["responses"].values():
+            if model is not None:
+                wanted.setdefault((model, "serialization"), TypeAdapter(model))
+    schemas, definitions = TypeAdapter.json_schemas(
+        [(model, mode, adapter) for (model, mode), adapter in wanted.items()],
+        ref_template=REF_TEMPLATE,
+    )
+
+    paths: dict[str, Any] = {}
+    for rule, method, view, doc in operations:
+        path = PATH_PARAM.sub(r"{\1}", rule.rule)
+        paths.setdefault(path, {})[method.lower()] = _operation(
+            rule.rule, rule.endpoint, method, view, doc, schemas
+        )
+    return {
+        "openapi": "3.1.0",
+        "info": {
+            "title": "Verity",
+            "version": "1.0.0",
+            "description": "Verify people by the digital credentials they present, and issue credentials.",
+        },
+        "paths": paths,
+        "components": {
+            "schemas": dict(sorted(definitions.get("$defs", {}).items())),
+            "securitySchemes": {
+                "apikey": {"type": "apiKey", "in": "header", "name": "apikey"},
+                "session": {"type": "http", "scheme": "bearer"},
+            },
+        },
+    }
+
+
+def _has_body(doc: dict[str, Any], method: str) -> bool:
+    return doc["body"] is not None and method in BODY_METHODS
+
+
+def _operation(
+    rule: str,
+    endpoint: str,
+    method: str,
+    view: Any,
+    doc: dict[str, Any],
+    schemas: dict[tuple[Any, JsonSchemaMode], dict[str, Any]],
+) -> dict[str, Any]:
+    auth = getattr(view, "auth", None)
+    path_params = PATH_PARAM.findall(rule)
+    parameters: list[dict[str, Any]] = [
+        {"name": name, "in": "path", "required": True, "schema": {"type": "string"}}
+        for name in path_params
+    ]
+    parameters += [
+        {
+            "name": name,
+            "in": "query",
+            "required": False,
+            "schema": {"type": "string"},
+            "description": text,
+        }
+        for name, text in doc["query"].items()
+    ]
+    if auth == "session":
+        parameters.append(dict(CURRENT_IDENTITY))
+    operation: dict[str, Any] = {
+        "operationId": f"{endpoint}.{method.lower()}",
+        "summary": doc["summary"],
+        "security": SECURITY[auth],
+        "parameters": parameters,
+        "responses": {},
+    }
+    if doc["tags"]:
+        operation["tags"] = list(doc["tags"])
+    if _has_body(doc, method):
+        operation["requestBody"] = {
+            "required": method != "DELETE",
+            "content": {"application/json": {"schema": schemas[(doc["body"], "validation")]}},
+        }
+
+    responses = operation["responses"]
+    for status, model in doc["responses"].items():
+        response: dict[str, Any] = {"description": "OK" if status < 300 else "See error"}
+        if model is not None:
+            response["content"] = {
+                "application/json": {"schema": schemas[(model, "serialization")]}
+            }
+        responses[str(status)] = response
+    error = {"application/json": {"schema": schemas[(ErrorOut, "serialization")]}}
+    if path_params or doc["query"] or _has_body(doc, method):
+        responses.setdefault("400", {"description": BAD_REQUEST, "content": error})
+    if auth is not None:
+        responses.setdefault("401", {"description": UNAUTHORIZED[auth], "content": error})
+    if getattr(view, "tier_gated", False):
+        responses.setdefault("402", {"description": UPGRADE_REQUIRED, "content": error})
+    if auth == "session":
+        responses.setdefault("403", {"description": FORBIDDEN, "content": error})
+    responses["default"] = {"description": "Error: JSON with a stable `code`", "content": error}
+    return operation

@@ -1,0 +1,75 @@
+"""Endpoints for the person being verified and their wallet: no credential, unguessable IDs."""
+
+from __future__ import annotations
+
+from flask import Blueprint, current_app
+
+from app.api import payloads as p
+from app.api import render
+from app.api.common import base_url, documented, json_response, parse_body, parse_id
+from app.verifications import operations as individuals
+from app.verifications.operations import Links
+
+bp = Blueprint("public", __name__)
+
+
+def links() -> Links:
+    return Links(base_url())
+
+
+@bp.post("/verifications/individuals")
+@documented(
+    "Open an individual for (customer_id, verification_id); safe to retry",
+    body=p.OpenIndividual,
+    responses={200: p.IndividualOut, 201: p.IndividualOut},
+    tags=("individuals",),
+)
+def open_individual():
+    """201 when created, 200 with the same body when it already existed (DESIGN.md 6)."""
+    body = parse_body(p.OpenIndividual)
+    individual, created = individuals.open_individual(body.verification_id, body.customer_id)
+    return json_response(render.individual(individual, links()), 201 if created else 200)
+
+
+@bp.get("/verifications/<individual_id>/connect")
+@documented(
+    "Connection link for the person: the same link for 2 minutes, then a new one",
+    responses={200: p.IndividualOut},
+    tags=("individuals",),
+)
+def connect(individual_id: str):
+    """Returns the individual with ``connection_url`` set."""
+    config = current_app.config
+    individual = individuals.connect(
+        parse_id(individual_id),
+        config["CONNECT_LINK_SECONDS"],
+        config["PRESENTATION_REQUEST_SECONDS"],
+    )
+    return json_response(render.individual(individual, links()))
+
+
+@bp.get("/verifications/<individual_id>/verify")
+@documented(
+    "Status of an individual; a failed presentation is 200 with status FAILED",
+    responses={200: p.IndividualOut},
+    tags=("individuals",),
+)
+def verify(individual_id: str):
+    """The status and reason only; the decision itself comes from the authenticated lookup."""
+    return json_response(
+        render.individual(individuals.get_individual(parse_id(individual_id)), links())
+    )
+
+
+@bp.get("/oid4vp/requests/<request_id>")
+def request_object(request_id: str):
+    """The Request Object a wallet fetches by reference: signed when a certificate is set."""
+    request = individuals.authorization_request(parse_id(request_id), links())
+    return (
+        request.request_object(),
+        200,
+        {
+            "Content-Type": "application/oauth-authz-req+jwt",
+            "Cache-Control": "no-store",
+        },
+    )

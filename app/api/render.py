@@ -1,0 +1,138 @@
+"""Records to their JSON wire shapes (DESIGN.md 6)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from app.integrations.models import Integration
+from app.organizations.models import Membership, Organization
+from app.policies.models import PolicyRequest
+from app.recipients.models import Recipient
+from app.schemas.models import Schema
+from app.verifications.models import Individual, Verification
+from app.verifications.operations import Links
+
+
+def _time(value) -> str | None:
+    return value.isoformat() if value is not None else None
+
+
+def individual(row: Individual, links: Links | None = None) -> dict[str, Any]:
+    """The unauthenticated shape: status and reason, never disclosed claims."""
+    url = None
+    if links is not None and row.connection_request_id is not None:
+        url = links.connection_url(row.connection_request_id)
+    return {
+        "id": str(row.id),
+        "individual_id": str(row.id),
+        "verification_id": str(row.verification_id),
+        "customer_id": row.customer_id,
+        "status": row.status.value,
+        "validation_error": row.validation_error,
+        "connection_url": url,
+        "connection_at": _time(row.connection_at),
+        "verified_at": _time(row.verified_at),
+        "created_at": _time(row.created_at),
+        "updated_at": _time(row.updated_at),
+    }
+
+
+def individual_for_owner(row: Individual, links: Links | None = None) -> dict[str, Any]:
+    """The authenticated lookup adds the requested claims and the issuer."""
+    return {**individual(row, links), "claims": row.claims, "issuer": row.issuer}
+
+
+def verification(row: Verification) -> dict[str, Any]:
+    return {
+        "id": str(row.id),
+        "name": row.name,
+        "description": row.description,
+        "schema_id": str(row.schema_id),
+        "type": row.type,
+        "claims": row.claims,
+        "attributes": row.attributes,
+        "trusted_issuers": row.trusted_issuers,
+        "return_url": row.return_url,
+        "created_at": _time(row.created_at),
+        "updated_at": _time(row.updated_at),
+    }
+
+
+def schema(row: Schema) -> dict[str, Any]:
+    return {
+        "id": str(row.id),
+        "name": row.name,
+        "description": row.description,
+        "public": row.public,
+        "vct": row.vct,
+        "premium_plus": row.premium_plus,
+        "published": row.published,
+        "attributes": row.attributes,
+        "created_at": _time(row.created_at),
+        "updated_at": _time(row.updated_at),
+    }
+
+
+def recipient(row: Recipient) -> dict[str, Any]:
+    return {
+        "id": str(row.id),
+        "first_name": row.first_name,
+        "last_name": row.last_name,
+        "email": row.email,
+        "customer_id": row.customer_id,
+        "created_at": _time(row.created_at),
+        "updated_at": _time(row.updated_at),
+    }
+
+
+def policy_status(row: PolicyRequest) -> dict[str, Any]:
+    return {
+        "id": str(row.id),
+        "verification_id": str(row.verification_id),
+        "recipient_id": str(row.recipient_id) if row.recipient_id else None,
+        "status": row.status.value,
+        "validation_error": row.validation_error,
+        "claims": row.claims,
+        "issuer": row.issuer,
+        "expires_at": _time(row.expires_at),
+        "verified_at": _time(row.verified_at),
+        "created_at": _time(row.created_at),
+    }
+
+
+def organization(row: Organization) -> dict[str, Any]:
+    return {
+        "id": str(row.id),
+        "name": row.name,
+        "plan": row.effective_plan().value,
+        "plan_expires_at": _time(row.plan_expires_at),
+        "created_at": _time(row.created_at),
+    }
+
+
+def membership(row: Membership) -> dict[str, Any]:
+    return {
+        "organization": organization(row.organization),
+        "role": row.role.value,
+        "joined_at": _time(row.created_at),
+    }
+
+
+def member(row: Membership) -> dict[str, Any]:
+    return {
+        "user_id": str(row.user_id),
+        "email": row.user.email,
+        "name": row.user.name,
+        "role": row.role.value,
+        "joined_at": _time(row.created_at),
+    }
+
+
+def integration(row: Integration) -> dict[str, Any]:
+    return {
+        "id": str(row.id),
+        "name": row.name,
+        "key_prefix": row.key_prefix,
+        "created_at": _time(row.created_at),
+        "last_used_at": _time(row.last_used_at),
+    }

@@ -1,0 +1,133 @@
+"""Operator commands (DESIGN.md 8): ``flask --app wsgi <group> <command>``.
+
+Each prints JSON on stdout for scripts and exits non-zero with a message on bad input.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import uuid
+from collections.abc import Callable
+from functools import wraps
+from typing import Any
+
+import click
+from flask import Flask
+from flask.cli import AppGroup
+
+from app.api import render
+from app.errors import ApiError
+from app.extensions import db
+from app.identity.operations import create_user, find_user_by_email, issue_session_token
+from app.organizations.models import Organization, Plan
+from app.organizations.operations import create_organization, set_plan
+from app.schemas.public import seed_public_schemas
+from app.vouchers.operations import mint_vouchers
+
+PLANS = click.Choice([p.value for p in Plan])
+
+
+def emit(value: Any) -> None:
+    click.echo(json.dumps(value, indent=2))
+
+
+def transactional(command: Callable[..., Any]) -> Callable[..., Any]:
+    """Commit when the command succeeds; on a domain error roll back and exit 1 with its message."""
+
+    @wraps(command)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            result = command(*args, **kwargs)
+            db.session.commit()
+            return result
+        except ApiError as exc:
+            db.session.rollback()
+            click.echo(f"Error: {exc.message}", err=True)
+            sys.exit(1)
+
+    return wrapper
+
+
+def user_json(user) -> dict[str, Any]:
+    return {
+        "id": str(user.id),
+        "email": user.email,
+        "name": user.name,
+        "created_at": user.created_at.isoformat(),
+    }
+
+
+def require_user(email: str):
+    user = find_user_by_email(email)
+    if user is None:
+        raise ApiError(f"No user with email {email}; create one with 'users create'")
+    return user
+
+
+users = AppGroup("users", help="Dashboard users.")
+tokens = AppGroup("tokens", help="Session tokens for headless administration.")
+orgs = AppGroup("orgs", help="Organizations and their plans.")
+vouchers = AppGroup("vouchers", help="Plan vouchers.")
+schemas = AppGroup("schemas", help="Credential schemas.")
+
+
+@users.command("create")
+@click.option("--email", required=True)
+@click.option("--name", default="")
+@transactional
+def users_create(email: str, name: str) -> None:
+    emit(user_json(create_user(email, name)))
+
+
+@tokens.command("create")
+@click.option("--email", required=True)
+@click.option("--hours", default=12, show_default=True, type=int)
+@transactional
+def tokens_create(email: str, hours: int) -> None:
+    value, token = issue_session_token(require_user(email), hours)
+    emit({"token": value, "expires_at": token.expires_at.isoformat()})
+
+
+@orgs.command("create")
+@click.option("--name", required=True)
+@click.option("--owner-email", required=True)
+@click.option("--plan", type=PLANS, default="FREE", show_default=True)
+@transactional
+def orgs_create(name: str, owner_email: str, plan: str) -> None:
+    emit(render.organization(create_organization(require_user(owner_email), name, Plan(plan))))
+
+
+@orgs.command("set-plan")
+@click.argument("org_id")
+@click.argument("plan", type=PLANS)
+@transactional
+def orgs_set_plan(org_id: str, plan: str) -> None:
+    try:
+        organization = db.session.get(Organization, uuid.UUID(org_id))
+    except ValueError:
+        organization = None
+    if organization is None:
+        raise ApiError(f"No organization with ID {org_id}")
+    emit(render.organization(set_plan(organization, Plan(plan))))
+
+
+@vouchers.command("mint")
+@click.option("--plan", type=PLANS, required=True)
+@click.option("--days", type=int, required=True)
+@click.option("--count", type=int, default=1, show_default=True)
+@transactional
+def vouchers_mint(plan: str, days: int, count: int) -> None:
+    emit({"codes": mint_vouchers(Plan(plan), days, count)})
+
+
+@schemas.command("seed")
+@transactional
+def schemas_seed() -> None:
+    """Add the public schemas that ship with the service (idempotent)."""
+    emit({"added": seed_public_schemas()})
+
+
+def register(app: Flask) -> None:
+    for group in (users, tokens, orgs, vouchers, schemas):
+        app.cli.add_command(group)

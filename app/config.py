@@ -1,0 +1,78 @@
+"""Configuration read from the environment, with safe defaults for local use.
+
+Production (``VERITY_ENV=production``) refuses to start with the development secret, so a
+deployment can never run on a key that is printed in this file.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+DEVELOPMENT_SECRET = "dev-only-not-secret"
+INSTANCE_DIR = Path(__file__).resolve().parent.parent / "instance"
+
+
+def _int(name: str, default: int) -> int:
+    raw = os.environ.get(name)
+    return int(raw) if raw not in (None, "") else default
+
+
+def _read(path: str) -> str:
+    return Path(path).read_text() if path else ""
+
+
+def from_environment() -> dict[str, Any]:
+    """Build the configuration mapping the factory applies; tests pass overrides on top."""
+    env = os.environ.get
+    return {
+        "ENV": env("VERITY_ENV", "development"),
+        "SECRET_KEY": env("SECRET_KEY", DEVELOPMENT_SECRET),
+        "SQLALCHEMY_DATABASE_URI": env(
+            "DATABASE_URL", f"sqlite:///{INSTANCE_DIR / 'verity.sqlite3'}"
+        ),
+        # Public address of this deployment, used in links handed to wallets and people.
+        # Empty means "the host the request came in on", which suits local development.
+        "PUBLIC_URL": env("PUBLIC_URL", "").rstrip("/"),
+        "MAX_CONTENT_LENGTH": _int("MAX_CONTENT_LENGTH", 1024 * 1024),
+        "SESSION_TOKEN_HOURS": _int("SESSION_TOKEN_HOURS", 12),
+        "CONNECT_LINK_SECONDS": _int("CONNECT_LINK_SECONDS", 120),
+        "PRESENTATION_REQUEST_SECONDS": _int("PRESENTATION_REQUEST_SECONDS", 600),
+        "ORGANIZATION_CODE_DAYS": _int("ORGANIZATION_CODE_DAYS", 7),
+        "TRUSTED_PROXY_COUNT": _int("TRUSTED_PROXY_COUNT", 0),
+        "RATELIMIT_STORAGE_URI": env("RATELIMIT_STORAGE_URI", "memory://"),
+        "VOUCHER_EXCHANGE_LIMIT": env("VOUCHER_EXCHANGE_LIMIT", "10/minute"),
+        "OIDC_ISSUER": env("OIDC_ISSUER", ""),
+        "OIDC_CLIENT_ID": env("OIDC_CLIENT_ID", ""),
+        "OIDC_CLIENT_SECRET": env("OIDC_CLIENT_SECRET", ""),
+        "BILLING_PROVIDER": env("BILLING_PROVIDER", ""),
+        "STRIPE_API_KEY": env("STRIPE_API_KEY", ""),
+        "STRIPE_API_BASE": env("STRIPE_API_BASE", "https://api.stripe.com"),
+        "STRIPE_PRICE_PRO": env("STRIPE_PRICE_PRO", ""),
+        "STRIPE_PRICE_PREMIUM_PLUS": env("STRIPE_PRICE_PREMIUM_PLUS", ""),
+        "STRIPE_WEBHOOK_SECRET": env("STRIPE_WEBHOOK_SECRET", ""),
+        "REQUEST_LOG": env("REQUEST_LOG", "1") != "0",
+        # Issuer trust and revocation (DESIGN.md 2).
+        "TRUST_ANCHORS_PEM": _read(env("TRUST_ANCHORS_FILE", "")),
+        # Development only: let outbound fetches reach loopback and private addresses (and http).
+        "TRUST_ALLOW_PRIVATE": env("TRUST_ALLOW_PRIVATE", "0") == "1",
+        "FETCH_TIMEOUT": float(env("FETCH_TIMEOUT", "5")),
+        # An unreachable status list fails the presentation unless this is set.
+        "STATUS_FAIL_OPEN": env("STATUS_FAIL_OPEN", "0") == "1",
+        # OpenID4VP direct_post.jwt: wallets encrypt responses to a per-request key.
+        "RESPONSE_ENCRYPTION": env("RESPONSE_ENCRYPTION", "0") == "1",
+        # x509_san_dns: signed Request Objects: PEM chain (leaf first) and its PEM private key.
+        "REQUEST_SIGNING_CERT_FILE": env("REQUEST_SIGNING_CERT_FILE", ""),
+        "REQUEST_SIGNING_KEY_FILE": env("REQUEST_SIGNING_KEY_FILE", ""),
+    }
+
+
+def check_production_ready(config: dict[str, Any]) -> None:
+    """Refuse a production start on the development secret."""
+    if config.get("ENV") == "production" and config.get("SECRET_KEY") in (
+        None,
+        "",
+        DEVELOPMENT_SECRET,
+    ):
+        raise RuntimeError("SECRET_KEY must be set to a random value when VERITY_ENV=production")

@@ -1,0 +1,179 @@
+"""Domain errors and the JSON error surface.
+
+Every error the service returns is ``{"error": str, "code": str, "tier"?: str}`` with a stable
+``code`` that clients branch on (INTERFACE.md 7, DESIGN.md 4). Domain code raises the classes
+below; it never builds HTTP responses itself.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from flask import Flask, Response, jsonify
+from pydantic import ValidationError
+from sqlalchemy.exc import IntegrityError
+from werkzeug.exceptions import HTTPException
+
+from app.extensions import db
+
+log = logging.getLogger(__name__)
+
+NOT_FOUND_TEXT = "sql: no rows in result set"
+
+
+class ApiError(Exception):
+    """An error with an HTTP status and a stable machine code."""
+
+    status = 400
+    code = "INVALID_REQUEST"
+
+    def __init__(self, message: str, *, code: str | None = None, **extra: Any) -> None:
+        super().__init__(message)
+        self.message = message
+        if code:
+            self.code = code
+        self.extra = extra
+
+    def body(self) -> dict[str, Any]:
+        return {"error": self.message, "code": self.code, **self.extra}
+
+
+class InvalidRequest(ApiError):
+    status = 400
+    code = "INVALID_REQUEST"
+
+
+class NotFound(ApiError):
+    """An unknown ID, or another organization's record (indistinguishable on purpose).
+
+    INTERFACE.md 7 fixes both the status (400, not 404) and the text.
+    """
+
+    status = 400
+    code = "NOT_FOUND"
+
+    def __init__(self, message: str = NOT_FOUND_TEXT) -> None:
+        super().__init__(message)
+
+
+class Unauthorized(ApiError):
+    status = 401
+    code = "UNAUTHORIZED"
+
+
+class UpgradeRequired(ApiError):
+    status = 402
+    code = "UPGRADE_REQUIRED"
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, tier="FREE")
+
+
+class Forbidden(ApiError):
+    status = 403
+    code = "FORBIDDEN"
+
+
+class CodeNotFound(ApiError):
+    """No such policy or organization code, voucher included (INTERFACE.md 7, 404)."""
+
+    status = 404
+    code = "NOT_FOUND"
+
+
+class Conflict(ApiError):
+    status = 409
+    code = "CONFLICT"
+
+
+class Expired(ApiError):
+    status = 410
+    code = "EXPIRED"
+
+
+class UpstreamFailed(ApiError):
+    status = 502
+    code = "UPSTREAM_FAILED"
+
+
+class NotConfigured(ApiError):
+    status = 503
+    code = "NOT_CONFIGURED"
+
+
+HTTP_CODES = {
+    400: "INVALID_REQUEST",
+    401: "UNAUTHORIZED",
+    403: "FORBIDDEN",
+    404: "NOT_FOUND",
+    405: "METHOD_NOT_ALLOWED",
+    413: "PAYLOAD_TOO_LARGE",
+    415: "UNSUPPORTED_MEDIA_TYPE",
+    429: "RATE_LIMITED",
+}
+
+
+def error_response(status: int, body: dict[str, Any]) -> Response:
+    response = jsonify(body)
+    response.status_code = status
+    return response
+
+
+def describe_validation_error(exc: ValidationError) -> str:
+    """One readable sentence naming each rejected field, without echoing the input."""
+    parts = []
+    for error in exc.errors(include_input=False, include_url=False):
+        where = ".".join(str(p) for p in error["loc"]) or "body"
+        parts.append(f"{where}: {error['msg']}")
+    return "Invalid request: " + "; ".join(parts)
+
+
+def register_error_handlers(app: Flask) -> None:
+    @app.errorhandler(ApiError)
+    def handle_api_error(exc: ApiError) -> Response:
+        db.session.rollback()
+        return error_response(exc.status, exc.body())
+
+    @app.errorhandler(ValidationError)
+    def handle_validation_error(exc: ValidationError) -> Response:
+        db.session.rollback()
+        return error_response(
+            400, {"error": describe_validation_error(exc), "code": "INVALID_REQUEST"}
+        )
+
+    @app.errorhandler(IntegrityError)
+    def handle_integrity_error(exc: IntegrityError) -> Response:
+        # Operations catch the races they expect; one that slips through is still a conflict
+        # with existing state, never a server failure or a half-written record.
+        db.session.rollback()
+        log.warning("integrity error: %s", exc.orig)
+        return error_response(
+            409, {"error": "The request conflicts with existing data", "code": "CONFLICT"}
+        )
+
+    @app.errorhandler(HTTPException)
+    def handle_http_exception(exc: HTTPException) -> Response:
+        db.session.rollback()
+        status = exc.code or 500
+        if status == 429:
+            message = "Too many attempts; retry later"
+        elif status == 404:
+            message = "No such endpoint"
+        else:
+            message = exc.description or exc.name
+        response = error_response(
+            status, {"error": message, "code": HTTP_CODES.get(status, "ERROR")}
+        )
+        # Keep the headers the exception carries (Allow on 405); Flask-Limiter adds
+        # Retry-After and the X-RateLimit-* headers to 429s after this handler.
+        for key, value in exc.get_headers():
+            if key.lower() != "content-type":
+                response.headers[key] = value
+        return response
+
+    @app.errorhandler(Exception)
+    def handle_unexpected(exc: Exception) -> Response:
+        db.session.rollback()
+        log.exception("unhandled error")
+        return error_response(500, {"error": "Internal server error", "code": "INTERNAL"})

@@ -1,0 +1,36 @@
+"""Every model, imported in one place so that metadata (and Alembic) sees the whole schema."""
+
+from app.identity.models import LoginAttempt, SessionToken, User
+from app.integrations.models import Integration
+from app.issuance.models import Credential
+from app.organizations.models import Membership, Organization, OrganizationCode
+from app.policies.models import PolicyRequest
+from app.recipients.models import Recipient
+from app.schemas.models import Schema
+from app.verifications.models import (
+    Individual,
+    PresentationAttempt,
+    PresentationRequest,
+    Verification,
+)
+from app.vouchers.models import Voucher, VoucherRedemption
+
+__all__ = [
+    "Credential",
+    "Individual",
+    "Integration",
+    "LoginAttempt",
+    "Membership",
+    "Organization",
+    "OrganizationCode",
+    "PolicyRequest",
+    "PresentationAttempt",
+    "PresentationRequest",
+    "Recipient",
+    "Schema",
+    "SessionToken",
+    "User",
+    "Verification",
+    "Voucher",
+    "VoucherRedemption",
+]

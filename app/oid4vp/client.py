@@ -1,0 +1,184 @@
+"""How this verifier identifies itself to wallets: OpenID4VP 1.0 §5.9 Client Identifier Prefixes.
+
+Two prefixes are spoken. ``redirect_uri:`` (§5.9.3) needs nothing configured: the client ID is
+the response URI itself and the Request Object cannot be signed, since a wallet would have no
+trusted key to check it with. ``x509_san_dns:`` (§5.9.3) is for deployments holding a
+certificate: the client ID is a DNS name from the leaf's subjectAltName, and every Request Object
+is a JWS carrying the chain in ``x5c`` so that the wallet can check it against its trust anchors.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from dataclasses import dataclass, field
+from datetime import datetime
+from itertools import pairwise
+from typing import Any, Protocol
+from urllib.parse import urlsplit
+
+from cryptography import x509
+from cryptography.exceptions import InvalidSignature
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.hazmat.primitives.asymmetric.utils import decode_dss_signature
+
+from app.sdjwt.encoding import b64url_encode
+
+# RFC 9101 §4 and OpenID4VP 1.0 §5: Request Objects are typed, so that no other JWT signed
+# with the same key can be passed off as one.
+REQUEST_OBJECT_TYPE = "oauth-authz-req+jwt"
+
+# RFC 7518 §3.4: the ECDSA algorithm follows from the curve; the coordinate size fixes the
+# length of R and S in the signature.
+EC_ALGORITHMS: dict[str, tuple[str, hashes.HashAlgorithm, int]] = {
+    "secp256r1": ("ES256", hashes.SHA256(), 32),
+    "secp384r1": ("ES384", hashes.SHA384(), 48),
+    "secp521r1": ("ES512", hashes.SHA512(), 66),
+}
+
+
+class ClientConfigError(ValueError):
+    """The configured certificate or key cannot identify this verifier; says what to fix."""
+
+
+class ClientIdentity(Protocol):
+    """A Client Identifier Prefix: the client ID it gives, and how it secures Request Objects."""
+
+    def client_id(self, response_uri: str) -> str: ...
+
+    def request_object(self, claims: dict[str, Any]) -> str: ...
+
+
+@dataclass(frozen=True)
+class RedirectUriClient:
+    """``redirect_uri:``: unsigned requests, the client ID is the response URI (§5.9.3)."""
+
+    def client_id(self, response_uri: str) -> str:
+        # With direct_post the "redirect URI" this prefix names is the response URI (§5.9.3).
+        return f"redirect_uri:{response_uri}"
+
+    def request_object(self, claims: dict[str, Any]) -> str:
+        """An unsecured JWT (RFC 7519 §6): ``alg`` ``none`` and an empty signature."""
+        header = {"alg": "none", "typ": REQUEST_OBJECT_TYPE}
+        return f"{_b64_json(header)}.{_b64_json(claims)}."
+
+
+@dataclass(frozen=True)
+class X509SanDnsClient:
+    """``x509_san_dns:``: requests signed by the key of a certificate naming ``dns_name``."""
+
+    dns_name: str
+    chain: tuple[x509.Certificate, ...]
+    key: ec.EllipticCurvePrivateKey = field(repr=False)
+
+    def client_id(self, response_uri: str) -> str:
+        # The response URI's host must be this name (§5.9.3); load_x509_san_dns_client made
+        # sure the deployment's public address is, so the argument is not needed here.
+        return f"x509_san_dns:{self.dns_name}"
+
+    def request_object(self, claims: dict[str, Any]) -> str:
+        """A JWS (RFC 7515) with the chain in ``x5c``, leaf first (RFC 7515 §4.1.6)."""
+        alg, digest, size = EC_ALGORITHMS[self.key.curve.name]
+        header = {"alg": alg, "typ": REQUEST_OBJECT_TYPE, "x5c": self.x5c()}
+        signing_input = f"{_b64_json(header)}.{_b64_json(claims)}"
+        der = self.key.sign(signing_input.encode("ascii"), ec.ECDSA(digest))
+        r, s = decode_dss_signature(der)
+        signature = r.to_bytes(size, "big") + s.to_bytes(size, "big")
+        return f"{signing_input}.{b64url_encode(signature)}"
+
+    def x5c(self) -> list[str]:
+        """RFC 7515 §4.1.6: standard (not URL-safe) base64 of each certificate's DER."""
+        return [
+            base64.b64encode(cert.public_bytes(serialization.Encoding.DER)).decode("ascii")
+            for cert in self.chain
+        ]
+
+
+def load_x509_san_dns_client(
+    chain_pem: bytes, key_pem: bytes, public_url: str, now: datetime
+) -> X509SanDnsClient:
+    """Check a PEM chain (leaf first) and its leaf's private key, once, at start-up.
+
+    Everything a wallet would refuse later is refused here with a message saying what to fix:
+    a key that is not the leaf's, a chain out of order, a leaf outside its validity, and a leaf
+    with no dNSName equal to the host wallets post responses to (§5.9.3: without a trust list
+    entry, the wallet requires the FQDN of the response URI to be the client ID's name).
+    """
+    chain = _certificates(chain_pem)
+    key = _private_key(key_pem)
+    leaf = chain[0]
+    if _public_der(key.public_key()) != _public_der(leaf.public_key()):
+        raise ClientConfigError("the private key does not belong to the first (leaf) certificate")
+    _check_order(chain)
+    if not leaf.not_valid_before_utc <= now <= leaf.not_valid_after_utc:
+        raise ClientConfigError(
+            f"the leaf certificate is valid from {leaf.not_valid_before_utc.isoformat()} "
+            f"to {leaf.not_valid_after_utc.isoformat()}, not now"
+        )
+    return X509SanDnsClient(_dns_name_for(leaf, public_url), tuple(chain), key)
+
+
+def _certificates(pem: bytes) -> list[x509.Certificate]:
+    try:
+        chain = x509.load_pem_x509_certificates(pem)
+    except ValueError as exc:
+        raise ClientConfigError(
+            f"the certificate file holds no readable PEM chain ({exc})"
+        ) from None
+    return chain
+
+
+def _private_key(pem: bytes) -> ec.EllipticCurvePrivateKey:
+    try:
+        key = serialization.load_pem_private_key(pem, password=None)
+    except (ValueError, TypeError) as exc:
+        raise ClientConfigError(
+            f"the key file holds no readable unencrypted PEM private key ({exc})"
+        ) from None
+    if not isinstance(key, ec.EllipticCurvePrivateKey) or key.curve.name not in EC_ALGORITHMS:
+        raise ClientConfigError("the private key must be an EC key on P-256, P-384 or P-521")
+    return key
+
+
+def _public_der(key: Any) -> bytes:
+    return key.public_bytes(
+        serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo
+    )
+
+
+def _check_order(chain: list[x509.Certificate]) -> None:
+    """Each certificate must be issued by the next (RFC 7515 §4.1.6 orders ``x5c`` so)."""
+    for position, (child, parent) in enumerate(pairwise(chain), start=1):
+        try:
+            child.verify_directly_issued_by(parent)
+        except (ValueError, TypeError, InvalidSignature):
+            raise ClientConfigError(
+                f"certificate {position} of the chain is not issued by certificate {position + 1}"
+                " (the chain must be leaf first, then each issuer)"
+            ) from None
+
+
+def _dns_name_for(leaf: x509.Certificate, public_url: str) -> str:
+    host = (urlsplit(public_url).hostname or "").lower()
+    if not host:
+        raise ClientConfigError(
+            "signed requests need the deployment's public URL, whose host the leaf must name"
+        )
+    try:
+        san = leaf.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
+    except x509.ExtensionNotFound:
+        raise ClientConfigError("the leaf certificate has no subjectAltName extension") from None
+    names = [name.lower().rstrip(".") for name in san.get_values_for_type(x509.DNSName)]
+    # An exact name only: the client ID is one DNS name, and a wildcard entry is not a name.
+    if host not in names:
+        listed = ", ".join(names) or "none"
+        raise ClientConfigError(
+            f"the leaf certificate has no DNS subjectAltName {host!r} (the public URL's host); "
+            f"it names: {listed}"
+        )
+    return host
+
+
+def _b64_json(value: dict[str, Any]) -> str:
+    return b64url_encode(json.dumps(value, separators=(",", ":")).encode())

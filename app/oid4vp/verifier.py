@@ -1,0 +1,77 @@
+"""What a deployment is to wallets: its client identifier and whether responses are encrypted.
+
+One ``Verifier`` is settled when the application starts and then shapes every request object,
+connection link, expected key-binding audience and response reading, so that these can never
+disagree with each other.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from app.oid4vp.client import ClientIdentity, RedirectUriClient
+from app.oid4vp.encryption import ResponseEncryption, ResponseError
+
+
+@dataclass(frozen=True)
+class ResponseParameters:
+    """The Authorization Response parameters ``receive`` decides on (§8.1).
+
+    ``vp_token`` stays JSON text, as it arrives in a plain ``direct_post`` form.
+    """
+
+    vp_token: str | None
+    state: str | None
+
+
+@dataclass(frozen=True)
+class Verifier:
+    """The client identifier prefix, and the response encryption when there is one (§8.3)."""
+
+    client: ClientIdentity = field(default_factory=RedirectUriClient)
+    encryption: ResponseEncryption | None = None
+
+    def client_id(self, response_uri: str) -> str:
+        """The full client ID, prefix included: also the key binding's ``aud`` (§14.1.2)."""
+        return self.client.client_id(response_uri)
+
+    def response_jwk(self, request_id: str) -> dict[str, Any] | None:
+        """The public key a wallet encrypts its response to, or None when it sends it plain."""
+        return self.encryption.public_jwk(request_id) if self.encryption else None
+
+    def read_response(self, form: Mapping[str, str], request_id: str) -> ResponseParameters:
+        """The parameters of a posted response, decrypted when this verifier asked for that.
+
+        A plain ``vp_token`` posted to a request that published an encryption key is refused:
+        accepting it would let the personal data the wallet was told to protect travel bare.
+        Raises ``ResponseError``.
+        """
+        if self.encryption is None:
+            return ResponseParameters(form.get("vp_token"), form.get("state"))
+        compact = form.get("response")
+        if not compact:
+            raise ResponseError(
+                "This request asks for an encrypted response (direct_post.jwt) "
+                "in the 'response' parameter"
+            )
+        payload = self.encryption.decrypt(request_id, compact)
+        return ResponseParameters(_vp_token_text(payload.get("vp_token")), _state(payload))
+
+
+def _vp_token_text(value: Any) -> str | None:
+    """§8.1: ``vp_token`` is a JSON object inside the encrypted payload (§8.3)."""
+    if value is None:
+        return None
+    if not isinstance(value, dict):
+        raise ResponseError("vp_token in the encrypted response is not a JSON object")
+    return json.dumps(value)
+
+
+def _state(payload: dict[str, Any]) -> str | None:
+    state = payload.get("state")
+    if state is not None and not isinstance(state, str):
+        raise ResponseError("state in the encrypted response is not a string")
+    return state

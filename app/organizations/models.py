@@ -1,0 +1,83 @@
+"""Organizations, who belongs to them, and the codes that invite people in."""
+
+from __future__ import annotations
+
+import enum
+import uuid
+from datetime import datetime
+
+from sqlalchemy import Enum, ForeignKey, String, UniqueConstraint
+from sqlalchemy.orm import Mapped, mapped_column, relationship
+
+from app import clock
+from app.extensions import db
+from app.identity.models import User
+from app.models_base import IdMixin, TimestampMixin
+
+
+class Plan(enum.StrEnum):
+    FREE = "FREE"
+    PRO = "PRO"
+    PREMIUM_PLUS = "PREMIUM_PLUS"
+
+
+class Role(enum.StrEnum):
+    OWNER = "OWNER"
+    ADMIN = "ADMIN"
+    MEMBER = "MEMBER"
+
+
+class Organization(IdMixin, TimestampMixin, db.Model):
+    __tablename__ = "organizations"
+
+    name: Mapped[str] = mapped_column(String(200))
+    plan: Mapped[Plan] = mapped_column(
+        Enum(Plan, native_enum=False, length=20, validate_strings=True), default=Plan.FREE
+    )
+    # A voucher's period; None means the plan holds until changed (operator or billing).
+    plan_expires_at: Mapped[datetime | None]
+    billing_customer_id: Mapped[str | None] = mapped_column(String(200))
+
+    def effective_plan(self) -> Plan:
+        """The plan in force now: a lapsed voucher period falls back to FREE."""
+        if self.plan_expires_at is not None and self.plan_expires_at <= clock.now():
+            return Plan.FREE
+        return self.plan
+
+
+class Membership(IdMixin, db.Model):
+    __tablename__ = "memberships"
+    __table_args__ = (UniqueConstraint("user_id", "organization_id"),)
+
+    user_id: Mapped[uuid.UUID] = mapped_column(
+        ForeignKey("users.id", ondelete="CASCADE"), index=True
+    )
+    organization_id: Mapped[uuid.UUID] = mapped_column(
+        ForeignKey("organizations.id", ondelete="CASCADE"), index=True
+    )
+    role: Mapped[Role] = mapped_column(
+        Enum(Role, native_enum=False, length=20, validate_strings=True), default=Role.MEMBER
+    )
+    created_at: Mapped[datetime] = mapped_column(default=clock.now)
+
+    user: Mapped[User] = relationship(lazy="joined")
+    organization: Mapped[Organization] = relationship(lazy="joined")
+
+
+class OrganizationCode(IdMixin, db.Model):
+    """An invitation code; stored hashed like every other secret."""
+
+    __tablename__ = "organization_codes"
+
+    organization_id: Mapped[uuid.UUID] = mapped_column(
+        ForeignKey("organizations.id", ondelete="CASCADE"), index=True
+    )
+    code_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    role: Mapped[Role] = mapped_column(
+        Enum(Role, native_enum=False, length=20, validate_strings=True), default=Role.MEMBER
+    )
+    created_by_id: Mapped[uuid.UUID | None] = mapped_column(
+        ForeignKey("users.id", ondelete="SET NULL")
+    )
+    created_at: Mapped[datetime] = mapped_column(default=clock.now)
+    expires_at: Mapped[datetime]

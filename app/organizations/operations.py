@@ -1,0 +1,144 @@
+"""Organizations, memberships, the acting organization, plans and invitation codes."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import timedelta
+
+from sqlalchemy import select
+
+from app import clock
+from app.errors import CodeNotFound, Forbidden, InvalidRequest, NotFound, UpgradeRequired
+from app.extensions import db
+from app.identity.models import User
+from app.organizations.models import Membership, Organization, OrganizationCode, Plan, Role
+from app.tokens import hash_secret, new_secret
+
+CODE_PREFIX = "vo_"
+MANAGING_ROLES = (Role.OWNER, Role.ADMIN)
+
+
+def memberships_of(user: User) -> list[Membership]:
+    """The user's memberships, oldest first: the first one is the default organization."""
+    return list(
+        db.session.scalars(
+            select(Membership)
+            .where(Membership.user_id == user.id)
+            .order_by(Membership.created_at, Membership.id)
+        )
+    )
+
+
+def membership(user: User, organization_id: uuid.UUID) -> Membership | None:
+    return db.session.scalar(
+        select(Membership).where(
+            Membership.user_id == user.id, Membership.organization_id == organization_id
+        )
+    )
+
+
+def resolve_acting_membership(user: User, current_identity: str | None) -> Membership | None:
+    """INTERFACE.md 5.4: the ``current-identity`` header, else the oldest membership."""
+    if current_identity is not None and current_identity.strip() != "":
+        try:
+            organization_id = uuid.UUID(current_identity.strip())
+        except ValueError:
+            raise Forbidden(
+                f"current-identity {current_identity.strip()!r} is not a valid organization ID",
+                code="INVALID_IDENTITY",
+            ) from None
+        found = membership(user, organization_id)
+        if found is None:
+            raise Forbidden(
+                f"current-identity {organization_id} names an organization you are not a member of",
+                code="NOT_A_MEMBER",
+            )
+        return found
+    memberships = memberships_of(user)
+    return memberships[0] if memberships else None
+
+
+def create_organization(user: User, name: str, plan: Plan = Plan.FREE) -> Organization:
+    """A new organization with ``user`` as its OWNER; new organizations are FREE."""
+    name = name.strip()
+    if not name:
+        raise InvalidRequest("Organization name must not be empty")
+    organization = Organization(name=name, plan=plan)
+    db.session.add(organization)
+    db.session.flush()
+    db.session.add(Membership(user_id=user.id, organization_id=organization.id, role=Role.OWNER))
+    db.session.flush()
+    return organization
+
+
+def organization_for_member(user: User, organization_id: uuid.UUID) -> Organization:
+    found = membership(user, organization_id)
+    if found is None:
+        raise NotFound()
+    return found.organization
+
+
+def members_of(organization: Organization) -> list[Membership]:
+    return list(
+        db.session.scalars(
+            select(Membership)
+            .where(Membership.organization_id == organization.id)
+            .order_by(Membership.created_at)
+        )
+    )
+
+
+def require_paid_plan(organization: Organization, action: str) -> None:
+    """The tier gate of DESIGN.md 3: FREE organizations get 402 UPGRADE_REQUIRED."""
+    if organization.effective_plan() == Plan.FREE:
+        raise UpgradeRequired(
+            f"{action} needs a paid plan; {organization.name} is on the Free plan"
+        )
+
+
+def require_manager(member: Membership) -> None:
+    if member.role not in MANAGING_ROLES:
+        raise Forbidden("Only an owner or admin of the organization may do this")
+
+
+def set_plan(organization: Organization, plan: Plan, expires_at=None) -> Organization:
+    organization.plan = plan
+    organization.plan_expires_at = expires_at
+    db.session.flush()
+    return organization
+
+
+def mint_code(
+    member: Membership, days: int, role: Role = Role.MEMBER
+) -> tuple[str, OrganizationCode]:
+    """An invitation code for ``member``'s organization; returned once, stored hashed."""
+    require_manager(member)
+    if role == Role.OWNER:
+        raise InvalidRequest("An invitation code cannot make its holder an owner")
+    value, digest = new_secret(CODE_PREFIX, 12)
+    code = OrganizationCode(
+        organization_id=member.organization_id,
+        code_hash=digest,
+        role=role,
+        created_by_id=member.user_id,
+        expires_at=clock.now() + timedelta(days=days),
+    )
+    db.session.add(code)
+    db.session.flush()
+    return value, code
+
+
+def join_with_code(user: User, value: str) -> Membership:
+    """Join the organization behind an invitation code; joining twice is harmless."""
+    code = db.session.scalar(
+        select(OrganizationCode).where(OrganizationCode.code_hash == hash_secret(value.strip()))
+    )
+    if code is None or code.expires_at <= clock.now():
+        raise CodeNotFound("No such organization code, or it has expired")
+    existing = membership(user, code.organization_id)
+    if existing is not None:
+        return existing
+    with db.session.begin_nested():
+        joined = Membership(user_id=user.id, organization_id=code.organization_id, role=code.role)
+        db.session.add(joined)
+    return joined

@@ -1,0 +1,201 @@
+"""Routes of the person's page (``/i/<individual_id>``, ``/p/<token>``) and its live fragment.
+
+Without ``response_code`` the page is the live one: purpose, QR code, wallet buttons and the
+status, which is semi-public like ``GET /verifications/<id>/verify``. With it, the page is the
+result for the browser the wallet returned to, and only if the code is the one handed out.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import Any
+
+from flask import Blueprint, current_app, render_template, request
+from flask.typing import ResponseReturnValue
+from werkzeug.exceptions import HTTPException
+
+from app import clock
+from app.api.common import base_url, parse_id
+from app.errors import ApiError, CodeNotFound, NotFound
+from app.extensions import db
+from app.pages import state
+from app.pages.headers import protect
+from app.pages.qr import qr_svg
+from app.pages.records import Subject
+from app.verifications.models import Individual, Status
+from app.verifications.operations import Links
+
+log = logging.getLogger(__name__)
+
+bp = Blueprint("pages", __name__)
+bp.after_request(protect)
+
+FRAGMENTS = {"pages.individual_status", "pages.policy_status"}
+# htmx reads its settings from a meta tag. Nothing evaluated, no inline <style>, and error
+# statuses (404, 410) are swapped in, so their fragment (which does not poll) ends the polling;
+# a 5xx is not swapped, so a passing failure does not stop the page from updating.
+HTMX_CONFIG = {
+    "allowEval": False,
+    "allowScriptTags": False,
+    "includeIndicatorStyles": False,
+    "historyEnabled": False,
+    "responseHandling": [
+        {"code": "^204$", "swap": False},
+        {"code": "^[23]..$", "swap": True},
+        {"code": "^4..$", "swap": True, "error": True},
+        {"code": "...", "swap": False, "error": True},
+    ],
+}
+
+
+@bp.app_template_global()
+def htmx_config() -> dict:
+    return HTMX_CONFIG
+
+
+@bp.get("/i/<individual_id>")
+def individual_page(individual_id: str) -> ResponseReturnValue:
+    """The person's page for an individual, or its result for the browser holding the code."""
+    if "response_code" in request.args:
+        subject, holds = state.answered_individual(
+            parse_id(individual_id), request.args["response_code"]
+        )
+        return result_page(subject, holds, f"/i/{subject.id}")
+    return live_page(state.of_individual(parse_id(individual_id), windows()))
+
+
+@bp.get("/i/<individual_id>/status")
+def individual_status(individual_id: str) -> ResponseReturnValue:
+    """The status region htmx polls; it also brings a fresh code when the link changed."""
+    return status_update(state.of_individual(parse_id(individual_id), windows()))
+
+
+@bp.get("/p/<token>")
+def policy_page(token: str) -> ResponseReturnValue:
+    """The same page for a policy request (410 once it expired without a result)."""
+    if "response_code" in request.args:
+        subject, holds = state.answered_policy(token, request.args["response_code"])
+        return result_page(subject, holds, f"/p/{token}")
+    return live_page(state.of_policy(token, windows()))
+
+
+@bp.get("/p/<token>/status")
+def policy_status(token: str) -> ResponseReturnValue:
+    """The polled status region of a policy request's page."""
+    return status_update(state.of_policy(token, windows()))
+
+
+def windows() -> state.Windows:
+    config = current_app.config
+    return state.Windows(config["CONNECT_LINK_SECONDS"], config["PRESENTATION_REQUEST_SECONDS"])
+
+
+def render(template: str, **context: Any) -> str:
+    return render_template(template, links=Links(base_url()), qr_svg=qr_svg, **context)
+
+
+def live_page(page: state.PageState) -> ResponseReturnValue:
+    return render(
+        "person/page.html",
+        page=page,
+        poll=not page.final,
+        seen=page.attempts,
+        since=int(clock.now().timestamp()),
+        ended=False,
+        idle=False,
+    )
+
+
+@dataclass(frozen=True)
+class Shown:
+    """What the page in the browser shows, as its polling address says."""
+
+    request_id: str
+    seen: int
+    since: int
+
+    @classmethod
+    def from_query(cls) -> Shown:
+        now = int(clock.now().timestamp())
+        return cls(
+            request_id=request.args.get("request", ""),
+            seen=request.args.get("seen", 0, type=int),
+            since=request.args.get("since", now, type=int),
+        )
+
+
+def status_update(page: state.PageState) -> ResponseReturnValue:
+    """204 while nothing changed (htmx keeps the region and polls on, screen readers hear
+    nothing); otherwise the region, without the polling trigger once the wait is over, and
+    the wallet section out of band: with the new link, or emptied once the page stops
+    following it (an outcome, or a page left open too long)."""
+    shown = Shown.from_query()
+    ended = page.final or page.attempts > shown.seen
+    idle = not ended and clock.now().timestamp() - shown.since > state.WAIT_SECONDS
+    relinked = page.link_id != shown.request_id
+    if not (ended or idle or relinked):
+        return "", 204
+    return render(
+        "person/_update.html",
+        page=page,
+        poll=not (ended or idle),
+        seen=shown.seen,
+        since=shown.since,
+        ended=ended,
+        idle=idle,
+        oob=True,
+        relink=ended or idle or relinked,
+    )
+
+
+def result_page(subject: Subject, holds: bool, path: str) -> ResponseReturnValue:
+    """The outcome and the organization's return_url, only for the browser holding the code."""
+    if not holds:
+        return render("person/wrong_code.html", path=path), 403
+    verification = subject.verification
+    return render(
+        "person/result.html",
+        subject=subject,
+        verified=subject.status == Status.VERIFIED,
+        organization=verification.organization.name,
+        verification=verification,
+        retry_path=path if isinstance(subject, Individual) else None,
+        return_url=state.safe_return_url(verification.return_url),
+    )
+
+
+ASK_AGAIN = "Check the link you were given, or ask the organization that sent you for a new one."
+ERROR_TEXT = {
+    404: ("This page does not exist", ASK_AGAIN),
+    410: ("This request has expired", "Ask the organization that sent you for a new link."),
+    500: ("Something went wrong on our side", "Please try again in a moment."),
+}
+
+
+def error_page(status: int) -> ResponseReturnValue:
+    """A page for people (or, to a polling region, a fragment that stops the polling)."""
+    db.session.rollback()
+    fallback = (
+        ERROR_TEXT[500] if status >= 500 else ("This request could not be handled", ASK_AGAIN)
+    )
+    heading, advice = ERROR_TEXT.get(status, fallback)
+    template = "person/_error.html" if request.endpoint in FRAGMENTS else "person/error.html"
+    return render_template(template, heading=heading, advice=advice), status
+
+
+@bp.errorhandler(ApiError)
+def domain_error(exc: ApiError) -> ResponseReturnValue:
+    # The JSON API answers unknown IDs with 400 (INTERFACE.md 7); a page answers 404.
+    return error_page(404 if isinstance(exc, NotFound | CodeNotFound) else exc.status)
+
+
+@bp.errorhandler(HTTPException)
+def http_error(exc: HTTPException) -> ResponseReturnValue:
+    return error_page(exc.code or 500)
+
+
+@bp.errorhandler(Exception)
+def unexpected_error(exc: Exception) -> ResponseReturnValue:
+    log.exception("unhandled error on a person's page")
+    return error_page(500)

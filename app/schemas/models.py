@@ -1,0 +1,32 @@
+"""Credential schemas: the credential types an organization asks for or issues."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from sqlalchemy import JSON, ForeignKey, String, Text
+from sqlalchemy.orm import Mapped, mapped_column
+
+from app.extensions import db
+from app.models_base import IdMixin, TimestampMixin
+
+
+class Schema(IdMixin, TimestampMixin, db.Model):
+    __tablename__ = "schemas"
+
+    # None for the public schemas that ship with the service.
+    organization_id: Mapped[uuid.UUID | None] = mapped_column(
+        ForeignKey("organizations.id", ondelete="CASCADE"), index=True
+    )
+    name: Mapped[str] = mapped_column(String(200))
+    description: Mapped[str] = mapped_column(Text, default="")
+    vct: Mapped[str] = mapped_column(String(500))
+    public: Mapped[bool] = mapped_column(default=False)
+    premium_plus: Mapped[bool] = mapped_column(default=False)
+    published: Mapped[bool] = mapped_column(default=False)
+    # [{"name", "description", "type"}]; names may be dotted paths into nested claims.
+    attributes: Mapped[list[dict[str, Any]]] = mapped_column(JSON, default=list)
+
+    def attribute_names(self) -> list[str]:
+        return [a["name"] for a in self.attributes]

@@ -1,0 +1,100 @@
+"""Credential schemas: the organization's own, and the public ones every organization sees."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from sqlalchemy import or_, select
+
+from app.errors import Forbidden, InvalidRequest, NotFound
+from app.extensions import db
+from app.organizations.models import Organization, Plan
+from app.schemas.models import Schema
+
+ATTRIBUTE_TYPES = ("TEXT", "NUMBER", "BOOLEAN", "URL", "DATETIME", "EMAIL")
+
+
+def _check_attributes(attributes: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    names = [a["name"] for a in attributes]
+    duplicates = sorted({n for n in names if names.count(n) > 1})
+    if duplicates:
+        raise InvalidRequest(f"Duplicate attribute names: {', '.join(duplicates)}")
+    return [
+        {"name": a["name"], "description": a.get("description", ""), "type": a.get("type", "TEXT")}
+        for a in attributes
+    ]
+
+
+def visible_to(organization: Organization):
+    """Schemas an organization may see: its own and the published public ones."""
+    return or_(
+        Schema.organization_id == organization.id,
+        (Schema.public.is_(True)) & (Schema.published.is_(True)),
+    )
+
+
+def list_schemas(organization: Organization, offset: int, limit: int) -> tuple[list[Schema], int]:
+    query = select(Schema).where(visible_to(organization))
+    total = db.session.scalar(select(db.func.count()).select_from(query.subquery())) or 0
+    rows = db.session.scalars(
+        query.order_by(Schema.created_at, Schema.id).offset(offset).limit(limit)
+    )
+    return list(rows), total
+
+
+def get_schema(organization: Organization, schema_id: uuid.UUID) -> Schema:
+    schema = db.session.get(Schema, schema_id)
+    if schema is None or not (
+        schema.organization_id == organization.id or (schema.public and schema.published)
+    ):
+        raise NotFound()
+    return schema
+
+
+def get_own_schema(organization: Organization, schema_id: uuid.UUID) -> Schema:
+    schema = get_schema(organization, schema_id)
+    if schema.organization_id != organization.id:
+        raise Forbidden("Public schemas that ship with the service cannot be changed")
+    return schema
+
+
+def create_schema(organization: Organization, fields: dict[str, Any]) -> Schema:
+    schema = Schema(organization_id=organization.id, published=False)
+    _apply(schema, fields)
+    db.session.add(schema)
+    db.session.flush()
+    return schema
+
+
+def update_schema(
+    organization: Organization, schema_id: uuid.UUID, fields: dict[str, Any]
+) -> Schema:
+    schema = get_own_schema(organization, schema_id)
+    _apply(schema, fields)
+    db.session.flush()
+    return schema
+
+
+def publish_schema(organization: Organization, schema_id: uuid.UUID) -> Schema:
+    schema = get_own_schema(organization, schema_id)
+    schema.published = True
+    db.session.flush()
+    return schema
+
+
+def _apply(schema: Schema, fields: dict[str, Any]) -> None:
+    for key in ("name", "description", "vct", "public", "premium_plus"):
+        if key in fields and fields[key] is not None:
+            setattr(schema, key, fields[key])
+    if fields.get("attributes") is not None:
+        schema.attributes = _check_attributes(fields["attributes"])
+
+
+def require_schema_entitlement(organization: Organization, schema: Schema) -> None:
+    """DESIGN.md 3: a Premium+ schema used by a non-Premium+ organization is 403."""
+    if schema.premium_plus and organization.effective_plan() != Plan.PREMIUM_PLUS:
+        raise Forbidden(
+            f"Schema {schema.name} is reserved for Premium+ organizations",
+            code="PREMIUM_PLUS_REQUIRED",
+        )

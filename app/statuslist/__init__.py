@@ -1,0 +1,27 @@
+"""Revocation: IETF OAuth Token Status List (DESIGN.md 2, "Revocation"). Protocol code: no
+database, no Flask; fetches go through ``app.trust.Fetcher``."""
+
+from app.statuslist.check import StatusReference, StatusResult, check_status, parse_reference
+from app.statuslist.encoding import (
+    INVALID,
+    SUSPENDED,
+    VALID,
+    StatusList,
+    decode_status_list,
+    encode_status_list,
+)
+from app.statuslist.errors import StatusError
+
+__all__ = [
+    "INVALID",
+    "SUSPENDED",
+    "VALID",
+    "StatusError",
+    "StatusList",
+    "StatusReference",
+    "StatusResult",
+    "check_status",
+    "decode_status_list",
+    "encode_status_list",
+    "parse_reference",
+]

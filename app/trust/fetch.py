@@ -1,0 +1,356 @@
+"""The one client for every outbound fetch the trust code makes: issuer metadata, JWK sets,
+did:web documents and status lists.
+
+Every URL it fetches comes from a credential someone presented, so each fetch is a
+server-side request forgery attempt until shown otherwise (SD-JWT VC 10.1). The rules:
+
+- https only; plain http only in development (``allow_private=True``).
+- The host is resolved once, every address it resolves to must be public (no loopback,
+  RFC 1918, fc00::/7, link-local, unspecified, multicast or reserved ranges), and the
+  connection goes to an address from that checked answer. Nothing resolves the name again
+  between the check and the connect, so DNS rebinding cannot swap in another address.
+- Redirects are never followed. The status list draft lets clients follow them (Token Status
+  List 8.2, 11.4), but a redirect names a new host that would need the same checks; issuers
+  can publish the final URL instead.
+- A timeout on connect and on each read, plus an overall deadline while the body streams.
+- A size cap enforced while streaming, and no compressed bodies (``Accept-Encoding:
+  identity``), so a small answer cannot inflate past the cap.
+- An in-process TTL cache. It is a cache only: every instance can refetch, nothing depends on
+  it (DESIGN.md 5, scale-out).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+import socket
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable, Hashable
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlsplit
+
+import requests
+from requests.adapters import HTTPAdapter
+from urllib3 import HTTPConnectionPool, HTTPSConnectionPool
+
+from app.trust.errors import FetchError
+
+# Pinning hooks into this method (requests 2.32.2 and later). Without it requests would resolve
+# the host name itself and the address checks would protect nothing, so refuse to load.
+if not hasattr(HTTPAdapter, "get_connection_with_tls_context"):  # pragma: no cover
+    raise ImportError("app.trust.fetch needs requests 2.32.2 or later")
+
+DEFAULT_TIMEOUT = 5.0
+DEFAULT_MAX_BYTES = 256 * 1024
+DEFAULT_CACHE_TTL = 300.0
+# Cached bodies and verified status lists together: bounded so that credentials naming many
+# large documents cannot grow the process without limit.
+DEFAULT_CACHE_BYTES = 64 * 1024 * 1024
+_CHUNK = 16 * 1024
+# The well-known NAT64 prefix (RFC 6052) carries an IPv4 address in its last 32 bits.
+_NAT64 = ipaddress.IPv6Network("64:ff9b::/96")
+
+IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
+
+
+class TTLCache:
+    """A small thread-safe map whose entries expire, bounded in entries and in bytes (as the
+    caller reports them), dropping the oldest entries first. Values larger than the whole
+    budget are not kept."""
+
+    def __init__(
+        self,
+        max_entries: int = 512,
+        max_bytes: int = DEFAULT_CACHE_BYTES,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._entries: OrderedDict[Hashable, tuple[float, Any, int]] = OrderedDict()
+        self._max_entries = max_entries
+        self._max_bytes = max_bytes
+        self._bytes = 0
+        self._clock = clock
+        self._lock = threading.Lock()
+
+    def get(self, key: Hashable) -> Any | None:
+        with self._lock:
+            entry = self._entries.get(key)
+            if entry is None:
+                return None
+            if entry[0] <= self._clock():
+                self._drop(key)
+                return None
+            return entry[1]
+
+    def set(self, key: Hashable, value: Any, ttl: float, *, size: int = 0) -> None:
+        if ttl <= 0 or size > self._max_bytes:
+            return
+        with self._lock:
+            self._drop(key)
+            self._entries[key] = (self._clock() + ttl, value, size)
+            self._bytes += size
+            while len(self._entries) > self._max_entries or self._bytes > self._max_bytes:
+                self._drop(next(iter(self._entries)))
+
+    def clear(self) -> None:
+        with self._lock:
+            self._entries.clear()
+            self._bytes = 0
+
+    def _drop(self, key: Hashable) -> None:
+        entry = self._entries.pop(key, None)
+        if entry is not None:
+            self._bytes -= entry[2]
+
+
+def address_problem(address: IPAddress) -> str | None:
+    """Why an address must not be fetched from, or None when it is public."""
+    if isinstance(address, ipaddress.IPv6Address):
+        # An IPv6 form that embeds an IPv4 address reaches that IPv4 address.
+        embedded = address.ipv4_mapped or address.sixtofour
+        if embedded is None and address in _NAT64:
+            embedded = ipaddress.IPv4Address(int(address) & 0xFFFFFFFF)
+        if embedded is not None:
+            return address_problem(embedded)
+    checks = (
+        (address.is_loopback, "a loopback address"),
+        (address.is_unspecified, "the unspecified address"),
+        (address.is_link_local, "a link-local address"),
+        (address.is_multicast, "a multicast address"),
+        (address.is_reserved, "a reserved address"),
+        (address.is_private, "a private address"),
+        (not address.is_global, "not a public address"),
+    )
+    return next((reason for failed, reason in checks if failed), None)
+
+
+@dataclass(frozen=True)
+class _Target:
+    url: str
+    host: str  # ASCII hostname or IP literal, without brackets
+    port: int
+    host_header: str
+
+
+class _ConnectFailed(Exception):
+    """Connecting to one address failed; the next checked address may work."""
+
+
+class _PinnedAdapter(HTTPAdapter):
+    """Sends the request to one checked address instead of letting urllib3 resolve the name.
+
+    The connection pool is opened on the IP, while ``server_hostname`` makes TLS send the
+    hostname as SNI and check the certificate against the hostname, and the Host header
+    (set by the Fetcher) names the host: the server sees an ordinary request for that name.
+    """
+
+    def __init__(self, address: str, hostname: str) -> None:
+        super().__init__(max_retries=0)
+        self._address = address
+        self._hostname = hostname
+        self._pools: list[HTTPConnectionPool] = []
+
+    def get_connection_with_tls_context(
+        self,
+        request: requests.PreparedRequest,
+        verify: bool | str | None,
+        proxies: dict[str, str] | None = None,
+        cert: Any = None,
+    ) -> HTTPConnectionPool:
+        parts = urlsplit(request.url or "")
+        if parts.scheme == "https":
+            pool: HTTPConnectionPool = HTTPSConnectionPool(
+                self._address, parts.port or 443, server_hostname=self._hostname, maxsize=1
+            )
+        else:
+            pool = HTTPConnectionPool(self._address, parts.port or 80, maxsize=1)
+        self._pools.append(pool)
+        return pool
+
+    def close(self) -> None:
+        for pool in self._pools:
+            pool.close()
+        super().close()
+
+
+class Fetcher:
+    """Fetches JSON and bytes from issuer-controlled URLs under the rules in the module doc.
+
+    ``allow_private=True`` is the development setting: it allows plain http and private,
+    loopback and link-local addresses, and nothing else changes. ``ca_bundle`` names a PEM
+    file of CAs to trust instead of the default bundle (a private PKI, or tests).
+    """
+
+    def __init__(
+        self,
+        *,
+        timeout: float = DEFAULT_TIMEOUT,
+        max_bytes: int = DEFAULT_MAX_BYTES,
+        cache_ttl: float = DEFAULT_CACHE_TTL,
+        allow_private: bool = False,
+        ca_bundle: str | None = None,
+        cache: TTLCache | None = None,
+    ) -> None:
+        self.timeout = timeout
+        self.max_bytes = max_bytes
+        self.cache_ttl = cache_ttl
+        self.allow_private = allow_private
+        self.ca_bundle = ca_bundle
+        self.cache = cache if cache is not None else TTLCache()
+
+    def get_json(self, url: str, *, cache_ttl: float | None = None) -> dict[str, Any]:
+        """Fetch a JSON object."""
+        body = self.get_bytes(url, accept="application/json", cache_ttl=cache_ttl)
+        try:
+            value = json.loads(body)
+        except (ValueError, RecursionError) as exc:
+            raise FetchError(f"{url} did not answer with JSON") from exc
+        if not isinstance(value, dict):
+            raise FetchError(f"{url} did not answer with a JSON object")
+        return value
+
+    def get_bytes(self, url: str, accept: str = "*/*", *, cache_ttl: float | None = None) -> bytes:
+        """Fetch a body. ``cache_ttl`` overrides the default cache lifetime; 0 bypasses the
+        cache (for callers that cache what they verified, like status lists)."""
+        ttl = self.cache_ttl if cache_ttl is None else cache_ttl
+        key = ("bytes", url, accept)
+        if ttl > 0 and (cached := self.cache.get(key)) is not None:
+            return cached
+        body = self._fetch(url, accept)
+        self.cache.set(key, body, ttl, size=len(body))
+        return body
+
+    def _fetch(self, url: str, accept: str) -> bytes:
+        target = self._target(url)
+        addresses = self._resolve(target.host, target.port)
+        deadline = time.monotonic() + self.timeout
+        for address in addresses:
+            try:
+                return self._fetch_from(target, address, accept, deadline)
+            except _ConnectFailed:
+                continue
+        raise FetchError(f"Could not connect to {target.host}")
+
+    def _target(self, url: str) -> _Target:
+        try:
+            parts = urlsplit(url)
+            port = parts.port
+        except (ValueError, AttributeError) as exc:
+            raise FetchError(f"Not a valid URL: {url!r}") from exc
+        scheme = parts.scheme.lower()
+        if scheme != "https" and not (scheme == "http" and self.allow_private):
+            raise FetchError(f"Only https:// URLs are fetched, not {url}")
+        if parts.username is not None or parts.password is not None:
+            raise FetchError(f"URLs carrying credentials are not fetched: {parts.hostname}")
+        host = _ascii_host(parts.hostname or "", url)
+        port = port or (443 if scheme == "https" else 80)
+        bracketed = f"[{host}]" if ":" in host else host
+        host_header = bracketed if parts.port is None else f"{bracketed}:{port}"
+        return _Target(url, host, port, host_header)
+
+    def _resolve(self, host: str, port: int) -> list[str]:
+        try:
+            infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+        except (OSError, UnicodeError) as exc:
+            raise FetchError(f"Could not resolve {host}") from exc
+        addresses = list(dict.fromkeys(str(info[4][0]) for info in infos))
+        if not addresses:
+            raise FetchError(f"Could not resolve {host}")
+        if not self.allow_private:
+            for address in addresses:
+                problem = address_problem(ipaddress.ip_address(address.split("%", 1)[0]))
+                if problem:
+                    raise FetchError(f"Refused to fetch from {host}: {address} is {problem}")
+        return addresses
+
+    def _fetch_from(self, target: _Target, address: str, accept: str, deadline: float) -> bytes:
+        with requests.Session() as session:
+            # No proxy or .netrc from the environment: a proxy would resolve and connect on
+            # its own, past every check above.
+            session.trust_env = False
+            adapter = _PinnedAdapter(address, target.host)
+            session.mount("https://", adapter)
+            session.mount("http://", adapter)
+            with self._send(session, target, accept, deadline) as response:
+                self._check_response(response, target.url)
+                return self._read_body(response, target.url, deadline)
+
+    def _send(
+        self, session: requests.Session, target: _Target, accept: str, deadline: float
+    ) -> requests.Response:
+        remaining = max(deadline - time.monotonic(), 0.001)
+        headers = {
+            "Host": target.host_header,
+            "Accept": accept,
+            "Accept-Encoding": "identity",
+            "User-Agent": "Verity",
+        }
+        try:
+            return session.get(
+                target.url,
+                headers=headers,
+                timeout=(remaining, remaining),
+                allow_redirects=False,
+                stream=True,
+                verify=self.ca_bundle or True,
+            )
+        except requests.exceptions.SSLError as exc:
+            raise FetchError(f"TLS with {target.host} failed: {_tls_reason(exc)}") from exc
+        except requests.exceptions.Timeout as exc:
+            raise FetchError(f"{target.url} did not answer within {self.timeout:g} s") from exc
+        except requests.exceptions.ConnectionError as exc:
+            raise _ConnectFailed() from exc
+        except requests.exceptions.RequestException as exc:
+            raise FetchError(f"Fetching {target.url} failed") from exc
+
+    def _check_response(self, response: requests.Response, url: str) -> None:
+        if 300 <= response.status_code < 400:
+            raise FetchError(
+                f"{url} answered with a redirect (HTTP {response.status_code}); "
+                "redirects are not followed"
+            )
+        if not 200 <= response.status_code < 300:
+            raise FetchError(f"{url} answered HTTP {response.status_code}")
+        encoding = response.headers.get("Content-Encoding", "identity").strip().lower()
+        if encoding not in ("", "identity"):
+            raise FetchError(f"{url} answered with a compressed body ({encoding})")
+        length = response.headers.get("Content-Length", "")
+        if length.isdigit() and int(length) > self.max_bytes:
+            raise FetchError(f"{url} answered with more than {self.max_bytes} bytes")
+
+    def _read_body(self, response: requests.Response, url: str, deadline: float) -> bytes:
+        chunks: list[bytes] = []
+        total = 0
+        try:
+            for chunk in response.iter_content(_CHUNK):
+                total += len(chunk)
+                if total > self.max_bytes:
+                    raise FetchError(f"{url} answered with more than {self.max_bytes} bytes")
+                if time.monotonic() > deadline:
+                    raise FetchError(f"{url} did not answer within {self.timeout:g} s")
+                chunks.append(chunk)
+        except requests.exceptions.RequestException as exc:
+            raise FetchError(f"{url} broke off or stalled while answering") from exc
+        return b"".join(chunks)
+
+
+def _ascii_host(host: str, url: str) -> str:
+    if not host:
+        raise FetchError(f"URL has no host: {url!r}")
+    if host.isascii():
+        return host
+    try:
+        return host.encode("idna").decode("ascii")
+    except UnicodeError as exc:
+        raise FetchError(f"URL host is not a valid domain name: {url!r}") from exc
+
+
+def _tls_reason(exc: Exception) -> str:
+    text = str(exc)
+    if "Hostname mismatch" in text or "doesn't match" in text:
+        return "its certificate is not valid for this host name"
+    if "CERTIFICATE_VERIFY_FAILED" in text:
+        return "its certificate could not be verified (untrusted issuer or expired)"
+    return "the handshake did not complete"

@@ -1,0 +1,610 @@
+"""Throughput of the hot public and backend endpoints, as ratios to GET /healthz.
+
+``make bench`` (or ``.venv/bin/python bench/run.py``) builds a throwaway database, seeds it
+with the operator commands and the HTTP API, starts gunicorn (2 workers) on a free loopback
+port and drives four endpoints with wrk:
+
+* ``GET /healthz`` (the baseline: no database), measured before and after the others;
+* ``GET /verifications/{individual_id}/verify`` (the status poll);
+* ``GET /verifications/{verification_id}/individuals/{customer_id}`` with ``apikey`` (lookup);
+* ``POST /verifications/individuals`` for a pair that already exists (repeated open, 200).
+
+Settings, all optional: ``BENCH_DATABASE_URL`` (PostgreSQL; a schema of its own is created and
+dropped), ``BENCH_SECONDS`` (measured seconds per run, 8), ``BENCH_WARMUP`` (2),
+``BENCH_ROUNDS`` (2), ``BENCH_CONNECTIONS`` (8), ``BENCH_THREADS`` (2), ``BENCH_WORKERS`` (2).
+
+It is a report: the exit status is 0 whether or not the targets are met, and non-zero only
+when the benchmark itself could not run (a failed command, an error response, a socket error).
+See bench/README.md for how to read the table.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import json
+import os
+import re
+import secrets
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+BENCH_DIR = ROOT / "bench"
+BIN = Path(sys.executable).parent
+WRK = shutil.which("wrk") or "/usr/bin/wrk"
+SCHEMA_ID = "5c4a3f3e-0b1d-4c7e-9a51-000000000001"
+EMAIL = "bench@example.com"
+COMMAND_TIMEOUT = 180  # seconds for one flask command
+START_TIMEOUT = 60  # seconds for gunicorn to answer /healthz
+HTTP_TIMEOUT = 10  # seconds for one set-up request
+STOP_TIMEOUT = 15  # seconds for gunicorn to stop after SIGTERM
+
+# Minimum throughput as a fraction of /healthz in the same run (the project's targets).
+TARGETS = {"poll": 0.8, "lookup": 0.7, "open": 0.5}
+
+
+class BenchError(Exception):
+    """The benchmark could not run; the message says what broke."""
+
+
+def setting(name: str, default: int, minimum: int = 1) -> int:
+    raw = os.environ.get(name, "")
+    if raw == "":
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        raise BenchError(f"{name} must be a whole number, not {raw!r}") from None
+    if value < minimum:
+        raise BenchError(f"{name} must be at least {minimum}")
+    return value
+
+
+@dataclass(frozen=True)
+class Settings:
+    seconds: int
+    warmup: int
+    rounds: int
+    connections: int
+    threads: int
+    workers: int
+    database_url: str
+
+    @classmethod
+    def from_environment(cls) -> Settings:
+        return cls(
+            seconds=setting("BENCH_SECONDS", 8),
+            warmup=setting("BENCH_WARMUP", 2, minimum=0),
+            rounds=setting("BENCH_ROUNDS", 2),
+            connections=setting("BENCH_CONNECTIONS", 8),
+            threads=setting("BENCH_THREADS", 2),
+            workers=setting("BENCH_WORKERS", 2),
+            database_url=os.environ.get("BENCH_DATABASE_URL", "").strip(),
+        )
+
+
+# -- the database --------------------------------------------------------------------------
+
+
+@contextlib.contextmanager
+def database(settings: Settings, workdir: Path) -> Iterator[tuple[str, str]]:
+    """Yield ``(DATABASE_URL, description)`` for a database that exists only for this run."""
+    if not settings.database_url:
+        path = workdir / "bench.sqlite3"
+        yield f"sqlite:///{path}", f"SQLite (temporary file {path})"
+        return  # the file goes with the work directory
+    if not settings.database_url.startswith("postgresql"):
+        raise BenchError("BENCH_DATABASE_URL must be a postgresql:// or postgresql+driver:// URL")
+    from sqlalchemy import create_engine, text
+    from sqlalchemy.engine import make_url
+
+    base = make_url(settings.database_url)
+    schema = f"verity_bench_{os.getpid()}_{secrets.token_hex(3)}"
+    engine = create_engine(base, connect_args={"connect_timeout": 10})
+    try:
+        with engine.begin() as connection:
+            connection.execute(text(f"CREATE SCHEMA {schema}"))
+        try:
+            url = base.update_query_dict({"options": f"-csearch_path={schema}"})
+            shown = f"PostgreSQL {base.render_as_string(hide_password=True)} (schema {schema})"
+            yield url.render_as_string(hide_password=False), shown
+        finally:
+            with engine.begin() as connection:
+                connection.execute(text(f"DROP SCHEMA IF EXISTS {schema} CASCADE"))
+    finally:
+        engine.dispose()
+
+
+def server_environment(database_url: str) -> dict[str, str]:
+    env = dict(os.environ)
+    env.update(
+        {
+            "DATABASE_URL": database_url,
+            "SECRET_KEY": secrets.token_hex(32),
+            "REQUEST_LOG": "0",
+            "PYTHONUNBUFFERED": "1",
+        }
+    )
+    return env
+
+
+def flask(env: dict[str, str], *args: str) -> str:
+    command = [str(BIN / "flask"), "--app", "wsgi", *args]
+    try:
+        done = subprocess.run(
+            command,
+            cwd=ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=COMMAND_TIMEOUT,
+            check=False,
+        )
+    except subprocess.TimeoutExpired:
+        raise BenchError(f"{' '.join(args)} took over {COMMAND_TIMEOUT} s") from None
+    if done.returncode != 0:
+        raise BenchError(
+            f"flask {' '.join(args)} exited {done.returncode}:\n{done.stderr.strip()[-2000:]}"
+        )
+    return done.stdout
+
+
+def flask_json(env: dict[str, str], *args: str) -> dict[str, Any]:
+    out = flask(env, *args)
+    try:
+        return json.loads(out)
+    except json.JSONDecodeError:
+        raise BenchError(f"flask {' '.join(args)} printed no JSON:\n{out[-2000:]}") from None
+
+
+def prepare_database(env: dict[str, str]) -> str:
+    """Migrate, seed the public schemas, and create a user in a PRO organization; its token."""
+    flask(env, "db", "upgrade")
+    flask(env, "schemas", "seed")
+    flask_json(env, "users", "create", "--email", EMAIL)
+    flask_json(env, "orgs", "create", "--name", "Bench", "--owner-email", EMAIL, "--plan", "PRO")
+    return str(flask_json(env, "tokens", "create", "--email", EMAIL)["token"])
+
+
+# -- the server ----------------------------------------------------------------------------
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+class Server:
+    """gunicorn in a process group of its own, so stopping it stops its workers too."""
+
+    def __init__(self, env: dict[str, str], workers: int, log_path: Path) -> None:
+        self.port = free_port()
+        self.base = f"http://127.0.0.1:{self.port}"
+        self.log_path = log_path
+        self._log = log_path.open("wb")
+        self.process = subprocess.Popen(
+            [
+                str(BIN / "gunicorn"),
+                "--workers",
+                str(workers),
+                "--bind",
+                f"127.0.0.1:{self.port}",
+                "wsgi:app",
+            ],
+            cwd=ROOT,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=self._log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+
+    def log_tail(self) -> str:
+        if not self._log.closed:
+            self._log.flush()
+        return self.log_path.read_text(errors="replace")[-3000:]
+
+    def wait_ready(self) -> None:
+        deadline = time.monotonic() + START_TIMEOUT
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise BenchError(
+                    f"gunicorn exited {self.process.returncode} on start:\n{self.log_tail()}"
+                )
+            with (
+                contextlib.suppress(OSError),
+                urllib.request.urlopen(f"{self.base}/healthz", timeout=2) as response,
+            ):
+                if response.status == 200:
+                    return
+            time.sleep(0.2)
+        raise BenchError(
+            f"gunicorn did not answer /healthz in {START_TIMEOUT} s:\n{self.log_tail()}"
+        )
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.process.pid, signal.SIGTERM)
+            try:
+                self.process.wait(STOP_TIMEOUT)
+            except subprocess.TimeoutExpired:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(self.process.pid, signal.SIGKILL)
+                self.process.wait(STOP_TIMEOUT)
+        self._log.close()
+
+
+def call(
+    base: str,
+    method: str,
+    path: str,
+    expected: int,
+    body: dict[str, Any] | None = None,
+    headers: dict[str, str] | None = None,
+) -> dict[str, Any]:
+    data = json.dumps(body).encode() if body is not None else None
+    request = urllib.request.Request(f"{base}{path}", data=data, method=method)
+    if data is not None:
+        request.add_header("Content-Type", "application/json")
+    for name, value in (headers or {}).items():
+        request.add_header(name, value)
+    try:
+        with urllib.request.urlopen(request, timeout=HTTP_TIMEOUT) as response:
+            status, raw = response.status, response.read()
+    except urllib.error.HTTPError as exc:
+        status, raw = exc.code, exc.read()
+    except OSError as exc:
+        raise BenchError(f"{method} {path}: {exc}") from None
+    if status != expected:
+        raise BenchError(f"{method} {path} answered {status}, not {expected}: {raw[:500]!r}")
+    return json.loads(raw) if raw else {}
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    key: str
+    label: str
+    path: str
+    headers: tuple[str, ...] = ()
+    script_args: tuple[str, ...] = ()
+
+
+def seed_over_http(base: str, token: str) -> list[Endpoint]:
+    """A verification, an integration key and a REQUESTED individual; the endpoints to drive."""
+    session = {"Authorization": f"Bearer {token}"}
+    verification = call(
+        base,
+        "POST",
+        "/verifications",
+        201,
+        {
+            "name": "Bench",
+            "schema_id": SCHEMA_ID,
+            "claims": ["given_name"],
+            "attributes": [{"name": "birthdate", "operator": "AGE_AT_LEAST", "value": 18}],
+        },
+        session,
+    )
+    key = call(base, "POST", "/integrations", 201, {"name": "bench"}, session)["key"]
+    customer_id = "bench-customer-1"
+    pair = {"customer_id": customer_id, "verification_id": verification["id"]}
+    individual = call(base, "POST", "/verifications/individuals", 201, pair)
+    individual_id = individual["id"]
+    call(base, "GET", f"/verifications/{individual_id}/connect", 200)
+
+    # Every request wrk will send, once by hand: the right status, and the expected state.
+    poll = call(base, "GET", f"/verifications/{individual_id}/verify", 200)
+    if poll.get("status") != "REQUESTED":
+        raise BenchError(f"the individual is {poll.get('status')}, not REQUESTED")
+    lookup_path = f"/verifications/{verification['id']}/individuals/{customer_id}"
+    call(base, "GET", lookup_path, 200, headers={"apikey": key})
+    reopened = call(base, "POST", "/verifications/individuals", 200, pair)
+    if reopened.get("id") != individual_id:
+        raise BenchError("the repeated open returned another individual")
+    call(base, "GET", "/healthz", 200)
+
+    return [
+        Endpoint(
+            "poll",
+            "poll    GET /verifications/{iid}/verify",
+            f"/verifications/{individual_id}/verify",
+        ),
+        Endpoint(
+            "lookup",
+            "lookup  GET /verifications/{vid}/individuals/{cid}",
+            lookup_path,
+            headers=(f"apikey: {key}",),
+        ),
+        Endpoint(
+            "open",
+            "open    POST /verifications/individuals (again)",
+            "/verifications/individuals",
+            script_args=(json.dumps(pair),),
+        ),
+    ]
+
+
+# -- wrk ----------------------------------------------------------------------------------
+
+HEALTHZ = Endpoint("healthz", "healthz GET /healthz (no database)", "/healthz")
+UNITS_MS = {"us": 0.001, "ms": 1.0, "s": 1000.0, "m": 60_000.0, "h": 3_600_000.0}
+
+
+@dataclass(frozen=True)
+class Run:
+    requests_per_second: float
+    requests: int
+    p50_ms: float
+    p99_ms: float
+    cpu_ms: float | None = None  # gunicorn's own CPU time per request (Linux only)
+
+
+def duration_ms(text: str) -> float:
+    match = re.fullmatch(r"([\d.]+)(us|ms|s|m|h)", text)
+    if match is None:
+        raise BenchError(f"unreadable wrk latency {text!r}")
+    return float(match.group(1)) * UNITS_MS[match.group(2)]
+
+
+def parse_wrk(output: str, what: str) -> Run:
+    errors = re.search(
+        r"Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)", output
+    )
+    if errors and any(int(n) for n in errors.groups()):
+        raise BenchError(f"wrk saw socket errors on {what} ({errors.group(0)}):\n{output}")
+    non_2xx = re.search(r"Non-2xx or 3xx responses: (\d+)", output)
+    if non_2xx and int(non_2xx.group(1)):
+        raise BenchError(f"wrk saw {non_2xx.group(1)} error responses on {what}:\n{output}")
+    rate = re.search(r"Requests/sec:\s+([\d.]+)", output)
+    total = re.search(r"(\d+) requests in", output)
+    p50 = re.search(r"^\s*50%\s+(\S+)", output, re.MULTILINE)
+    p99 = re.search(r"^\s*99%\s+(\S+)", output, re.MULTILINE)
+    if not (rate and total and p50 and p99):
+        raise BenchError(f"unreadable wrk output for {what}:\n{output}")
+    if int(total.group(1)) == 0:
+        raise BenchError(f"wrk completed no request on {what}:\n{output}")
+    return Run(
+        float(rate.group(1)),
+        int(total.group(1)),
+        duration_ms(p50.group(1)),
+        duration_ms(p99.group(1)),
+    )
+
+
+def wrk(settings: Settings, base: str, endpoint: Endpoint, seconds: int) -> Run:
+    command = [
+        WRK,
+        f"-t{settings.threads}",
+        f"-c{settings.connections}",
+        f"-d{seconds}s",
+        "--timeout",
+        "5s",
+        "--latency",
+    ]
+    for header in endpoint.headers:
+        command += ["-H", header]
+    if endpoint.script_args:
+        command += ["-s", str(BENCH_DIR / "post_open.lua")]
+    command += [f"{base}{endpoint.path}", *endpoint.script_args]
+    what = f"{endpoint.key} ({seconds} s)"
+    try:
+        done = subprocess.run(
+            command, capture_output=True, text=True, timeout=seconds + 60, check=False
+        )
+    except subprocess.TimeoutExpired:
+        raise BenchError(f"wrk on {what} did not finish in {seconds + 60} s") from None
+    except FileNotFoundError:
+        raise BenchError("wrk is not installed: apt-get install -y wrk") from None
+    if done.returncode != 0:
+        raise BenchError(f"wrk on {what} exited {done.returncode}:\n{done.stdout}{done.stderr}")
+    return parse_wrk(done.stdout, what)
+
+
+def server_cpu_seconds(master_pid: int) -> float | None:
+    """User plus system CPU time used so far by gunicorn's master and its workers.
+
+    Read from /proc, so Linux only (None elsewhere). Unlike req/s it hardly moves when other
+    programs share the machine: it is what one request costs the server itself.
+    """
+    proc = Path("/proc")
+    if not proc.is_dir():
+        return None
+    ticks = 0
+    for entry in proc.iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue  # the process ended meanwhile
+        # Fields after "(comm)": state, ppid, ... utime and stime are the 12th and 13th.
+        fields = stat[stat.rindex(")") + 2 :].split()
+        if int(entry.name) == master_pid or int(fields[1]) == master_pid:
+            ticks += int(fields[11]) + int(fields[12])
+    return ticks / os.sysconf("SC_CLK_TCK")
+
+
+def measure(settings: Settings, server: Server, endpoint: Endpoint) -> Run:
+    if settings.warmup:
+        wrk(settings, server.base, endpoint, settings.warmup)
+    cpu_before = server_cpu_seconds(server.process.pid)
+    run = wrk(settings, server.base, endpoint, settings.seconds)
+    cpu_after = server_cpu_seconds(server.process.pid)
+    if cpu_before is not None and cpu_after is not None:
+        run = dataclasses.replace(run, cpu_ms=(cpu_after - cpu_before) * 1000 / run.requests)
+    cpu = f"  server CPU {run.cpu_ms:.2f} ms/req" if run.cpu_ms is not None else ""
+    print(
+        f"  {endpoint.key:<8} {run.requests_per_second:>9.1f} req/s"
+        f"  p50 {run.p50_ms:7.2f} ms  p99 {run.p99_ms:7.2f} ms{cpu}",
+        flush=True,
+    )
+    return run
+
+
+def schedule(endpoints: list[Endpoint], rounds: int) -> list[Endpoint]:
+    """healthz first and after every round; the order of the others reverses each round."""
+    order = [HEALTHZ]
+    for number in range(rounds):
+        order += endpoints if number % 2 == 0 else list(reversed(endpoints))
+        order.append(HEALTHZ)
+    return order
+
+
+# -- the report ----------------------------------------------------------------------------
+
+
+NOISY = 0.15  # healthz runs further apart than this: the machine was busy meanwhile
+
+
+def mean(values: list[float]) -> float:
+    return statistics.fmean(values)
+
+
+def round_ratios(runs: dict[str, list[Run]], key: str) -> list[float]:
+    """The endpoint's req/s in each round over the mean of the two healthz runs around it.
+
+    Comparing each run with its neighbours in time, rather than with one overall figure,
+    keeps a load that comes and goes on the machine from landing on one endpoint only.
+    """
+    healthz = [r.requests_per_second for r in runs[HEALTHZ.key]]
+    return [
+        run.requests_per_second / mean(healthz[number : number + 2])
+        for number, run in enumerate(runs[key])
+    ]
+
+
+def report(endpoints: list[Endpoint], runs: dict[str, list[Run]]) -> None:
+    """One line per endpoint: its figures and its ratio to healthz (the median over rounds)."""
+    healthz = runs[HEALTHZ.key]
+    cpu_known = all(r.cpu_ms is not None for rs in runs.values() for r in rs)
+    baseline_cpu = mean([r.cpu_ms for r in healthz]) if cpu_known else 0.0  # type: ignore[misc]
+    width = max(len(e.label) for e in [HEALTHZ, *endpoints])
+    header = (
+        f"{'endpoint':<{width}} {'req/s':>8} {'p50 ms':>7} {'p99 ms':>7} {'cpu ms':>7} "
+        f"{'cpu x':>6} {'ratio':>6} {'rounds':>11} {'target':>7}  result"
+    )
+    print()
+    print(header)
+    print("-" * len(header))
+    for endpoint in [HEALTHZ, *endpoints]:
+        mine = runs[endpoint.key]
+        if endpoint is HEALTHZ:
+            ratio, spread = 1.0, ""
+        else:
+            ratios = round_ratios(runs, endpoint.key)
+            ratio = statistics.median(ratios)
+            spread = f"{min(ratios):.2f}-{max(ratios):.2f}" if len(ratios) > 1 else ""
+        if cpu_known:
+            cpu = mean([r.cpu_ms for r in mine])  # type: ignore[misc]
+            cpu_text = f"{cpu:>7.2f} {baseline_cpu / cpu:>5.2f}x"
+        else:
+            cpu_text = f"{'-':>7} {'-':>6}"
+        if endpoint.key in TARGETS:
+            target = TARGETS[endpoint.key]
+            verdict = "PASS" if ratio >= target else "BELOW"
+            target_text = f">={target:.1f}x"
+        else:
+            verdict, target_text = "baseline", ""
+        print(
+            f"{endpoint.label:<{width}} {mean([r.requests_per_second for r in mine]):>8.1f} "
+            f"{mean([r.p50_ms for r in mine]):>7.2f} {mean([r.p99_ms for r in mine]):>7.2f} "
+            f"{cpu_text} {ratio:>5.2f}x {spread:>11} {target_text:>7}  {verdict}"
+        )
+    rates = [r.requests_per_second for r in healthz]
+    apart = (max(rates) - min(rates)) / mean(rates)
+    print()
+    print(
+        "ratio: req/s over the mean of the healthz runs just before and after it; with several "
+        "rounds, the median (rounds: the lowest and highest)."
+    )
+    print(
+        f"healthz: {len(rates)} runs, {min(rates):.0f} to {max(rates):.0f} req/s ({apart:.0%} apart)."
+    )
+    if cpu_known:
+        print(
+            "cpu ms: gunicorn's own CPU time per request; cpu x: healthz's over the endpoint's, "
+            "the ratio if the server only computed. A ratio well under cpu x is time spent waiting."
+        )
+    if apart > NOISY:
+        print(
+            f"WARNING: healthz moved {apart:.0%} between its runs: something else was using the "
+            "machine, so the ratios are rough. Run again, or with more BENCH_ROUNDS."
+        )
+
+
+def main() -> int:
+    try:
+        settings = Settings.from_environment()
+    except BenchError as exc:
+        print(f"bench: {exc}", file=sys.stderr)
+        return 2
+    for tool in ("flask", "gunicorn"):
+        if not (BIN / tool).exists():
+            print(
+                f"bench: {BIN / tool} is missing; run it with the project's venv", file=sys.stderr
+            )
+            return 2
+    # A SIGTERM (a CI timeout, a killed make) unwinds like an exception, so the cleanup runs.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+
+    workdir = Path(tempfile.mkdtemp(prefix="verity-bench-"))
+    try:
+        with database(settings, workdir) as (database_url, described):
+            print(f"database: {described}", flush=True)
+            bench(settings, database_url, workdir)
+    except BenchError as exc:
+        print(f"\nbench failed: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("\nbench interrupted", file=sys.stderr)
+        return 130
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+    return 0
+
+
+def bench(settings: Settings, database_url: str, workdir: Path) -> None:
+    env = server_environment(database_url)
+    token = prepare_database(env)
+    server = Server(env, settings.workers, workdir / "gunicorn.log")
+    try:
+        server.wait_ready()
+        endpoints = seed_over_http(server.base, token)
+        print(
+            f"server:   gunicorn, {settings.workers} sync workers on {server.base}; "
+            "request logging off (REQUEST_LOG=0)"
+        )
+        print(
+            f"load:     wrk -t{settings.threads} -c{settings.connections}, "
+            f"{settings.warmup} s warm-up + {settings.seconds} s per run, "
+            f"{settings.rounds} round(s), healthz before and after each round",
+            flush=True,
+        )
+        runs: dict[str, list[Run]] = {}
+        for endpoint in schedule(endpoints, settings.rounds):
+            runs.setdefault(endpoint.key, []).append(measure(settings, server, endpoint))
+    finally:
+        # Before the database goes: a PostgreSQL schema is dropped only after its users left.
+        server.stop()
+    if server.process.returncode not in (0, -signal.SIGTERM):
+        raise BenchError(f"gunicorn exited {server.process.returncode}:\n{server.log_tail()}")
+    report(endpoints, runs)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,214 @@
+"""Test wallets for end-to-end presentations: real SD-JWT VCs from implementations we did not
+write (npm @sd-jwt/sd-jwt-vc through tests/wallet, and PyPI sd-jwt), answering the request
+objects the service hands out.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import time
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+from cryptography.hazmat.primitives.asymmetric import ec
+from joserfc import jwe
+from joserfc.jwk import ECKey
+from sdjwt.sdjwt_forge import private_jwk, public_jwk
+from wallet.node_wallet import present
+
+PID_VCT = "urn:eudi:pid:1"
+PERSON = {
+    "given_name": "Erika",
+    "family_name": "Mustermann",
+    "birthdate": "1984-01-26",
+    "address": {"country": "DE", "locality": "Berlin"},
+    "nationalities": ["DE"],
+}
+FRAME = {
+    "_sd": ["given_name", "family_name", "birthdate", "nationalities"],
+    "address": {"_sd": ["country", "locality"]},
+}
+
+
+def b64(value: dict) -> str:
+    return base64.urlsafe_b64encode(json.dumps(value).encode()).rstrip(b"=").decode()
+
+
+@dataclass
+class Issuer:
+    """An issuer identified by ``did:jwk`` (its key travels in its identifier: no fetch)."""
+
+    key: Any = field(default_factory=lambda: ec.generate_private_key(ec.SECP256R1()))
+
+    @property
+    def did(self) -> str:
+        return "did:jwk:" + b64(public_jwk(self.key))
+
+
+@dataclass(frozen=True)
+class WalletRequest:
+    """What a wallet reads from the request object it fetched by reference."""
+
+    request_id: str
+    client_id: str
+    nonce: str
+    state: str
+    response_uri: str
+    claims: dict
+    # The Request Object as served, and its JOSE header (``typ``, ``alg``, ``x5c`` if signed).
+    token: str = ""
+    header: dict = field(default_factory=dict)
+
+
+def _segment(value: str) -> dict:
+    return json.loads(base64.urlsafe_b64decode(value + "=" * (-len(value) % 4)))
+
+
+def read_request(client, connection_url: str) -> WalletRequest:
+    """Follow an ``openid4vp://`` link like a wallet: fetch the request object it points at.
+
+    The claims are read without checking a signature; tests of signed requests verify
+    ``token`` themselves.
+    """
+    request_uri = parse_qs(urlsplit(connection_url).query)["request_uri"][0]
+    response = client.get(urlsplit(request_uri).path)
+    assert response.status_code == 200, response.get_data(as_text=True)
+    token = response.get_data(as_text=True)
+    header, payload = token.split(".")[:2]
+    claims = _segment(payload)
+    return WalletRequest(
+        request_id=urlsplit(request_uri).path.rsplit("/", 1)[1],
+        client_id=claims["client_id"],
+        nonce=claims["nonce"],
+        state=claims["state"],
+        response_uri=claims["response_uri"],
+        claims=claims,
+        token=token,
+        header=_segment(header),
+    )
+
+
+def node_presentation(
+    request: WalletRequest,
+    issuer: Issuer,
+    *,
+    claims: dict | None = None,
+    reveal: dict | None = None,
+    iss: str | None = "",
+    vct: str = PID_VCT,
+    status: dict | None = None,
+    holder: Any = None,
+    aud: str | None = None,
+    nonce: str | None = None,
+    exp_in: int = 3600,
+) -> str:
+    """An SD-JWT VC from the npm library, presented with a key binding JWT for ``request``."""
+    now = int(time.time())
+    holder = holder or ec.generate_private_key(ec.SECP256R1())
+    job: dict[str, Any] = {
+        "issuer_jwk": private_jwk(issuer.key),
+        "holder_jwk": private_jwk(holder),
+        "vct": vct,
+        "iat": now - 60,
+        "exp": now + exp_in,
+        "claims": claims if claims is not None else PERSON,
+        "frame": FRAME,
+        "present": reveal
+        if reveal is not None
+        else {
+            "given_name": True,
+            "family_name": True,
+            "birthdate": True,
+            "address": {"country": True},
+        },
+        "aud": aud or request.client_id,
+        "nonce": nonce or request.nonce,
+        "kb_iat": now,
+    }
+    if iss is not None:
+        job["iss"] = iss or issuer.did
+    if status is not None:
+        job["status"] = status
+    return present(job)
+
+
+def post_response(client, request: WalletRequest, presentation: str, state: str | None = None):
+    """``direct_post``: form-encoded ``vp_token`` (keyed by DCQL query id) and ``state``."""
+    return client.post(
+        urlsplit(request.response_uri).path,
+        data={
+            "vp_token": json.dumps({"credential": [presentation]}),
+            "state": state or request.state,
+        },
+    )
+
+
+def published_key(request: WalletRequest) -> dict:
+    """The one encryption key a ``direct_post.jwt`` request publishes (OpenID4VP 1.0 §8.3)."""
+    keys = request.claims["client_metadata"]["jwks"]["keys"]
+    assert len(keys) == 1
+    return keys[0]
+
+
+def encrypt_response(
+    request: WalletRequest,
+    payload: dict,
+    *,
+    enc: str = "A128GCM",
+    to: dict | None = None,
+    **header: Any,
+) -> str:
+    """What a wallet does for ``direct_post.jwt``: a JWE (joserfc, not our code) to the
+    published key, naming it by its kid. ``to`` encrypts to another key under the same kid;
+    a header value of None removes that member."""
+    protected = {"alg": "ECDH-ES", "enc": enc, "kid": published_key(request)["kid"], **header}
+    protected = {name: value for name, value in protected.items() if value is not None}
+    algorithms = [protected["alg"], enc, *(["DEF"] if "zip" in protected else [])]
+    key = ECKey.import_key(to or published_key(request))
+    return jwe.encrypt_compact(protected, json.dumps(payload), key, algorithms=algorithms)
+
+
+def post_encrypted_response(client, request: WalletRequest, compact: str):
+    """``direct_post.jwt``: the JWE alone, form-encoded as ``response`` (§8.3.1)."""
+    return client.post(urlsplit(request.response_uri).path, data={"response": compact})
+
+
+def python_presentation(request: WalletRequest, issuer: Issuer, *, vct: str = PID_VCT) -> str:
+    """The same credential from a second implementation we did not write (PyPI sd-jwt)."""
+    from jwcrypto import jwk
+    from sd_jwt.common import SDObj
+    from sd_jwt.holder import SDJWTHolder
+    from sd_jwt.issuer import SDJWTIssuer
+
+    now = int(time.time())
+    issuer_key = jwk.JWK.from_json(json.dumps(private_jwk(issuer.key)))
+    holder_key = jwk.JWK.generate(kty="EC", crv="P-256")
+    claims = {
+        "iss": issuer.did,
+        "vct": vct,
+        "iat": now - 60,
+        "exp": now + 3600,
+        SDObj("given_name"): PERSON["given_name"],
+        SDObj("family_name"): PERSON["family_name"],
+        SDObj("birthdate"): PERSON["birthdate"],
+        "address": {SDObj("country"): "DE", SDObj("locality"): "Berlin"},
+    }
+    issued = SDJWTIssuer(
+        claims,
+        issuer_key,
+        holder_key,
+        sign_alg="ES256",
+        add_decoy_claims=True,
+        extra_header_parameters={"typ": "dc+sd-jwt"},
+    )
+    holder = SDJWTHolder(issued.sd_jwt_issuance)
+    reveal = {
+        "given_name": True,
+        "family_name": True,
+        "birthdate": True,
+        "address": {"country": True},
+    }
+    holder.create_presentation(reveal, request.nonce, request.client_id, holder_key, "ES256")
+    return holder.sd_jwt_presentation
