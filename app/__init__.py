@@ -77,11 +77,22 @@ def register_trust(app: Flask) -> None:
 
 
 def register_blueprints(app: Flask) -> None:
-    from app import pages
+    from app import pages, staff
     from app.api import auth, backend, dashboard, dc_api, health, public, wallet, webhooks
     from app.request_log import register_request_log
 
-    for module in (health, public, wallet, backend, dashboard, auth, webhooks, dc_api, pages):
+    for module in (
+        health,
+        public,
+        wallet,
+        backend,
+        dashboard,
+        auth,
+        webhooks,
+        dc_api,
+        pages,
+        staff,
+    ):
         app.register_blueprint(module.bp)
     throttle_voucher_exchange(app)
     register_request_log(app)

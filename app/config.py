@@ -37,6 +37,9 @@ def from_environment() -> dict[str, Any]:
         "PUBLIC_URL": env("PUBLIC_URL", "").rstrip("/"),
         "MAX_CONTENT_LENGTH": _int("MAX_CONTENT_LENGTH", 1024 * 1024),
         "SESSION_TOKEN_HOURS": _int("SESSION_TOKEN_HOURS", 12),
+        # Flask's own cookie carries only the dashboard's one-time notices.
+        "SESSION_COOKIE_SAMESITE": "Lax",
+        "SESSION_COOKIE_SECURE": env("VERITY_ENV", "development") != "development",
         "CONNECT_LINK_SECONDS": _int("CONNECT_LINK_SECONDS", 120),
         "PRESENTATION_REQUEST_SECONDS": _int("PRESENTATION_REQUEST_SECONDS", 600),
         "ORGANIZATION_CODE_DAYS": _int("ORGANIZATION_CODE_DAYS", 7),

@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from flask import Flask, Response, jsonify
+from flask import Flask, Response, jsonify, make_response, request
 from pydantic import ValidationError
 from sqlalchemy.exc import IntegrityError
 from werkzeug.exceptions import HTTPException
@@ -155,6 +155,11 @@ def register_error_handlers(app: Flask) -> None:
     @app.errorhandler(HTTPException)
     def handle_http_exception(exc: HTTPException) -> Response:
         db.session.rollback()
+        if request.path == "/dashboard" or request.path.startswith("/dashboard/"):
+            # No route matched, so no blueprint: the dashboard's pages still answer as a page.
+            from app.staff.blueprint import http_error
+
+            return make_response(http_error(exc))
         status = exc.code or 500
         if status == 429:
             message = "Too many attempts; retry later"

@@ -1,0 +1,97 @@
+"""The staff dashboard's blueprint: server-rendered pages under ``/dashboard`` (DESIGN.md 5).
+
+Pages call the same domain operations as the session-token JSON API and validate forms with
+the same pydantic models, so the two surfaces cannot drift apart. Errors are pages here, not
+JSON: people read them.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from flask import Blueprint, Response, redirect, render_template, request, url_for
+from flask.typing import ResponseReturnValue
+from pydantic import ValidationError
+from werkzeug.exceptions import HTTPException
+
+from app.errors import (
+    ApiError,
+    CodeNotFound,
+    NotFound,
+    Unauthorized,
+    UpgradeRequired,
+    describe_validation_error,
+)
+from app.extensions import db
+from app.pages.headers import protect
+
+log = logging.getLogger(__name__)
+
+bp = Blueprint("staff", __name__, url_prefix="/dashboard")
+
+
+@bp.after_request
+def dashboard_headers(response: Response) -> Response:
+    """The person's page headers (strict CSP, no-store, no Referer), and no framing at all."""
+    response.headers["X-Frame-Options"] = "DENY"
+    return protect(response)
+
+
+def wants_fragment() -> bool:
+    return request.headers.get("HX-Request") == "true"
+
+
+def to_sign_in() -> ResponseReturnValue:
+    """Browsers go to the sign-in page and come back; htmx is told to navigate there."""
+    target = url_for(
+        "staff.login", next=request.full_path.rstrip("?") if request.method == "GET" else None
+    )
+    if wants_fragment():
+        return Response(status=204, headers={"HX-Redirect": target})
+    return redirect(target)
+
+
+def error_page(status: int, heading: str, message: str) -> ResponseReturnValue:
+    db.session.rollback()
+    return render_template("staff/error.html", heading=heading, message=message), status
+
+
+@bp.errorhandler(Unauthorized)
+def signed_out(exc: Unauthorized) -> ResponseReturnValue:
+    db.session.rollback()
+    return to_sign_in()
+
+
+@bp.errorhandler(UpgradeRequired)
+def upgrade_prompt(exc: UpgradeRequired) -> ResponseReturnValue:
+    """A gated action on a FREE organization: say what a plan unlocks, not a raw 402."""
+    db.session.rollback()
+    return render_template("staff/upgrade.html", action=exc.message), 402
+
+
+@bp.errorhandler(ValidationError)
+def invalid_form(exc: ValidationError) -> ResponseReturnValue:
+    return error_page(400, "Please check the form", describe_validation_error(exc))
+
+
+@bp.errorhandler(ApiError)
+def domain_error(exc: ApiError) -> ResponseReturnValue:
+    if isinstance(exc, NotFound | CodeNotFound):
+        return error_page(
+            404, "Not found", "It does not exist, or it belongs to another organization."
+        )
+    return error_page(exc.status, "That did not work", exc.message)
+
+
+@bp.errorhandler(HTTPException)
+def http_error(exc: HTTPException) -> ResponseReturnValue:
+    status = exc.code or 500
+    if status == 404:
+        return error_page(404, "Not found", "There is no such page in the dashboard.")
+    return error_page(status, exc.name, exc.description or exc.name)
+
+
+@bp.errorhandler(Exception)
+def unexpected_error(exc: Exception) -> ResponseReturnValue:
+    log.exception("unhandled error on a dashboard page")
+    return error_page(500, "Something went wrong on our side", "Please try again in a moment.")
