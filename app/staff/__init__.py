@@ -1,11 +1,17 @@
 """The staff dashboard: sign in with OpenID Connect and run everything from the browser.
 
-Importing the modules registers their routes on the one blueprint.
+Every module of this package that defines pages registers them on the one blueprint when it is
+imported, so adding a section is adding a module.
 """
 
-from app.staff import overview, signin  # noqa: F401  (routes register on import)
+import importlib
+import pkgutil
+
 from app.staff.blueprint import bp
 from app.staff.context import register_context
+
+for _module in pkgutil.iter_modules(__path__):
+    importlib.import_module(f"{__name__}.{_module.name}")
 
 register_context(bp)
 
