@@ -10,104 +10,39 @@ from __future__ import annotations
 
 import html
 import re
-import shutil
-import subprocess
-import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import timedelta
-from pathlib import Path
 from typing import Any
 
 import pytest
+from browser_support import (
+    DESKTOP,
+    PHONE,
+    Delegate,
+    assert_clean,
+    launched_chromium,
+    loopback_server,
+    screenshot,
+    serious_violations,
+    watched_page,
+)
 from factories import make_staff, make_verification
 from flask import Flask
 from flask.testing import FlaskClient
 from wallets import Issuer, node_presentation, post_response, read_request
-from werkzeug.serving import make_server
 
 from app import clock
 
-BROWSER_DIR = Path(__file__).resolve().parent
-SCREENSHOTS = BROWSER_DIR.parents[1] / "test-output" / "screenshots"
-AXE = BROWSER_DIR / "node_modules" / "axe-core" / "axe.min.js"
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
-PHONE = {"width": 390, "height": 844}
-DESKTOP = {"width": 1280, "height": 900}
 RETURN_URL = "https://acme.test/welcome-back"
 # Seconds: the page polls every 2 s, so an outcome shows within a few.
 OUTCOME_TIMEOUT_MS = 10_000
-# Recorded from the first script the page runs; an init script is not subject to the CSP.
-RECORD_CSP_VIOLATIONS = """
-window.__cspViolations = [];
-document.addEventListener("securitypolicyviolation", (event) => {
-  window.__cspViolations.push(event.violatedDirective + " " + event.blockedURI);
-});
-"""
-AXE_RUN = """async () => {
-  const result = await axe.run(document, {resultTypes: ["violations"]});
-  return result.violations.map((v) => ({id: v.id, impact: v.impact, help: v.help,
-    targets: v.nodes.map((n) => n.target.join(" "))}));
-}"""
-
-
-def chromium() -> str:
-    """Debian's Chromium; its absence is a failure, not a skip, so it cannot go unnoticed."""
-    path = shutil.which("chromium") or shutil.which("chromium-browser")
-    if path is None:
-        pytest.fail(
-            "The browser tests need Debian's chromium: run `apt-get install -y chromium` "
-            "(never a browser download such as `playwright install`)"
-        )
-    return path
-
-
-def axe_script() -> Path:
-    """axe-core from npm, installed from tests/browser's lock file on first use."""
-    if not AXE.exists():
-        npm = shutil.which("npm")
-        if npm is None:
-            pytest.fail("npm is needed to install axe-core for the browser tests")
-        subprocess.run(
-            [npm, "ci", "--no-audit", "--no-fund"],
-            cwd=BROWSER_DIR,
-            check=True,
-            stdout=subprocess.DEVNULL,
-            timeout=300,
-        )
-    return AXE
 
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        pytest.fail("The browser tests need the playwright package: pip install playwright")
-    with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(
-            executable_path=chromium(), args=CHROMIUM_ARGS, headless=True
-        )
+    with launched_chromium() as launched:
         yield launched
-        launched.close()
-
-
-class Delegate:
-    """A WSGI app to bind the server to before the real app exists (it needs the port)."""
-
-    app: Flask | None = None
-
-    def __call__(self, environ, start_response):
-        assert self.app is not None
-        return self.app(environ, start_response)
 
 
 @dataclass
@@ -147,45 +82,14 @@ class Served:
 def served(make_app) -> Iterator[Served]:
     """The app on a real loopback HTTP server, its links naming that server."""
     delegate = Delegate()
-    server = make_server("127.0.0.1", 0, delegate, threaded=True)
-    base = f"http://127.0.0.1:{server.server_port}"
-    delegate.app = make_app(PUBLIC_URL=base)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield Served(base, delegate.app)
-    server.shutdown()
-    server.server_close()
-    thread.join(timeout=10)
+    with loopback_server(delegate) as base:
+        delegate.app = make_app(PUBLIC_URL=base)
+        yield Served(base, delegate.app)
 
 
 @pytest.fixture
 def verification_id(app: Flask, client: FlaskClient) -> str:
     return make_verification(client, make_staff(app), return_url=RETURN_URL)["id"]
-
-
-def screenshot(page, name: str) -> None:
-    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(SCREENSHOTS / f"{name}.png"), full_page=True)
-
-
-def watched_page(browser, viewport: dict, problems: list[str]):
-    """A page that records console CSP reports and script errors into ``problems``."""
-    context = browser.new_context(viewport=viewport)
-    context.add_init_script(RECORD_CSP_VIOLATIONS)
-    page = context.new_page()
-    page.on(
-        "console",
-        lambda message: (
-            problems.append(message.text) if "Content Security Policy" in message.text else None
-        ),
-    )
-    page.on("pageerror", lambda error: problems.append(f"script error: {error}"))
-    return page
-
-
-def assert_clean(page, problems: list[str]) -> None:
-    assert problems == []
-    assert page.evaluate("window.__cspViolations") == []
 
 
 def test_the_outcome_arrives_on_the_open_page_without_a_reload(browser, served, verification_id):
@@ -266,17 +170,6 @@ def test_a_fresh_code_replaces_the_old_one_on_the_open_page(browser, served, ver
     expect(page.locator("#status")).to_contain_text("Verified.", timeout=OUTCOME_TIMEOUT_MS)
     assert_clean(page, problems)
     page.context.close()
-
-
-def serious_violations(browser, url: str, **context_options) -> list[dict]:
-    """axe-core's serious and critical findings; only this context bypasses the CSP."""
-    context = browser.new_context(bypass_csp=True, **context_options)
-    page = context.new_page()
-    page.goto(url)
-    page.add_script_tag(path=str(axe_script()))
-    violations = page.evaluate(AXE_RUN)
-    context.close()
-    return [v for v in violations if v["impact"] in ("serious", "critical")]
 
 
 @pytest.mark.parametrize(

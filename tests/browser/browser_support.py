@@ -1,0 +1,160 @@
+"""What the browser tests share: Debian's Chromium through Playwright, a real loopback HTTP
+server for the app, screenshots kept as test output, and axe-core's accessibility findings.
+
+Chromium comes from Debian (``apt-get install chromium``), never from a browser download.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+from flask import Flask
+from werkzeug.serving import make_server
+
+BROWSER_DIR = Path(__file__).resolve().parent
+SCREENSHOTS = BROWSER_DIR.parents[1] / "test-output" / "screenshots"
+AXE = BROWSER_DIR / "node_modules" / "axe-core" / "axe.min.js"
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+PHONE = {"width": 390, "height": 844}
+DESKTOP = {"width": 1280, "height": 900}
+# Recorded from the first script the page runs; an init script is not subject to the CSP.
+RECORD_CSP_VIOLATIONS = """
+window.__cspViolations = [];
+document.addEventListener("securitypolicyviolation", (event) => {
+  window.__cspViolations.push(event.violatedDirective + " " + event.blockedURI);
+});
+"""
+AXE_RUN = """async () => {
+  const result = await axe.run(document, {resultTypes: ["violations"]});
+  return result.violations.map((v) => ({id: v.id, impact: v.impact, help: v.help,
+    targets: v.nodes.map((n) => n.target.join(" "))}));
+}"""
+
+
+def chromium() -> str:
+    """Debian's Chromium; its absence is a failure, not a skip, so it cannot go unnoticed."""
+    path = shutil.which("chromium") or shutil.which("chromium-browser")
+    if path is None:
+        pytest.fail(
+            "The browser tests need Debian's chromium: run `apt-get install -y chromium` "
+            "(never a browser download such as `playwright install`)"
+        )
+    return path
+
+
+def axe_script() -> Path:
+    """axe-core from npm, installed from tests/browser's lock file on first use."""
+    if not AXE.exists():
+        npm = shutil.which("npm")
+        if npm is None:
+            pytest.fail("npm is needed to install axe-core for the browser tests")
+        subprocess.run(
+            [npm, "ci", "--no-audit", "--no-fund"],
+            cwd=BROWSER_DIR,
+            check=True,
+            stdout=subprocess.DEVNULL,
+            timeout=300,
+        )
+    return AXE
+
+
+@contextmanager
+def launched_chromium() -> Iterator[Any]:
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        pytest.fail("The browser tests need the playwright package: pip install playwright")
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(
+            executable_path=chromium(), args=CHROMIUM_ARGS, headless=True
+        )
+        try:
+            yield browser
+        finally:
+            browser.close()
+
+
+class Delegate:
+    """A WSGI app to bind the server to before the real app exists (it needs the port)."""
+
+    app: Flask | None = None
+
+    def __call__(self, environ, start_response):
+        assert self.app is not None
+        return self.app(environ, start_response)
+
+
+@contextmanager
+def loopback_server(delegate: Delegate) -> Iterator[str]:
+    """Serve ``delegate`` on a free loopback port; yields the base URL."""
+    server = make_server("127.0.0.1", 0, delegate, threaded=True)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_port}"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=10)
+
+
+def screenshot(page: Any, name: str) -> None:
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SCREENSHOTS / f"{name}.png"), full_page=True)
+
+
+def watched_page(browser: Any, viewport: dict, problems: list[str], **options: Any) -> Any:
+    """A page that records console CSP reports and script errors into ``problems``."""
+    context = browser.new_context(viewport=viewport, **options)
+    context.add_init_script(RECORD_CSP_VIOLATIONS)
+    page = context.new_page()
+    page.on(
+        "console",
+        lambda message: (
+            problems.append(message.text) if "Content Security Policy" in message.text else None
+        ),
+    )
+    page.on("pageerror", lambda error: problems.append(f"script error: {error}"))
+    return page
+
+
+def assert_clean(page: Any, problems: list[str]) -> None:
+    assert problems == []
+    assert page.evaluate("window.__cspViolations") == []
+
+
+def axe_findings(page: Any) -> list[dict]:
+    """axe-core's serious and critical findings on the page as it is now.
+
+    The script is injected through the DevTools protocol, which the page's CSP does not govern
+    for scripts added by ``add_script_tag`` only when the context bypasses CSP; callers use a
+    context made with ``bypass_csp=True`` for this.
+    """
+    page.add_script_tag(path=str(axe_script()))
+    violations = page.evaluate(AXE_RUN)
+    return [v for v in violations if v["impact"] in ("serious", "critical")]
+
+
+def serious_violations(browser: Any, url: str, **context_options: Any) -> list[dict]:
+    """axe-core's serious and critical findings at ``url``; only this context bypasses the CSP."""
+    context = browser.new_context(bypass_csp=True, **context_options)
+    page = context.new_page()
+    page.goto(url)
+    findings = axe_findings(page)
+    context.close()
+    return findings
