@@ -43,11 +43,16 @@ def list_integrations(organization: Organization) -> list[Integration]:
     )
 
 
-def delete_integration(organization: Organization, integration_id: uuid.UUID) -> None:
+def get_integration(organization: Organization, integration_id: uuid.UUID) -> Integration:
+    """Another organization's integration reads as missing, like an unknown one."""
     integration = db.session.get(Integration, integration_id)
     if integration is None or integration.organization_id != organization.id:
         raise NotFound()
-    db.session.delete(integration)
+    return integration
+
+
+def delete_integration(organization: Organization, integration_id: uuid.UUID) -> None:
+    db.session.delete(get_integration(organization, integration_id))
     db.session.flush()
 
 

@@ -1,0 +1,88 @@
+"""The dashboard's integrations: keys a backend sends in the ``apikey`` header (DESIGN.md 3).
+
+A key exists in clear only in the response that creates it; only its hash is stored. So the
+page that shows it is the POST's own response, never a redirect, a flash or a URL (the flash
+lives in a cookie, a URL in the history).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flask import render_template
+from flask.typing import ResponseReturnValue
+from pydantic import ValidationError
+
+from app.api.common import parse_id
+from app.api.payloads import IntegrationIn
+from app.errors import ApiError, UpgradeRequired
+from app.integrations import operations as keys
+from app.organizations.models import Organization
+from app.organizations.operations import require_paid_plan
+from app.staff.blueprint import bp
+from app.staff.page_kit import finished, form_values, refusal
+from app.staff.session import acting_organization, require_staff
+
+GATED_ACTION = "Creating an integration key"
+
+
+def upgrade_needed(organization: Organization) -> str | None:
+    """The tier gate's own message when the organization may not create keys, else None."""
+    try:
+        require_paid_plan(organization, GATED_ACTION)
+    except UpgradeRequired as exc:
+        return exc.message
+    return None
+
+
+def integrations_page(organization: Organization, status: int = 200, **extra: Any):
+    page = render_template(
+        "staff/integrations/index.html",
+        rows=keys.list_integrations(organization),
+        upgrade=upgrade_needed(organization),
+        values=extra.pop("values", {"name": ""}),
+        **extra,
+    )
+    return page, status
+
+
+@bp.get("/integrations")
+@require_staff
+def integrations() -> ResponseReturnValue:
+    """The keys by name and prefix; on the Free plan the form gives way to the upgrade text."""
+    return integrations_page(acting_organization())
+
+
+@bp.post("/integrations")
+@require_staff
+def integrations_create() -> ResponseReturnValue:
+    """Mint a key and show it in this response only (tier-gated)."""
+    organization = acting_organization()
+    require_paid_plan(organization, GATED_ACTION)
+    values = form_values(("name",))
+    try:
+        body = IntegrationIn.model_validate(values)
+        key, row = keys.create_integration(organization, body.name)
+    except (ValidationError, ApiError) as exc:
+        message, status = refusal(exc)
+        return integrations_page(organization, status, values=values, error=message)
+    return integrations_page(organization, 201, created=row, key=key)
+
+
+@bp.get("/integrations/<integration_id>/delete")
+@require_staff
+def integrations_confirm_delete(integration_id: str) -> ResponseReturnValue:
+    """Without JavaScript, the confirmation ``hx-confirm`` would have asked for."""
+    row = keys.get_integration(acting_organization(), parse_id(integration_id))
+    return render_template("staff/integrations/delete.html", row=row)
+
+
+@bp.post("/integrations/<integration_id>/delete")
+@require_staff
+def integrations_delete(integration_id: str) -> ResponseReturnValue:
+    """Its key fails with 401 from the next request on."""
+    organization = acting_organization()
+    row = keys.get_integration(organization, parse_id(integration_id))
+    name = row.name
+    keys.delete_integration(organization, row.id)
+    return finished(f"Integration {name} deleted; its key no longer works.", "staff.integrations")
