@@ -5,6 +5,7 @@ Read-only queries, kept beside the operations so the pages hold no query logic.
 
 from __future__ import annotations
 
+import uuid
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -92,3 +93,24 @@ def attempts_of(individual: Individual) -> list[PresentationAttempt]:
             .order_by(PresentationAttempt.created_at, PresentationAttempt.id)
         )
     )
+
+
+def attempts_by_individual(
+    individual_ids: list[uuid.UUID],
+) -> dict[uuid.UUID, list[PresentationAttempt]]:
+    """``attempts_of`` for a page of individuals in one query, newest attempt first.
+
+    The dashboard's individuals page lists many at once; one query per row would not do.
+    """
+    found: dict[uuid.UUID, list[PresentationAttempt]] = {i: [] for i in individual_ids}
+    if not individual_ids:
+        return found
+    rows = db.session.scalars(
+        select(PresentationAttempt)
+        .where(PresentationAttempt.individual_id.in_(individual_ids))
+        .order_by(PresentationAttempt.created_at.desc(), PresentationAttempt.id)
+    )
+    for attempt in rows:
+        assert attempt.individual_id is not None
+        found[attempt.individual_id].append(attempt)
+    return found

@@ -1,0 +1,279 @@
+"""The verification form of the dashboard: what a browser posts, turned into the JSON API's body.
+
+A browser can only send strings, so this module does the one thing the JSON API's clients do
+themselves: it gives each condition value its JSON type (numbers, booleans, lists). Every rule
+about what a verification may contain stays where the JSON API enforces it (``VerificationIn``
+and ``VerificationPatch`` in ``app.api.payloads``, ``check_conditions`` in the domain): the form
+builds the same dict and lets those decide, so the two surfaces cannot drift apart.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from werkzeug.datastructures import MultiDict
+
+from app.schemas.models import Schema
+from app.verifications.conditions import OPERATORS
+from app.verifications.models import Verification
+
+# The builder posts ``conditions-<n>-<part>``; indexes need not be contiguous (htmx appends
+# rows with the next free index, and removed rows leave gaps).
+ROW_FIELD = re.compile(r"^conditions-(\d{1,3})-(attribute|operator|value|remove)$")
+# Beyond the JSON API's 50 conditions, so that too many rows are refused by the same model
+# (with its message) instead of being cut silently, yet a forged form cannot make us loop.
+MAX_ROWS = 60
+
+PEM_BEGIN = "-----BEGIN CERTIFICATE-----"
+PEM_END = "-----END CERTIFICATE-----"
+
+OPERATOR_LABELS = {
+    "EQUAL": "equals",
+    "NOT": "is not",
+    "BIGGER": "is greater than / after",
+    "SMALLER": "is less than / before",
+    "IN": "is one of",
+    "EXISTS": "is present",
+    "AGE_AT_LEAST": "age at least (years)",
+}
+assert set(OPERATOR_LABELS) == set(OPERATORS)
+
+_INTEGER = re.compile(r"^[+-]?\d+$")
+_DECIMAL = re.compile(r"^[+-]?(\d+\.\d*|\.\d+)$")
+_ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}")
+
+
+class FormError(Exception):
+    """Input the form cannot even turn into a body (an unterminated certificate)."""
+
+
+@dataclass
+class ConditionRow:
+    attribute: str = ""
+    operator: str = "EQUAL"
+    value: str = ""
+
+    def blank(self) -> bool:
+        return not self.attribute and not self.value
+
+
+@dataclass
+class VerificationForm:
+    """What the form shows: the person's own strings, kept as typed so nothing is lost."""
+
+    name: str = ""
+    description: str = ""
+    schema_id: str = ""
+    claims: list[str] = field(default_factory=list)
+    conditions: list[ConditionRow] = field(default_factory=list)
+    trusted_issuers: str = ""
+    return_url: str = ""
+    # The highest row index the browser sent: the next added row takes the one after it.
+    last_index: int = -1
+
+    @classmethod
+    def from_verification(cls, verification: Verification) -> VerificationForm:
+        return cls(
+            name=verification.name,
+            description=verification.description or "",
+            schema_id=str(verification.schema_id),
+            claims=list(verification.claims or []),
+            conditions=[
+                ConditionRow(
+                    str(c.get("name") or c.get("attribute_id") or ""),
+                    str(c.get("operator") or "EQUAL"),
+                    value_text(c.get("value")),
+                )
+                for c in verification.attributes or []
+            ],
+            trusted_issuers="\n".join(verification.trusted_issuers or []),
+            return_url=verification.return_url or "",
+        )
+
+    @classmethod
+    def from_submission(cls, data: MultiDict[str, str]) -> VerificationForm:
+        """The form as posted (or as htmx sent it), rows marked for removal left out."""
+        rows: dict[int, dict[str, str]] = {}
+        for key in data:
+            match = ROW_FIELD.match(key)
+            if match and (int(match.group(1)) in rows or len(rows) < MAX_ROWS):
+                rows.setdefault(int(match.group(1)), {})[match.group(2)] = data.get(key, "")
+        conditions = [
+            ConditionRow(
+                row.get("attribute", "").strip(),
+                row.get("operator", "EQUAL").strip(),
+                row.get("value", "").strip(),
+            )
+            for _, row in sorted(rows.items())
+            if not row.get("remove")
+        ]
+        return cls(
+            name=data.get("name", ""),
+            description=data.get("description", ""),
+            schema_id=data.get("schema_id", "").strip(),
+            claims=[c for c in data.getlist("claims") if c],
+            conditions=conditions,
+            trusted_issuers=data.get("trusted_issuers", ""),
+            return_url=data.get("return_url", "").strip(),
+            last_index=max(rows, default=-1),
+        )
+
+    def for_schema(self, schema: Schema | None) -> VerificationForm:
+        """After choosing another schema: claims it does not have are unticked.
+
+        Conditions keep their attribute even when the new schema lacks it; the row then says
+        so, and saving names it, rather than losing what the person typed.
+        """
+        names = schema.attribute_names() if schema else []
+        self.claims = [c for c in self.claims if c in names]
+        return self
+
+    def without_blank_rows(self) -> VerificationForm:
+        """Rows added but never filled in are not conditions."""
+        self.conditions = [row for row in self.conditions if not row.blank()]
+        return self
+
+    def body(self, schema: Schema | None) -> dict[str, Any]:
+        """The JSON API's body for this form (``VerificationIn``; every field, also for edits).
+
+        ``return_url`` is left out when empty: the API takes ``null`` as "no change" on edits.
+        """
+        types = attribute_types(schema)
+        body: dict[str, Any] = {
+            "name": self.name,
+            "description": self.description,
+            "schema_id": self.schema_id,
+            "claims": self.claims,
+            "attributes": [
+                {
+                    "name": row.attribute or None,
+                    "operator": row.operator,
+                    "value": typed_value(row.operator, row.value, type_of(row.attribute, types)),
+                }
+                for row in self.conditions
+            ],
+            "trusted_issuers": parse_trusted_issuers(self.trusted_issuers),
+        }
+        if self.return_url:
+            body["return_url"] = self.return_url
+        return body
+
+
+def attribute_types(schema: Schema | None) -> dict[str, str]:
+    if schema is None:
+        return {}
+    return {a["name"]: a.get("type", "TEXT") for a in schema.attributes}
+
+
+def type_of(name: str, types: dict[str, str]) -> str:
+    """A schema attribute's type; a path inside one (``address.country``) is read as text."""
+    return types.get(name, "TEXT")
+
+
+def _number(text: str) -> int | float | None:
+    if _INTEGER.match(text):
+        return int(text)
+    if _DECIMAL.match(text):
+        return float(text)
+    return None
+
+
+def _scalar(text: str, attribute_type: str) -> Any:
+    """One value as the credential would carry it: numbers and booleans for such attributes."""
+    if attribute_type == "NUMBER" and (number := _number(text)) is not None:
+        return number
+    if attribute_type == "BOOLEAN" and text.lower() in ("true", "false"):
+        return text.lower() == "true"
+    return text
+
+
+def typed_value(operator: str, text: str, attribute_type: str) -> Any:
+    """The condition's value with the JSON type the JSON API's clients would send.
+
+    IN takes a comma-separated list; AGE_AT_LEAST, BIGGER and SMALLER take a number when the
+    text is one (BIGGER and SMALLER otherwise keep the text, an ISO date); EQUAL and NOT follow
+    the attribute's type. What does not fit is passed on as typed, for the domain to refuse
+    with its own message.
+    """
+    text = text.strip()
+    if operator == "EXISTS":
+        return None
+    if operator == "IN":
+        return [_scalar(part.strip(), attribute_type) for part in text.split(",") if part.strip()]
+    if not text:
+        return None
+    if operator in ("AGE_AT_LEAST", "BIGGER", "SMALLER"):
+        number = _number(text)
+        return text if number is None else number
+    return _scalar(text, attribute_type)
+
+
+def value_text(value: Any) -> str:
+    """A stored condition value as the form's text input shows it."""
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, list):
+        return ", ".join(value_text(v) for v in value)
+    return str(value)
+
+
+def parse_trusted_issuers(text: str) -> list[str]:
+    """One entry per line, except a PEM certificate, which is one entry from its BEGIN line to
+    its END line. Blank lines are skipped; the domain strips and de-duplicates the entries.
+    """
+    entries: list[str] = []
+    block: list[str] | None = None
+    started = 0
+    for number, line in enumerate(text.splitlines(), start=1):
+        line = line.strip()
+        if block is not None:
+            block.append(line)
+            if PEM_END in line:
+                entries.append("\n".join(block))
+                block = None
+        elif PEM_BEGIN in line:
+            block, started = [line], number
+            if PEM_END in line:
+                entries.append(line)
+                block = None
+        elif line:
+            entries.append(line)
+    if block is not None:
+        raise FormError(
+            f"Trusted issuers: the certificate starting on line {started} has no '{PEM_END}' line"
+        )
+    return entries
+
+
+def describe_condition(condition: dict[str, Any]) -> str:
+    """A stored condition in words, for people reading the definition."""
+    name = condition.get("name") or condition.get("attribute_id") or "?"
+    operator = condition.get("operator", "")
+    value = condition.get("value")
+    shown = value_text(value)
+    dated = isinstance(value, str) and bool(_ISO_DATE.match(value))
+    if operator == "EXISTS":
+        return f"{name} is present"
+    if operator == "AGE_AT_LEAST":
+        return f"{name} shows an age of at least {shown} years"
+    if operator == "IN":
+        return f"{name} is one of: {shown}"
+    if operator == "BIGGER":
+        return f"{name} is {'after' if dated else 'greater than'} {shown}"
+    if operator == "SMALLER":
+        return f"{name} is {'before' if dated else 'less than'} {shown}"
+    if operator == "NOT":
+        return f"{name} is not {shown}"
+    return f"{name} equals {shown}"
+
+
+_WHERE = re.compile(r"attributes(?:\[(\d+)\]|\.(\d+))")
+
+
+def readable_message(message: str) -> str:
+    """Name conditions as the form numbers them ("condition 2"), not by list index."""
+    return _WHERE.sub(lambda m: f"condition {int(m.group(1) or m.group(2)) + 1}", message)

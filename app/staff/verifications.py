@@ -1,0 +1,311 @@
+"""The dashboard's verifications: definitions, their builder form, and who was verified.
+
+The form posts strings; ``app.staff.verification_form`` turns them into the JSON API's body,
+which is validated by the same pydantic models and saved by the same operations as
+``POST /verifications`` and ``PUT /verifications/<id>``. Every page works without JavaScript:
+the builder's "Choose" and "Add a condition" buttons re-render the form server-side, and htmx
+only spares the reload (fragments from ``verifications_builder`` and ``verifications_row``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flask import Response, flash, redirect, render_template, request, url_for
+from flask.typing import ResponseReturnValue
+from pydantic import BaseModel, ValidationError
+
+from app.api import payloads
+from app.api.common import parse_id
+from app.errors import ApiError, NotFound, describe_validation_error
+from app.extensions import db
+from app.organizations.models import Organization
+from app.organizations.operations import require_paid_plan
+from app.schemas.models import Schema
+from app.schemas.operations import list_schemas
+from app.staff.blueprint import bp, wants_fragment
+from app.staff.session import acting_organization, require_staff
+from app.staff.verification_form import (
+    OPERATOR_LABELS,
+    ConditionRow,
+    FormError,
+    VerificationForm,
+    describe_condition,
+    readable_message,
+)
+from app.verifications import operations as verification_ops
+from app.verifications import reports
+from app.verifications.conditions import known_attribute
+from app.verifications.models import Verification
+
+PAGE_SIZE = 20
+GATED_ACTION = "Creating a verification"
+# Schemas offered in the select; list_schemas is paginated and nobody scrolls past this.
+SCHEMA_CHOICES = 100
+# Form buttons that re-render the form instead of saving it (the no-JavaScript builder).
+CHOOSE, ADD_CONDITION = "choose", "add-condition"
+
+STATUS_WORDS = {
+    "CREATED": "Opened",
+    "REQUESTED": "Link handed out",
+    "VERIFIED": "Verified",
+    "FAILED": "Failed",
+}
+
+
+def page_number() -> int:
+    """``?page=`` from 1; anything else reads as the first page rather than an error."""
+    try:
+        return max(1, min(int(request.args.get("page", 1)), 100_000))
+    except ValueError:
+        return 1
+
+
+def pages(total: int) -> int:
+    return max(1, -(-total // PAGE_SIZE))
+
+
+# -- list -----------------------------------------------------------------------------------
+
+
+@bp.get("/verifications")
+@require_staff
+def verifications() -> ResponseReturnValue:
+    """The acting organization's definitions, newest first."""
+    page = page_number()
+    rows, total = verification_ops.list_verifications(
+        acting_organization(), (page - 1) * PAGE_SIZE, PAGE_SIZE
+    )
+    return render_template(
+        "staff/verifications/list.html", rows=rows, total=total, page=page, pages=pages(total)
+    )
+
+
+# -- the builder form -----------------------------------------------------------------------
+
+
+def schema_choices(organization: Organization) -> list[Schema]:
+    return list_schemas(organization, 0, SCHEMA_CHOICES)[0]
+
+
+def chosen_schema(form: VerificationForm, schemas: list[Schema]) -> Schema | None:
+    return next((s for s in schemas if str(s.id) == form.schema_id), None)
+
+
+def form_context(form: VerificationForm, schemas: list[Schema]) -> dict[str, Any]:
+    schema = chosen_schema(form, schemas)
+    return {
+        "form": form,
+        "schemas": schemas,
+        "schema": schema,
+        "attribute_names": schema.attribute_names() if schema else [],
+        "operators": OPERATOR_LABELS,
+        "known_attribute": known_attribute,
+    }
+
+
+def submitted_form(schemas: list[Schema]) -> VerificationForm:
+    """The posted form, and the builder action (choose a schema, add a row) applied to it."""
+    form = VerificationForm.from_submission(request.values)
+    form.for_schema(chosen_schema(form, schemas))
+    if request.values.get("action") == ADD_CONDITION:
+        form.conditions.append(ConditionRow())
+    return form
+
+
+def save(
+    form: VerificationForm,
+    schemas: list[Schema],
+    model: type[BaseModel],
+    operation: Any,
+) -> tuple[Verification | None, tuple[str, int] | None]:
+    """Validate the form's body with the JSON API's model, then run its operation.
+
+    Returns the saved verification, or the message and status to re-render the form with.
+    A failed operation may have changed the loaded record half-way, so it is rolled back
+    before the page is drawn (the request would otherwise commit it).
+    """
+    form.without_blank_rows()
+    try:
+        body = model.model_validate(form.body(chosen_schema(form, schemas)))
+        return operation(body.model_dump(exclude_unset=True)), None
+    except FormError as exc:
+        return None, (str(exc), 400)
+    except ValidationError as exc:
+        db.session.rollback()
+        return None, (readable_message(describe_validation_error(exc)), 400)
+    except NotFound:
+        db.session.rollback()
+        return None, ("Choose one of the schemas in the list.", 400)
+    except ApiError as exc:
+        db.session.rollback()
+        return None, (readable_message(exc.message), exc.status)
+
+
+@bp.get("/verifications/new")
+@require_staff
+def verifications_new() -> ResponseReturnValue:
+    """The builder, on the first visible schema; FREE organizations see the upgrade prompt."""
+    organization = acting_organization()
+    require_paid_plan(organization, GATED_ACTION)
+    schemas = schema_choices(organization)
+    if request.args.get("schema_id"):
+        form = submitted_form(schemas)
+    else:
+        form = VerificationForm(schema_id=str(schemas[0].id) if schemas else "")
+    return render_template("staff/verifications/new.html", **form_context(form, schemas))
+
+
+@bp.post("/verifications/new")
+@require_staff
+def verifications_create() -> ResponseReturnValue:
+    """Create, or re-render after a builder button; the same gate as ``POST /verifications``."""
+    organization = acting_organization()
+    require_paid_plan(organization, GATED_ACTION)
+    schemas = schema_choices(organization)
+    form = submitted_form(schemas)
+    if request.form.get("action") in (CHOOSE, ADD_CONDITION):
+        return render_template("staff/verifications/new.html", **form_context(form, schemas))
+    created, error = save(
+        form,
+        schemas,
+        payloads.VerificationIn,
+        lambda fields: verification_ops.create_verification(organization, fields),
+    )
+    if created is None:
+        assert error is not None
+        page = render_template(
+            "staff/verifications/new.html", error=error[0], **form_context(form, schemas)
+        )
+        return page, error[1]
+    flash(f"Verification “{created.name}” created.", "success")
+    return redirect(url_for("staff.verifications_detail", verification_id=created.id), 303)
+
+
+@bp.get("/verifications/builder")
+@require_staff
+def verifications_builder() -> ResponseReturnValue:
+    """htmx: the schema-dependent part of the form (claims and conditions) for the chosen
+    schema, keeping what was already filled in."""
+    schemas = schema_choices(acting_organization())
+    form = submitted_form(schemas)
+    return render_template("staff/verifications/_builder.html", **form_context(form, schemas))
+
+
+@bp.get("/verifications/row")
+@require_staff
+def verifications_row() -> ResponseReturnValue:
+    """htmx: one empty condition row, numbered after the rows already in the form."""
+    schemas = schema_choices(acting_organization())
+    form = VerificationForm.from_submission(request.values)
+    return render_template(
+        "staff/verifications/_row.html",
+        index=form.last_index + 1,
+        number=len(form.conditions) + 1,
+        row=ConditionRow(),
+        fragment=True,
+        **form_context(form, schemas),
+    )
+
+
+# -- one definition ---------------------------------------------------------------------------
+
+
+def detail_page(
+    verification: Verification,
+    form: VerificationForm,
+    schemas: list[Schema],
+    error: str | None = None,
+) -> str:
+    return render_template(
+        "staff/verifications/detail.html",
+        verification=verification,
+        conditions=[describe_condition(c) for c in verification.attributes or []],
+        error=error,
+        **form_context(form, schemas),
+    )
+
+
+def the_verification(verification_id: str) -> Verification:
+    """The acting organization's verification; anyone else's reads as not found (404 page)."""
+    return verification_ops.get_verification(acting_organization(), parse_id(verification_id))
+
+
+@bp.get("/verifications/<verification_id>")
+@require_staff
+def verifications_detail(verification_id: str) -> ResponseReturnValue:
+    """The definition in words, its ID for the backend, and the edit form."""
+    verification = the_verification(verification_id)
+    schemas = schema_choices(acting_organization())
+    return detail_page(verification, VerificationForm.from_verification(verification), schemas)
+
+
+@bp.post("/verifications/<verification_id>")
+@require_staff
+def verifications_update(verification_id: str) -> ResponseReturnValue:
+    """Save the edit form through ``VerificationPatch`` and ``update_verification``."""
+    organization = acting_organization()
+    verification = the_verification(verification_id)
+    schemas = schema_choices(organization)
+    form = submitted_form(schemas)
+    if request.form.get("action") in (CHOOSE, ADD_CONDITION):
+        return detail_page(verification, form, schemas)
+    updated, error = save(
+        form,
+        schemas,
+        payloads.VerificationPatch,
+        lambda fields: verification_ops.update_verification(organization, verification.id, fields),
+    )
+    if updated is None:
+        assert error is not None
+        return detail_page(the_verification(verification_id), form, schemas, error[0]), error[1]
+    flash("Changes saved.", "success")
+    return redirect(url_for("staff.verifications_detail", verification_id=updated.id), 303)
+
+
+@bp.get("/verifications/<verification_id>/delete")
+@require_staff
+def verifications_delete_confirm(verification_id: str) -> ResponseReturnValue:
+    """Without JavaScript, the Delete button leads here to confirm (htmx asks in a dialog)."""
+    return render_template(
+        "staff/verifications/delete.html", verification=the_verification(verification_id)
+    )
+
+
+@bp.post("/verifications/<verification_id>/delete")
+@require_staff
+def verifications_delete(verification_id: str) -> ResponseReturnValue:
+    """Hide the definition (its individuals' history is kept), as ``DELETE`` does."""
+    verification = the_verification(verification_id)
+    verification_ops.delete_verification(acting_organization(), verification.id)
+    flash(f"Verification “{verification.name}” deleted.", "success")
+    target = url_for("staff.verifications")
+    if wants_fragment():
+        return Response(status=204, headers={"HX-Redirect": target})
+    return redirect(target, 303)
+
+
+# -- individuals ----------------------------------------------------------------------------
+
+
+@bp.get("/verifications/<verification_id>/individuals")
+@require_staff
+def verifications_individuals(verification_id: str) -> ResponseReturnValue:
+    """Who was asked and what happened, newest first, each with their presentation attempts."""
+    organization = acting_organization()
+    verification = the_verification(verification_id)
+    page = page_number()
+    rows, total = verification_ops.list_individuals(
+        organization, verification.id, (page - 1) * PAGE_SIZE, PAGE_SIZE
+    )
+    attempts = reports.attempts_by_individual([row.id for row in rows])
+    return render_template(
+        "staff/verifications/individuals.html",
+        verification=verification,
+        rows=rows,
+        attempts=attempts,
+        status_words=STATUS_WORDS,
+        total=total,
+        page=page,
+        pages=pages(total),
+    )

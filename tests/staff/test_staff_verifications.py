@@ -1,0 +1,406 @@
+"""The dashboard's verifications: list, builder form, definition page, delete, individuals."""
+
+from __future__ import annotations
+
+import re
+import uuid
+
+from factories import PID_SCHEMA_ID, make_staff, make_verification
+from flask import Flask
+from staff_support import csrf_of, text_of
+
+from app.organizations.models import Plan
+
+NEW = "/dashboard/verifications/new"
+
+
+def form_data(browser, path: str = NEW, **overrides) -> dict:
+    """A filled-in builder form as a browser posts it: two conditions on the EU PID."""
+    data = {
+        "csrf_token": csrf_of(browser, "/dashboard/"),
+        "name": "Adult residents",
+        "description": "We check that you are of age and live in the EU.",
+        "schema_id": PID_SCHEMA_ID,
+        "claims": ["given_name", "family_name"],
+        "conditions-0-attribute": "birthdate",
+        "conditions-0-operator": "AGE_AT_LEAST",
+        "conditions-0-value": "18",
+        "conditions-1-attribute": "address.country",
+        "conditions-1-operator": "IN",
+        "conditions-1-value": "FR, DE ,NL",
+        "trusted_issuers": "",
+        "return_url": "https://acme.test/back",
+    }
+    data.update(overrides)
+    return data
+
+
+def created_id(response) -> str:
+    assert response.status_code == 303, text_of(response)
+    match = re.fullmatch(r"/dashboard/verifications/([0-9a-f-]{36})", response.headers["Location"])
+    assert match, response.headers["Location"]
+    return match.group(1)
+
+
+def test_the_empty_list_says_to_create_one(browser):
+    page = text_of(browser.get("/dashboard/verifications"))
+    assert "<h1>Verifications</h1>" in page
+    assert "No verifications yet. Create one" in page
+    assert 'href="/dashboard/verifications/new"' in page
+
+
+def test_the_list_shows_each_definition_linking_to_its_page(browser, client, owner):
+    made = make_verification(client, owner)
+    page = text_of(browser.get("/dashboard/verifications"))
+    assert f'href="/dashboard/verifications/{made["id"]}"' in page
+    assert "Adult residents" in page and "EU Person Identification Data" in page
+    assert "<td>2</td>" in page  # two conditions
+
+
+def test_the_list_is_paginated(browser, client, owner):
+    for n in range(21):
+        make_verification(client, owner, name=f"V{n:02d}")
+    first = text_of(browser.get("/dashboard/verifications"))
+    assert "Page 1 of 2" in first and "V20" in first and "V00" not in first
+    second = text_of(browser.get("/dashboard/verifications?page=2"))
+    assert "V00" in second and "V20" not in second
+
+
+def test_creating_with_two_conditions_reads_back_exactly_through_the_json_api(
+    browser, client, owner
+):
+    response = browser.post(NEW, data=form_data(browser))
+    verification_id = created_id(response)
+    page = text_of(browser.get(f"/dashboard/verifications/{verification_id}"))
+    assert "Verification “Adult residents” created." in page and verification_id in page
+    assert "birthdate shows an age of at least 18 years" in page
+    assert "address.country is one of: FR, DE, NL" in page
+
+    body = client.get(f"/verifications/{verification_id}", headers=owner.headers()).get_json()
+    assert body["attributes"] == [
+        {"name": "birthdate", "operator": "AGE_AT_LEAST", "value": 18},
+        {"name": "address.country", "operator": "IN", "value": ["FR", "DE", "NL"]},
+    ]
+    assert body["claims"] == ["given_name", "family_name"]
+    assert body["description"] == "We check that you are of age and live in the EU."
+    assert body["return_url"] == "https://acme.test/back"
+    assert body["trusted_issuers"] == []
+
+
+def test_values_are_typed_like_json_clients_send_them(browser, client, owner):
+    data = form_data(
+        browser,
+        **{
+            "conditions-0-attribute": "age_equal_or_over.18",
+            "conditions-0-operator": "EQUAL",
+            "conditions-0-value": "true",
+            "conditions-1-attribute": "birthdate",
+            "conditions-1-operator": "SMALLER",
+            "conditions-1-value": "2007-01-31",
+            "conditions-2-attribute": "given_name",
+            "conditions-2-operator": "EXISTS",
+            "conditions-2-value": "",
+            "conditions-3-attribute": "",  # an added row left empty is not a condition
+            "conditions-3-operator": "EQUAL",
+            "conditions-3-value": "",
+        },
+    )
+    verification_id = created_id(browser.post(NEW, data=data))
+    body = client.get(f"/verifications/{verification_id}", headers=owner.headers()).get_json()
+    assert body["attributes"] == [
+        {"name": "age_equal_or_over.18", "operator": "EQUAL", "value": True},
+        {"name": "birthdate", "operator": "SMALLER", "value": "2007-01-31"},
+        {"name": "given_name", "operator": "EXISTS", "value": None},
+    ]
+
+
+def test_trusted_issuers_take_one_per_line_and_a_pem_block_as_one_entry(browser, client, owner):
+    pem = "-----BEGIN CERTIFICATE-----\nMIIBfake\nAAAA\n-----END CERTIFICATE-----"
+    text = f"https://issuer.example\n\n{pem}\r\ndid:web:issuer.example\n"
+    verification_id = created_id(browser.post(NEW, data=form_data(browser, trusted_issuers=text)))
+    body = client.get(f"/verifications/{verification_id}", headers=owner.headers()).get_json()
+    assert body["trusted_issuers"] == ["https://issuer.example", pem, "did:web:issuer.example"]
+
+
+def test_an_unterminated_certificate_is_refused_with_its_line(browser):
+    text = "https://issuer.example\n-----BEGIN CERTIFICATE-----\nMIIB"
+    response = browser.post(NEW, data=form_data(browser, trusted_issuers=text))
+    assert response.status_code == 400
+    assert "starting on line 2 has no" in text_of(response)
+
+
+def test_a_condition_error_re_renders_the_form_with_the_message_and_the_values(
+    browser, client, owner
+):
+    data = form_data(browser, name="Kept name", **{"conditions-1-value": ""})
+    response = browser.post(NEW, data=data)
+    assert response.status_code == 400
+    page = text_of(response)
+    assert "condition 2: IN on address.country needs a non-empty list of values" in page
+    assert 'value="Kept name"' in page
+    assert "We check that you are of age and live in the EU.</textarea>" in page
+    assert 'value="given_name" checked' in page
+    assert '<option value="AGE_AT_LEAST" selected>' in page
+    assert 'name="conditions-0-value" value="18"' in page
+    assert 'value="https://acme.test/back"' in page
+    listed = client.get("/verifications", headers=owner.headers()).get_json()
+    assert listed["total"] == 0
+
+
+def test_a_pydantic_error_re_renders_with_the_field_named(browser):
+    response = browser.post(NEW, data=form_data(browser, name="", return_url="ftp://x"))
+    assert response.status_code == 400
+    page = text_of(response)
+    assert "Invalid request: name:" in page and "return_url:" in page
+    assert 'value="ftp://x"' in page
+
+
+def test_a_premium_plus_schema_is_refused_with_its_message(app, browser, client, owner):
+    schema = client.post(
+        "/schemas",
+        json={
+            "name": "Gold",
+            "vct": "urn:gold",
+            "premium_plus": True,
+            "attributes": [{"name": "tier"}],
+        },
+        headers=owner.headers(),
+    ).get_json()
+    response = browser.post(NEW, data=form_data(browser, schema_id=schema["id"], claims=["tier"]))
+    assert response.status_code == 403
+    page = text_of(response)
+    assert (
+        "Premium+" in page
+        and 'data-testid="form-error"' in page
+        and 'value="Adult residents"' in page
+    )
+
+
+def test_choosing_a_schema_without_javascript_redraws_its_claims_and_keeps_the_rest(browser):
+    data = form_data(browser, action="choose", schema_id="5c4a3f3e-0b1d-4c7e-9a51-000000000002")
+    response = browser.post(NEW, data=data)
+    assert response.status_code == 200
+    page = text_of(response)
+    assert 'value="document_number"' in page  # the driving licence's attributes
+    assert 'value="nationalities"' not in page
+    assert 'value="given_name" checked' in page  # both schemas have it
+    assert 'value="Adult residents"' in page
+    assert "(not in this schema)" in page  # address.country is kept, and flagged
+
+
+def test_the_schema_select_fetches_the_builder_fragment_with_htmx(browser):
+    page = text_of(browser.get(NEW))
+    assert 'hx-get="/dashboard/verifications/builder"' in page
+    fragment = browser.get(
+        "/dashboard/verifications/builder",
+        query_string={
+            "schema_id": "5c4a3f3e-0b1d-4c7e-9a51-000000000003",
+            "claims": ["given_name"],
+        },
+        headers={"HX-Request": "true"},
+    )
+    assert fragment.status_code == 200
+    html = text_of(fragment)
+    assert html.lstrip().startswith('<div id="builder">') and "<html" not in html
+    assert 'value="age_over_18"' in html and "given_name" not in html
+
+
+def test_adding_a_condition_without_javascript_adds_an_empty_row(browser):
+    data = form_data(browser, action="add-condition")
+    response = browser.post(NEW, data=data)
+    assert response.status_code == 200
+    page = text_of(response)
+    assert page.count('data-testid="condition-row"') == 3
+    assert 'name="conditions-2-attribute"' in page
+
+
+def test_adding_a_condition_with_htmx_returns_one_row_after_the_last(browser):
+    fragment = browser.get(
+        "/dashboard/verifications/row",
+        query_string={"schema_id": PID_SCHEMA_ID, "conditions-4-attribute": "birthdate"},
+        headers={"HX-Request": "true"},
+    )
+    html = text_of(fragment)
+    assert html.count('data-testid="condition-row"') == 1
+    assert 'name="conditions-5-attribute"' in html and 'value="birthdate"' in html
+    assert 'hx-swap-oob="delete"' in html
+
+
+def test_a_removed_row_is_not_saved(browser, client, owner):
+    data = form_data(browser, **{"conditions-0-remove": "1"})
+    verification_id = created_id(browser.post(NEW, data=data))
+    body = client.get(f"/verifications/{verification_id}", headers=owner.headers()).get_json()
+    assert [c["name"] for c in body["attributes"]] == ["address.country"]
+
+
+def test_a_free_organization_gets_the_upgrade_prompt_on_get_and_post(app, client):
+    from staff_support import sign_in
+
+    free = make_staff(app, "bob@example.test", Plan.FREE, "Freebies")
+    sign_in(client, free.token)
+    shown = client.get(NEW)
+    assert shown.status_code == 402
+    assert 'data-testid="upgrade-prompt"' in text_of(shown)
+    posted = client.post(NEW, data=form_data(client))
+    assert posted.status_code == 402
+    assert 'data-testid="upgrade-prompt"' in text_of(posted)
+    listed = client.get("/verifications", headers=free.headers()).get_json()
+    assert listed["total"] == 0
+
+
+def test_the_detail_page_shows_the_id_to_copy_and_the_prefilled_form(browser, client, owner):
+    made = make_verification(client, owner, trusted_issuers=["https://issuer.example"])
+    page = text_of(browser.get(f"/dashboard/verifications/{made['id']}"))
+    assert f'<code id="verification-id">{made["id"]}</code>' in page
+    assert 'data-copy="verification-id"' in page
+    assert "https://issuer.example</textarea>" in page
+    assert 'name="conditions-1-value" value="FR, DE, NL"' in page
+    assert 'hx-confirm="Delete' in page
+
+
+def test_editing_through_the_form_changes_what_the_json_api_returns(browser, client, owner):
+    made = make_verification(client, owner)
+    path = f"/dashboard/verifications/{made['id']}"
+    data = form_data(
+        browser,
+        path,
+        name="Renamed",
+        claims=["given_name"],
+        **{
+            "conditions-0-value": "21",
+            "conditions-1-attribute": "",
+            "conditions-1-value": "",
+        },
+    )
+    response = browser.post(path, data=data)
+    assert response.status_code == 303 and response.headers["Location"] == path
+    assert "Changes saved." in text_of(browser.get(path))
+    body = client.get(f"/verifications/{made['id']}", headers=owner.headers()).get_json()
+    assert body["name"] == "Renamed"
+    assert body["claims"] == ["given_name"]
+    assert body["attributes"] == [{"name": "birthdate", "operator": "AGE_AT_LEAST", "value": 21}]
+
+
+def test_a_failed_edit_changes_nothing_and_keeps_the_input(browser, client, owner):
+    made = make_verification(client, owner)
+    path = f"/dashboard/verifications/{made['id']}"
+    data = form_data(browser, path, name="Half saved", **{"conditions-0-attribute": "shoe_size"})
+    response = browser.post(path, data=data)
+    assert response.status_code == 400
+    page = text_of(response)
+    assert (
+        "condition 1: attribute &#39;shoe_size&#39; is not in the verification&#39;s schema" in page
+    )
+    assert 'value="Half saved"' in page
+    body = client.get(f"/verifications/{made['id']}", headers=owner.headers()).get_json()
+    assert body["name"] == "Adult residents"
+
+
+def test_deleting_asks_first_without_javascript_then_hides_it(browser, client, owner):
+    made = make_verification(client, owner)
+    path = f"/dashboard/verifications/{made['id']}"
+    confirm = browser.get(f"{path}/delete")
+    assert confirm.status_code == 200 and "Delete this verification" in text_of(confirm)
+    response = browser.post(f"{path}/delete", data={"csrf_token": csrf_of(browser, path)})
+    assert response.status_code == 303
+    assert response.headers["Location"] == "/dashboard/verifications"
+    listing = text_of(browser.get("/dashboard/verifications"))
+    assert "deleted" in listing and "No verifications yet" in listing
+    assert browser.get(path).status_code == 404
+    assert client.get(f"/verifications/{made['id']}", headers=owner.headers()).status_code == 400
+
+
+def test_deleting_with_htmx_redirects_the_page(browser, client, owner):
+    made = make_verification(client, owner)
+    path = f"/dashboard/verifications/{made['id']}"
+    response = browser.post(
+        f"{path}/delete",
+        headers={"HX-Request": "true", "X-CSRF-Token": csrf_of(browser, path)},
+    )
+    assert response.status_code == 204
+    assert response.headers["HX-Redirect"] == "/dashboard/verifications"
+
+
+def test_another_organizations_verification_is_a_not_found_page(app, browser, client):
+    stranger = make_staff(app, "mallory@example.test", Plan.PRO, "Evil")
+    theirs = make_verification(client, stranger)
+    base = f"/dashboard/verifications/{theirs['id']}"
+    for path in (base, f"{base}/individuals", f"{base}/delete"):
+        response = browser.get(path)
+        assert response.status_code == 404, path
+        assert "belongs to another organization" in text_of(response)
+    token = csrf_of(browser, "/dashboard/")
+    edit = browser.post(base, data=form_data(browser, base))
+    assert edit.status_code == 404
+    assert browser.post(f"{base}/delete", data={"csrf_token": token}).status_code == 404
+    still = client.get(f"/verifications/{theirs['id']}", headers=stranger.headers()).get_json()
+    assert still["name"] == "Adult residents"
+
+
+def test_a_garbage_id_is_a_not_found_page(browser):
+    assert browser.get("/dashboard/verifications/nope").status_code == 404
+    assert browser.get(f"/dashboard/verifications/{uuid.uuid4()}").status_code == 404
+
+
+def test_individuals_page_explains_how_individuals_appear(browser, client, owner):
+    made = make_verification(client, owner)
+    page = text_of(browser.get(f"/dashboard/verifications/{made['id']}/individuals"))
+    assert "No individuals yet" in page and "POST /verifications/individuals" in page
+    assert made["id"] in page
+
+
+def failed_presentation(app: Flask, verification_id: str, customer_id: str, reason: str) -> None:
+    """An individual whose presentation failed, as the presentation operation records it."""
+    from app.extensions import db
+    from app.verifications.models import PresentationAttempt, Status
+    from app.verifications.operations import mint_presentation_request, open_individual
+
+    with app.app_context():
+        individual, _ = open_individual(uuid.UUID(verification_id), customer_id)
+        request = mint_presentation_request(120, 300, individual_id=individual.id)
+        individual.status = Status.FAILED
+        individual.validation_error = reason
+        db.session.add(
+            PresentationAttempt(
+                request_id=request.id,
+                individual_id=individual.id,
+                outcome=Status.FAILED,
+                validation_error=reason,
+                issuer="https://issuer.example",
+            )
+        )
+        db.session.commit()
+        db.session.remove()
+
+
+def test_individuals_page_shows_the_reason_of_a_failed_presentation(app, browser, client, owner):
+    made = make_verification(client, owner)
+    reason = "Attribute birthdate does not satisfy AGE_AT_LEAST 18"
+    failed_presentation(app, made["id"], "cust-42", reason)
+    backend_open = client.get(
+        f"/verifications/{made['id']}/individuals", headers=owner.headers()
+    ).get_json()
+    assert backend_open["total"] == 1
+    page = text_of(browser.get(f"/dashboard/verifications/{made['id']}/individuals"))
+    assert "cust-42" in page
+    assert ">Failed</span>" in page  # the status in words, not only a colour
+    assert "<details>" in page and "1 attempt</summary>" in page
+    assert page.count(reason) == 2  # the individual's reason and its attempt's
+    assert "https://issuer.example" in page
+
+
+def test_individuals_are_paginated_newest_first(app, browser, client, owner):
+    made = make_verification(client, owner)
+    from datetime import timedelta
+
+    from app import clock
+
+    start = clock._system_now()
+    for n in range(21):
+        clock.set_source(lambda n=n: start + timedelta(minutes=n))
+        failed_presentation(app, made["id"], f"cust-{n:02d}", "no")
+    first = text_of(browser.get(f"/dashboard/verifications/{made['id']}/individuals"))
+    assert first.index("cust-20") < first.index("cust-19")
+    assert "cust-00" not in first and "Page 1 of 2" in first
+    second = text_of(browser.get(f"/dashboard/verifications/{made['id']}/individuals?page=2"))
+    assert "cust-00" in second
