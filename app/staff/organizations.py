@@ -1,0 +1,179 @@
+"""The dashboard's organizations: the user's memberships, creating and joining one, members,
+and invitation codes.
+
+This is the one section a user with no organization yet must be able to use (it is how they
+get one), so its list and forms never ask for the acting organization. An invitation code
+exists in clear only in the response that mints it: never a redirect, a flash or a URL.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from flask import flash, g, redirect, render_template, request, url_for
+from flask.typing import ResponseReturnValue
+from pydantic import ValidationError
+
+from app.api.payloads import CodeIn, JoinIn, OrganizationIn
+from app.errors import (
+    CodeNotFound,
+    InvalidRequest,
+    NotFound,
+    UpgradeRequired,
+    describe_validation_error,
+)
+from app.extensions import db
+from app.organizations import operations as org_ops
+from app.organizations.models import Membership, Organization, Role
+from app.staff.blueprint import bp
+from app.staff.session import (
+    ORGANIZATION_COOKIE,
+    acting_membership,
+    require_staff,
+    set_cookie,
+    staff_user,
+)
+
+GATED_ACTION = "Minting invitation codes"
+MANAGING_ROLES = frozenset(org_ops.MANAGING_ROLES)
+
+
+def list_page(status: int = 200, **extra: Any) -> ResponseReturnValue:
+    """The memberships with the create and join forms; refused forms keep their input."""
+    page = render_template(
+        "staff/organizations/index.html",
+        rows=org_ops.memberships_of(staff_user()),
+        values={"name": "", "code": "", **extra.pop("values", {})},
+        **extra,
+    )
+    return page, status
+
+
+def refusal(exc: ValidationError | InvalidRequest | CodeNotFound) -> tuple[str, int]:
+    """The message and status for a refused form, after undoing anything already flushed
+    (the request commits whenever a view returns)."""
+    db.session.rollback()
+    if isinstance(exc, ValidationError):
+        return describe_validation_error(exc), 400
+    return exc.message, exc.status
+
+
+@bp.get("/organizations")
+@require_staff
+def organizations() -> ResponseReturnValue:
+    """Every organization the user belongs to, the acting one marked, a switch for the rest."""
+    return list_page()
+
+
+@bp.post("/organizations")
+@require_staff
+def organizations_create() -> ResponseReturnValue:
+    """Create an organization (its creator is OWNER, it starts FREE) and act for it at once,
+    setting the switcher's cookie exactly as ``switch_organization`` does."""
+    values = {"name": request.form.get("name", "")}
+    try:
+        body = OrganizationIn.model_validate(values)
+        created = org_ops.create_organization(staff_user(), body.name)
+    except (ValidationError, InvalidRequest) as exc:
+        message, status = refusal(exc)
+        return list_page(status, create_error=message, values=values)
+    flash(f"Created {created.name}; you are now acting for it.", "success")
+    response = redirect(url_for("staff.organizations"), 303)
+    set_cookie(response, ORGANIZATION_COOKIE, str(created.id), None)
+    return response
+
+
+@bp.post("/organizations/join")
+@require_staff
+def organizations_join() -> ResponseReturnValue:
+    """Join with an invitation code; an unknown or expired one is a 404 on this page."""
+    values = {"code": request.form.get("code", "")}
+    try:
+        body = JoinIn.model_validate(values)
+        joined = org_ops.join_with_code(staff_user(), body.code)
+    except (ValidationError, CodeNotFound) as exc:
+        message, status = refusal(exc)
+        return list_page(status, join_error=message, values=values)
+    flash(
+        f"You are a member of {joined.organization.name} as "
+        f"{joined.role.value.lower()}. Switch to it to act for it.",
+        "success",
+    )
+    return redirect(url_for("staff.organizations"), 303)
+
+
+def member_of(organization_id: str) -> Membership:
+    """The user's membership of the organization; to a non-member it does not exist."""
+    try:
+        wanted = uuid.UUID(organization_id)
+    except ValueError:
+        raise NotFound() from None
+    found = org_ops.membership(staff_user(), wanted)
+    if found is None:
+        raise NotFound()
+    return found
+
+
+def upgrade_needed(organization: Organization) -> str | None:
+    """The tier gate's own message when the organization may not mint codes, else None."""
+    try:
+        org_ops.require_paid_plan(organization, GATED_ACTION)
+    except UpgradeRequired as exc:
+        return exc.message
+    return None
+
+
+def detail_page(member: Membership, status: int = 200, **extra: Any) -> ResponseReturnValue:
+    organization = member.organization
+    acting = g.organization is not None and g.organization.id == organization.id
+    page = render_template(
+        "staff/organizations/detail.html",
+        organization=organization,
+        member=member,
+        members=org_ops.members_of(organization),
+        is_acting=acting,
+        can_manage=member.role in MANAGING_ROLES,
+        upgrade=upgrade_needed(organization) if acting else None,
+        roles=[Role.MEMBER, Role.ADMIN],
+        values={"role": Role.MEMBER.value, "days": 7, **extra.pop("values", {})},
+        **extra,
+    )
+    return page, status
+
+
+@bp.get("/organizations/<organization_id>")
+@require_staff
+def organizations_detail(organization_id: str) -> ResponseReturnValue:
+    """Members and their roles; owners and admins of the acting one can mint codes here."""
+    return detail_page(member_of(organization_id))
+
+
+@bp.post("/organizations/<organization_id>/codes")
+@require_staff
+def organizations_mint_code(organization_id: str) -> ResponseReturnValue:
+    """Mint an invitation code for the acting organization and show it in this response only.
+
+    As in the JSON API, the code is for the acting organization, the one whose plan is checked;
+    another organization of the user's is refused with the way to switch to it.
+    """
+    member = member_of(organization_id)
+    acting = acting_membership()
+    if acting.organization_id != member.organization_id:
+        return detail_page(
+            member,
+            403,
+            error=f"Invitation codes are minted for the acting organization; switch to "
+            f"{member.organization.name} first.",
+        )
+    org_ops.require_paid_plan(acting.organization, GATED_ACTION)
+    # Fields left out take the model's defaults, as they do in the JSON API.
+    values = {name: request.form[name] for name in ("role", "days") if name in request.form}
+    try:
+        body = CodeIn.model_validate(values)
+    except ValidationError as exc:
+        db.session.rollback()
+        return detail_page(acting, 400, error=describe_validation_error(exc), values=values)
+    # An ordinary member is refused here (403 page), by the operation's own role check.
+    value, code = org_ops.mint_code(acting, body.days, Role(body.role))
+    return detail_page(acting, 201, minted=value, minted_code=code, values=values)
