@@ -8,8 +8,9 @@ JSON: people read them.
 from __future__ import annotations
 
 import logging
+from urllib.parse import urlsplit
 
-from flask import Blueprint, Response, redirect, render_template, request, url_for
+from flask import Blueprint, Response, g, redirect, render_template, request, url_for
 from flask.typing import ResponseReturnValue
 from pydantic import ValidationError
 from werkzeug.exceptions import HTTPException
@@ -34,7 +35,23 @@ bp = Blueprint("staff", __name__, url_prefix="/dashboard")
 def dashboard_headers(response: Response) -> Response:
     """The person's page headers (strict CSP, no-store, no Referer), and no framing at all."""
     response.headers["X-Frame-Options"] = "DENY"
-    return protect(response)
+    protect(response)
+    origins = g.get("form_redirect_origins")
+    if origins:
+        policy = response.headers["Content-Security-Policy"]
+        response.headers["Content-Security-Policy"] = policy.replace(
+            "form-action 'self'", "form-action 'self' " + " ".join(sorted(origins))
+        )
+    return response
+
+
+def allow_form_redirects_to(url: str) -> None:
+    """Let this page's forms end at ``url``'s origin. CSP ``form-action`` also governs where a
+    form's redirect goes, so a form whose answer sends the browser to the identity provider or
+    the payment processor needs that origin named, and only that one."""
+    parts = urlsplit(url)
+    if parts.scheme in ("http", "https") and parts.netloc:
+        g.setdefault("form_redirect_origins", set()).add(f"{parts.scheme}://{parts.netloc}")
 
 
 def wants_fragment() -> bool:

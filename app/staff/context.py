@@ -23,9 +23,11 @@ SECTIONS = (
 
 def navigation() -> list[tuple[str, str]]:
     """Sections whose pages this deployment serves."""
-    return [
-        (endpoint, label) for endpoint, label in SECTIONS if endpoint in current_app.view_functions
-    ]
+    served = [(e, label) for e, label in SECTIONS if e in current_app.view_functions]
+    if g.get("organization") is None:
+        # Without an organization, only the overview and creating or joining one make sense.
+        return [(e, label) for e, label in served if e in ("staff.overview", "staff.organizations")]
+    return served
 
 
 def staff_context() -> dict[str, Any]:

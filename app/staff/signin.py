@@ -8,17 +8,18 @@ short-lived cookie), so nobody can finish a login of theirs in someone else's br
 
 from __future__ import annotations
 
+import contextlib
 from urllib.parse import parse_qs, urlsplit
 
 from flask import current_app, g, redirect, render_template, request, url_for
 from flask.typing import ResponseReturnValue
 
 from app.api.common import base_url
-from app.errors import InvalidRequest, NotConfigured, Unauthorized
+from app.errors import ApiError, InvalidRequest, NotConfigured, Unauthorized
 from app.identity import oidc
 from app.identity.operations import authenticate_session, issue_session_token, revoke_session_token
 from app.staff import csrf
-from app.staff.blueprint import bp
+from app.staff.blueprint import allow_form_redirects_to, bp
 from app.staff.session import (
     SESSION_COOKIE,
     clear_cookie,
@@ -49,9 +50,14 @@ def safe_next(value: str | None) -> str:
 @bp.get("/login")
 def login() -> ResponseReturnValue:
     """The sign-in page; it explains the alternatives when no provider is configured."""
+    settings = provider_settings()
+    if settings is not None:
+        allow_form_redirects_to(settings.issuer)
+        with contextlib.suppress(ApiError):  # an unreachable provider fails at the button
+            allow_form_redirects_to(oidc.discover(settings.issuer)["authorization_endpoint"])
     return render_template(
         "staff/login.html",
-        configured=provider_settings() is not None,
+        configured=settings is not None,
         next=safe_next(request.args.get("next")),
     )
 
