@@ -95,9 +95,10 @@ def organizations_join() -> ResponseReturnValue:
     except (ValidationError, CodeNotFound) as exc:
         message, status = refusal(exc)
         return list_page(status, join_error=message, values=values)
+    # A user's first organization is their default one, so they act for it at once.
+    then = "You are now acting for it." if g.organization is None else "Switch to act for it."
     flash(
-        f"You are a member of {joined.organization.name} as "
-        f"{joined.role.value.lower()}. Switch to it to act for it.",
+        f"You are a member of {joined.organization.name} as {joined.role.value.lower()}. {then}",
         "success",
     )
     return redirect(url_for("staff.organizations"), 303)

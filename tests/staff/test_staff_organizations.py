@@ -105,7 +105,9 @@ def test_joining_with_a_code_minted_through_the_json_api(app, client):
     response = submit(browser, "/dashboard/organizations/join", {"code": code})
     assert response.status_code == 303
     page = text_of(browser.get("/dashboard/organizations"))
-    assert "Globex" in page and "You are a member of Globex" in page
+    assert "Globex" in page and "You are a member of Globex as member" in page
+    assert "You are now acting for it" in page
+    assert 'data-testid="acting-marker"' in page
     assert 'data-testid="membership-row"' in page
     me = client.get("/me", headers={"Authorization": f"Bearer {token}"}).get_json()
     assert [m["organization"]["name"] for m in me["memberships"]] == ["Globex"]
