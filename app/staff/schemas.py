@@ -1,0 +1,174 @@
+"""The dashboard's schemas: the organization's credential types beside the public ones that
+ship with the service (DESIGN.md 3 and 6).
+
+Forms send the body ``POST /schemas`` and ``PUT /schemas/<id>`` accept, attributes included, and
+validate it with the same models. The attribute rows grow by one either through an htmx fragment
+or, without JavaScript, by posting the form with ``action=add-attribute``, which re-renders it
+with what was typed and one more row.
+"""
+
+from __future__ import annotations
+
+import secrets
+from typing import Any
+
+from flask import render_template, request
+from flask.typing import ResponseReturnValue
+from pydantic import ValidationError
+
+from app.api.common import page_args, parse_id
+from app.api.payloads import SchemaIn, SchemaPatch
+from app.errors import ApiError
+from app.organizations.models import Organization
+from app.schemas import operations as schema_ops
+from app.schemas.models import Schema
+from app.staff.blueprint import bp
+from app.staff.page_kit import finished, form_values, pager, refusal
+from app.staff.session import acting_organization, require_staff
+
+SCHEMA_FIELDS = ("name", "description", "vct")
+ADD_ATTRIBUTE = "add-attribute"
+
+
+def blank_attribute() -> dict[str, str]:
+    return {"name": "", "description": "", "type": schema_ops.ATTRIBUTE_TYPES[0]}
+
+
+def submitted() -> tuple[dict[str, str], list[dict[str, str]]]:
+    """The schema's fields and its attribute rows, in the order the form lists them."""
+    rows = zip(
+        request.form.getlist("attribute_name"),
+        request.form.getlist("attribute_description"),
+        request.form.getlist("attribute_type"),
+        strict=False,
+    )
+    attributes = [{"name": n, "description": d, "type": t} for n, d, t in rows]
+    return form_values(SCHEMA_FIELDS), attributes
+
+
+def schema_body(values: dict[str, str], attributes: list[dict[str, str]]) -> dict[str, Any]:
+    """The JSON API's body; a row left entirely empty is a row the person did not use."""
+    used = [a for a in attributes if a["name"].strip() or a["description"].strip()]
+    return {**values, "attributes": used}
+
+
+def adding_a_row() -> bool:
+    return request.form.get("action") == ADD_ATTRIBUTE
+
+
+def list_page(
+    organization: Organization,
+    status: int = 200,
+    values: dict[str, str] | None = None,
+    attributes: list[dict[str, str]] | None = None,
+    error: str | None = None,
+):
+    offset, limit = page_args()
+    rows, total = schema_ops.list_schemas(organization, offset, limit)
+    page = render_template(
+        "staff/schemas/index.html",
+        schemas=rows,
+        pages=pager("staff.schemas", offset, limit, total),
+        values=values or dict.fromkeys(SCHEMA_FIELDS, ""),
+        attributes=attributes or [blank_attribute()],
+        types=schema_ops.ATTRIBUTE_TYPES,
+        error=error,
+    )
+    return page, status
+
+
+def detail_page(
+    organization: Organization,
+    schema: Schema,
+    status: int = 200,
+    values: dict[str, str] | None = None,
+    attributes: list[dict[str, str]] | None = None,
+    error: str | None = None,
+):
+    """Own drafts come with the edit form and the Publish button; the rest is read-only."""
+    own = schema.organization_id == organization.id
+    page = render_template(
+        "staff/schemas/detail.html",
+        schema=schema,
+        own=own,
+        editable=own and not schema.published,
+        values=values or {name: getattr(schema, name) for name in SCHEMA_FIELDS},
+        attributes=attributes or [dict(a) for a in schema.attributes] or [blank_attribute()],
+        types=schema_ops.ATTRIBUTE_TYPES,
+        error=error,
+    )
+    return page, status
+
+
+@bp.get("/schemas")
+@require_staff
+def schemas() -> ResponseReturnValue:
+    """Public schemas first, then the organization's, and the form to create one."""
+    return list_page(acting_organization())
+
+
+@bp.post("/schemas")
+@require_staff
+def schemas_create() -> ResponseReturnValue:
+    """A new schema is a draft until published."""
+    organization = acting_organization()
+    values, attributes = submitted()
+    if adding_a_row():
+        return list_page(organization, values=values, attributes=[*attributes, blank_attribute()])
+    try:
+        body = SchemaIn.model_validate(schema_body(values, attributes))
+        schema = schema_ops.create_schema(organization, body.model_dump())
+    except (ValidationError, ApiError) as exc:
+        message, status = refusal(exc)
+        return list_page(organization, status, values, attributes, message)
+    return finished(
+        f"Schema {schema.name} created as a draft.", "staff.schemas_detail", schema_id=schema.id
+    )
+
+
+@bp.get("/schemas/attribute-row")
+@require_staff
+def schemas_attribute_row() -> ResponseReturnValue:
+    """One empty attribute row for htmx to append; its ids only need to be unique."""
+    return render_template(
+        "staff/schemas/attribute_row.html",
+        attribute=blank_attribute(),
+        key=secrets.token_hex(4),
+        types=schema_ops.ATTRIBUTE_TYPES,
+    )
+
+
+@bp.get("/schemas/<schema_id>")
+@require_staff
+def schemas_detail(schema_id: str) -> ResponseReturnValue:
+    """The attributes; another organization's schema reads as missing."""
+    organization = acting_organization()
+    return detail_page(organization, schema_ops.get_schema(organization, parse_id(schema_id)))
+
+
+@bp.post("/schemas/<schema_id>")
+@require_staff
+def schemas_update(schema_id: str) -> ResponseReturnValue:
+    """Replace a draft's fields and attributes; public schemas refuse before anything is read."""
+    organization = acting_organization()
+    schema = schema_ops.get_own_schema(organization, parse_id(schema_id))
+    values, attributes = submitted()
+    if adding_a_row():
+        return detail_page(
+            organization, schema, values=values, attributes=[*attributes, blank_attribute()]
+        )
+    try:
+        body = SchemaPatch.model_validate(schema_body(values, attributes))
+        schema_ops.update_schema(organization, schema.id, body.model_dump(exclude_unset=True))
+    except (ValidationError, ApiError) as exc:
+        message, status = refusal(exc)
+        return detail_page(organization, schema, status, values, attributes, message)
+    return finished(f"Schema {schema.name} saved.", "staff.schemas_detail", schema_id=schema.id)
+
+
+@bp.post("/schemas/<schema_id>/publish")
+@require_staff
+def schemas_publish(schema_id: str) -> ResponseReturnValue:
+    """Publishing is idempotent, as in the JSON API."""
+    schema = schema_ops.publish_schema(acting_organization(), parse_id(schema_id))
+    return finished(f"Schema {schema.name} published.", "staff.schemas_detail", schema_id=schema.id)

@@ -1,0 +1,191 @@
+"""The schemas section: the organization's drafts beside the public schemas, created, edited and
+published through forms, as the JSON API sees them."""
+
+from __future__ import annotations
+
+from factories import PID_SCHEMA_ID, make_staff
+from staff_support import submit, text_of
+
+from app.organizations.models import Plan
+
+BADGE = {
+    "name": "Employee badge",
+    "description": "Issued to staff on their first day.",
+    "vct": "https://acme.test/credentials/badge",
+    "attribute_name": ["employee_id", "start_date"],
+    "attribute_description": ["Payroll number", "First day"],
+    "attribute_type": ["TEXT", "DATETIME"],
+}
+
+
+def create(browser, form: dict | None = None) -> str:
+    """Create a schema through the form and return its id, read from the redirect."""
+    response = submit(browser, "/dashboard/schemas", form or BADGE)
+    assert response.status_code == 303, text_of(response)
+    location = response.headers["Location"]
+    assert location.startswith("/dashboard/schemas/")
+    return location.rsplit("/", 1)[1]
+
+
+def main_of(page: str) -> str:
+    """The page's own content, without the header's switcher and sign-out forms."""
+    return page.split('<main id="main"', 1)[1].split("</main>", 1)[0]
+
+
+def api_schema(client, owner, schema_id: str) -> dict:
+    return client.get(f"/schemas/{schema_id}", headers=owner.headers()).get_json()
+
+
+def test_the_list_shows_the_public_schemas_marked_and_a_create_form(browser):
+    response = browser.get("/dashboard/schemas")
+    assert response.status_code == 200
+    page = text_of(response)
+    assert "<h1>Schemas</h1>" in page
+    assert "EU Person Identification Data" in page and "Mobile driving licence" in page
+    assert "Public, ships with Verity" in page and "Published" in page
+    assert 'name="vct"' in page and 'name="attribute_name"' in page
+    assert 'name="action" value="add-attribute"' in page
+    assert 'hx-get="/dashboard/schemas/attribute-row"' in page
+
+
+def test_creating_with_two_attributes_matches_the_json_api(browser, client, owner):
+    schema_id = create(browser)
+    stored = api_schema(client, owner, schema_id)
+    assert {k: stored[k] for k in ("name", "description", "vct", "published", "public")} == {
+        "name": "Employee badge",
+        "description": "Issued to staff on their first day.",
+        "vct": "https://acme.test/credentials/badge",
+        "published": False,
+        "public": False,
+    }
+    assert stored["attributes"] == [
+        {"name": "employee_id", "description": "Payroll number", "type": "TEXT"},
+        {"name": "start_date", "description": "First day", "type": "DATETIME"},
+    ]
+    page = text_of(browser.get(f"/dashboard/schemas/{schema_id}"))
+    assert "Schema Employee badge created as a draft." in page
+    assert "<code>employee_id</code>" in page and "Draft" in page
+    listing = text_of(browser.get("/dashboard/schemas"))
+    assert "Employee badge" in listing and "Yours" in listing
+
+
+def test_without_javascript_add_an_attribute_re_renders_with_one_more_row(browser, client, owner):
+    form = {**BADGE, "action": "add-attribute"}
+    response = submit(browser, "/dashboard/schemas", form)
+    assert response.status_code == 200
+    page = text_of(response)
+    assert page.count('name="attribute_name"') == 3
+    assert 'value="employee_id"' in page and 'value="Payroll number"' in page
+    assert '<option value="DATETIME" selected>' in page
+    assert 'value="Employee badge"' in page
+    assert client.get("/schemas", headers=owner.headers()).get_json()["total"] == 3  # public only
+
+
+def test_with_htmx_add_an_attribute_returns_one_row_fragment(browser):
+    response = browser.get("/dashboard/schemas/attribute-row", headers={"HX-Request": "true"})
+    assert response.status_code == 200
+    fragment = text_of(response)
+    assert "<html" not in fragment
+    assert fragment.count('name="attribute_name"') == 1
+    for kind in ("TEXT", "NUMBER", "BOOLEAN", "URL", "DATETIME", "EMAIL"):
+        assert f'<option value="{kind}"' in fragment
+    assert fragment.count("<label for=") == 3
+
+
+def test_empty_rows_are_ignored_and_no_attribute_at_all_is_refused_with_the_values(
+    browser, client, owner
+):
+    form = {**BADGE, "attribute_name": ["", ""], "attribute_description": ["", ""]}
+    response = submit(browser, "/dashboard/schemas", form)
+    assert response.status_code == 400
+    page = text_of(response)
+    assert "attributes: List should have at least 1 item" in page
+    assert (
+        'value="Employee badge"' in page and 'value="https://acme.test/credentials/badge"' in page
+    )
+    assert client.get("/schemas", headers=owner.headers()).get_json()["total"] == 3
+
+
+def test_a_bad_attribute_name_and_duplicates_re_render_with_the_message(browser):
+    bad = submit(browser, "/dashboard/schemas", {**BADGE, "attribute_name": ["has space", "ok"]})
+    assert bad.status_code == 400
+    assert "attributes.0.name: String should match pattern" in text_of(bad)
+    assert 'value="has space"' in text_of(bad)
+    twice = submit(browser, "/dashboard/schemas", {**BADGE, "attribute_name": ["same", "same"]})
+    assert twice.status_code == 400
+    assert "Duplicate attribute names: same" in text_of(twice)
+
+
+def test_a_draft_is_edited_with_the_same_form(browser, client, owner):
+    schema_id = create(browser)
+    page = text_of(browser.get(f"/dashboard/schemas/{schema_id}"))
+    assert f'action="/dashboard/schemas/{schema_id}"' in page and 'value="start_date"' in page
+    edit = {
+        **BADGE,
+        "name": "Staff badge",
+        "attribute_name": ["employee_id", "start_date", "email"],
+        "attribute_description": ["Payroll number", "First day", "Work email"],
+        "attribute_type": ["NUMBER", "DATETIME", "EMAIL"],
+    }
+    response = submit(browser, f"/dashboard/schemas/{schema_id}", edit)
+    assert response.status_code == 303
+    stored = api_schema(client, owner, schema_id)
+    assert stored["name"] == "Staff badge"
+    assert [(a["name"], a["type"]) for a in stored["attributes"]] == [
+        ("employee_id", "NUMBER"),
+        ("start_date", "DATETIME"),
+        ("email", "EMAIL"),
+    ]
+
+
+def test_a_refused_edit_changes_nothing(browser, client, owner):
+    schema_id = create(browser)
+    edit = {**BADGE, "name": "Renamed", "attribute_name": ["same", "same"]}
+    response = submit(browser, f"/dashboard/schemas/{schema_id}", edit)
+    assert response.status_code == 400
+    assert "Duplicate attribute names" in text_of(response)
+    assert 'value="Renamed"' in text_of(response)
+    assert api_schema(client, owner, schema_id)["name"] == "Employee badge"
+
+
+def test_publishing_a_draft(browser, client, owner):
+    schema_id = create(browser)
+    response = submit(browser, f"/dashboard/schemas/{schema_id}/publish")
+    assert response.status_code == 303
+    assert response.headers["Location"] == f"/dashboard/schemas/{schema_id}"
+    assert api_schema(client, owner, schema_id)["published"] is True
+    page = text_of(browser.get(f"/dashboard/schemas/{schema_id}"))
+    assert "Schema Employee badge published." in page
+    assert "<form" not in main_of(page)
+
+
+def test_a_public_schema_is_read_only(browser, client, owner):
+    page = text_of(browser.get(f"/dashboard/schemas/{PID_SCHEMA_ID}"))
+    assert "EU Person Identification Data" in page and "<code>birthdate</code>" in page
+    assert "read-only" in page
+    assert "<form" not in main_of(page)
+    forged = submit(browser, f"/dashboard/schemas/{PID_SCHEMA_ID}", {**BADGE, "name": "Mine"})
+    assert forged.status_code == 403
+    assert "Public schemas that ship with the service cannot be changed" in text_of(forged)
+    assert submit(browser, f"/dashboard/schemas/{PID_SCHEMA_ID}/publish").status_code == 403
+    adding = submit(browser, f"/dashboard/schemas/{PID_SCHEMA_ID}", {"action": "add-attribute"})
+    assert adding.status_code == 403
+    assert api_schema(client, owner, PID_SCHEMA_ID)["name"] == "EU Person Identification Data"
+
+
+def test_another_organizations_schema_reads_as_not_found(app, browser, client):
+    stranger = make_staff(app, "mallory@example.test", Plan.PRO, "Evil")
+    body = {
+        "name": "Secret",
+        "vct": "urn:evil:1",
+        "attributes": [{"name": "x", "description": "", "type": "TEXT"}],
+    }
+    theirs = client.post("/schemas", json=body, headers=stranger.headers()).get_json()["id"]
+    assert "Secret" not in text_of(browser.get("/dashboard/schemas"))
+    response = browser.get(f"/dashboard/schemas/{theirs}")
+    assert response.status_code == 404
+    assert "belongs to another organization" in text_of(response)
+    assert submit(browser, f"/dashboard/schemas/{theirs}", BADGE).status_code == 404
+    assert submit(browser, f"/dashboard/schemas/{theirs}/publish").status_code == 404
+    stored = client.get(f"/schemas/{theirs}", headers=stranger.headers()).get_json()
+    assert (stored["name"], stored["published"]) == ("Secret", False)
