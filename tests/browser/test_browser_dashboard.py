@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
+import requests
 from browser_support import (
     DESKTOP,
     PHONE,
@@ -101,6 +102,11 @@ class Staff:
             page.locator("button[type=submit]").first.click()
             page.wait_for_load_state()
 
+    def section(self, name: str) -> None:
+        """Follow the navigation to a section."""
+        nav = self.page.get_by_role("navigation", name="Sections")
+        nav.get_by_role("link", name=name, exact=True).click()
+
     def sign_out(self) -> None:
         self.page.get_by_role("button", name="Sign out").click()
 
@@ -109,14 +115,104 @@ def test_a_first_day_at_the_dashboard(browser, deployment):
     from playwright.sync_api import expect
 
     staff = Staff(browser, deployment, DESKTOP)
-    page = staff.page
+    page, base = staff.page, deployment.base
+
     staff.sign_in("olivia")
     expect(page.get_by_role("heading", name="Welcome")).to_be_visible()
     staff.look("welcome")
 
+    # An organization of her own: new ones are FREE, and it becomes the acting one.
+    page.get_by_role("button", name="Create or join an organization").click()
+    staff.look("organizations-none")
+    page.get_by_label("Name").fill("Olivia's Clinic")
+    page.get_by_role("button", name="Create organization").click()
+    expect(page.get_by_text("you are now acting for it")).to_be_visible()
+    staff.look("organizations")
+
+    # A gated action on the Free plan shows what to do, not a raw 402.
+    staff.section("Verifications")
+    staff.look("verifications-empty")
+    page.get_by_role("button", name="New verification").click()
+    expect(page.get_by_test_id("upgrade-prompt")).to_be_visible()
+    staff.look("upgrade-prompt")
+
+    # The operator minted a voucher on the server; she redeems it.
+    staff.section("Plan")
+    staff.look("plan-free")
+    page.get_by_label("Voucher code").fill(deployment.mint_voucher("PRO"))
+    page.get_by_role("button", name="Redeem voucher").click()
+    expect(page.get_by_text("is now on the Pro plan")).to_be_visible()
+    staff.look("plan-pro")
+
+    # A verification with two conditions, built with the condition builder (htmx at work).
+    staff.section("Verifications")
+    page.get_by_role("button", name="New verification").click()
+    page.get_by_label("Name", exact=True).fill("Adult residents")
+    page.get_by_label("Purpose shown to the person").fill("To open your account")
+    page.get_by_label("Credential schema").select_option(label="EU Person Identification Data")
+    expect(page.get_by_label("given_name")).to_be_visible()
+    page.get_by_label("given_name").check()
+    page.get_by_role("button", name="Add a condition").click()
+    page.get_by_label("Condition 1: attribute").select_option("birthdate")
+    page.get_by_label("Operator").first.select_option("AGE_AT_LEAST")
+    page.get_by_label("Value").first.fill("18")
+    page.get_by_role("button", name="Add a condition").click()
+    page.get_by_label("Condition 2: attribute").select_option("address.country")
+    page.get_by_label("Operator").nth(1).select_option("IN")
+    page.get_by_label("Value").nth(1).fill("DE, FR")
+    staff.look("verification-new")
+    page.get_by_role("button", name="Create verification").click()
+    expect(page.get_by_role("heading", name="Adult residents")).to_be_visible()
+    verification_id = page.url.rstrip("/").rsplit("/", 1)[-1]
+    staff.look("verification")
+
+    # An integration key, shown once, used from the backend against the JSON API.
+    staff.section("Integrations")
+    staff.look("integrations-empty")
+    page.get_by_label("Name").fill("backend")
+    page.get_by_role("button", name="Create integration and show its key").click()
+    key = page.locator("#new-key").inner_text().strip()
+    assert key.startswith("vk_")
+    staff.look("integration-created")
+    opened = requests.post(
+        f"{base}/verifications/individuals",
+        json={"customer_id": "crm-1", "verification_id": verification_id},
+        timeout=TIMEOUT,
+    )
+    assert opened.status_code == 201, opened.text
+    lookup = requests.get(
+        f"{base}/verifications/{verification_id}/individuals/crm-1",
+        headers={"apikey": key},
+        timeout=TIMEOUT,
+    )
+    assert lookup.status_code == 200, lookup.text
+    assert lookup.json()["status"] == "CREATED"
+    staff.section("Integrations")
+    expect(page.locator("main")).not_to_contain_text(key)
+    staff.look("integrations")
+
+    page.goto(f"{base}/dashboard/verifications/{verification_id}/individuals")
+    expect(page.get_by_text("crm-1")).to_be_visible()
+    staff.look("individuals")
+    for name in ("Recipients", "Schemas", "Overview"):
+        staff.section(name)
+        staff.look(name.lower())
+
+    # A second organization, then back to the first with the switcher.
+    staff.section("Organizations")
+    page.get_by_label("Name").fill("Olivia Labs")
+    page.get_by_role("button", name="Create organization").click()
+    expect(page.get_by_test_id("acting-organization").or_(page.locator("#organization-switch")))
+    page.get_by_label("Acting organization").select_option(label="Olivia's Clinic")
+    page.get_by_role("button", name="Switch", exact=True).click()
+    staff.section("Overview")
+    expect(page.get_by_role("heading", name="Olivia's Clinic")).to_be_visible()
+    expect(page.get_by_test_id("count-verifications")).to_have_text("1")
+    staff.look("overview-switched")
+
     staff.sign_out()
     expect(page.get_by_role("heading", name="Sign in to Verity")).to_be_visible()
-    page.goto(f"{deployment.base}/dashboard/")
+    page.goto(f"{base}/dashboard/")
     expect(page.get_by_role("heading", name="Sign in to Verity")).to_be_visible()
 
     assert {name: found for name, found in staff.findings.items() if found} == {}
