@@ -218,6 +218,16 @@ def test_the_state_inside_the_encrypted_response_is_checked(encrypted_app, issue
     assert_unchanged(encrypted_app, client, individual, request)
 
 
+def test_an_encrypted_response_without_state_is_refused(encrypted_app, issuer):
+    client = encrypted_app.test_client()
+    individual, request = start(encrypted_app, client)
+    payload = answer(request, node_presentation(request, issuer))
+    del payload["state"]
+    response = post_encrypted_response(client, request, encrypt_response(request, payload))
+    assert (response.status_code, response.get_json()["code"]) == (400, "INVALID_RESPONSE")
+    assert_unchanged(encrypted_app, client, individual, request)
+
+
 def test_a_vp_token_that_is_not_an_object_is_refused(encrypted_app, issuer):
     client = encrypted_app.test_client()
     individual, request = start(encrypted_app, client)

@@ -1,4 +1,9 @@
-"""Presenting real credentials end to end: OpenID4VP direct_post, decisions and their messages."""
+"""Presenting real credentials end to end: OpenID4VP direct_post, decisions and their messages.
+
+The decisions an organization reads (accepted, untrusted issuer, no issuer on a pinned
+verification, each operator met and unmet) are checked with credentials and presentations from
+both implementations we did not write: npm @sd-jwt/sd-jwt-vc and PyPI sd-jwt.
+"""
 
 from __future__ import annotations
 
@@ -8,7 +13,7 @@ from datetime import timedelta
 
 import pytest
 from factories import make_apikey, make_staff, make_verification
-from wallets import Issuer, node_presentation, post_response, read_request
+from wallets import Issuer, node_presentation, post_response, python_presentation, read_request
 
 from app import clock
 from app.extensions import db
@@ -18,6 +23,12 @@ from app.verifications.models import PresentationAttempt
 @pytest.fixture
 def issuer() -> Issuer:
     return Issuer()
+
+
+@pytest.fixture(params=["npm-sd-jwt-vc", "pypi-sd-jwt"])
+def present(request):
+    """A presentation from each independent implementation, called like ``node_presentation``."""
+    return {"npm-sd-jwt-vc": node_presentation, "pypi-sd-jwt": python_presentation}[request.param]
 
 
 def start(app, client, **verification):
@@ -36,9 +47,18 @@ def status_of(client, individual) -> dict:
     return client.get(f"/verifications/{individual['id']}/verify").get_json()
 
 
-def test_a_valid_presentation_verifies_and_keeps_only_requested_claims(app, client, issuer):
+def test_a_valid_presentation_verifies_and_keeps_only_requested_claims(
+    app, client, issuer, present
+):
     staff, verification, individual, request = start(app, client)
-    response = post_response(client, request, node_presentation(request, issuer))
+    # The wallet shows more than was asked (locality); only the requested claims are kept.
+    reveal = {
+        "given_name": True,
+        "family_name": True,
+        "birthdate": True,
+        "address": {"country": True, "locality": True},
+    }
+    response = post_response(client, request, present(request, issuer, reveal=reveal))
     assert response.status_code == 200
     redirect = response.get_json()["redirect_uri"]
     assert redirect.startswith(f"https://verity.test/i/{individual['id']}?response_code=")
@@ -57,9 +77,9 @@ def test_a_valid_presentation_verifies_and_keeps_only_requested_claims(app, clie
     assert lookup["verified_at"] is not None
 
 
-def test_an_untrusted_issuer_fails_with_the_contract_message(app, client, issuer):
+def test_an_untrusted_issuer_fails_with_the_contract_message(app, client, issuer, present):
     _, _, individual, request = start(app, client, trusted_issuers=["did:jwk:someone-else"])
-    assert post_response(client, request, node_presentation(request, issuer)).status_code == 200
+    assert post_response(client, request, present(request, issuer)).status_code == 200
     body = status_of(client, individual)
     assert body["status"] == "FAILED"
     assert (
@@ -68,15 +88,17 @@ def test_an_untrusted_issuer_fails_with_the_contract_message(app, client, issuer
     )
 
 
-def test_a_pinned_issuer_is_accepted(app, client, issuer):
+def test_a_pinned_issuer_is_accepted(app, client, issuer, present):
     _, _, individual, request = start(app, client, trusted_issuers=[issuer.did])
-    post_response(client, request, node_presentation(request, issuer))
+    post_response(client, request, present(request, issuer))
     assert status_of(client, individual)["status"] == "VERIFIED"
 
 
-def test_no_issuer_on_a_pinned_verification_fails_with_the_contract_message(app, client, issuer):
+def test_no_issuer_on_a_pinned_verification_fails_with_the_contract_message(
+    app, client, issuer, present
+):
     _, _, individual, request = start(app, client, trusted_issuers=[issuer.did])
-    post_response(client, request, node_presentation(request, issuer, iss=None))
+    post_response(client, request, present(request, issuer, iss=None))
     body = status_of(client, individual)
     assert body["status"] == "FAILED"
     assert body["validation_error"] == (
@@ -118,23 +140,97 @@ def test_no_issuer_on_a_pinned_verification_fails_with_the_contract_message(app,
     ],
 )
 def test_each_operator_fails_with_a_message_naming_attribute_and_operator(
-    app, client, issuer, condition, message
+    app, client, issuer, present, condition, message
 ):
     _, _, individual, request = start(app, client, attributes=[condition])
-    assert post_response(client, request, node_presentation(request, issuer)).status_code == 200
+    assert post_response(client, request, present(request, issuer)).status_code == 200
     body = status_of(client, individual)
     assert (body["status"], body["validation_error"]) == ("FAILED", message)
 
 
-def test_a_requested_claim_withheld_by_the_wallet_fails(app, client, issuer):
-    _, _, individual, request = start(app, client, attributes=[])
-    presentation = node_presentation(
-        request, issuer, reveal={"given_name": True, "birthdate": True}
-    )
-    post_response(client, request, presentation)
+@pytest.mark.parametrize(
+    "condition",
+    [
+        {"name": "given_name", "operator": "EQUAL", "value": "Erika"},
+        {"name": "family_name", "operator": "NOT", "value": "Musterfrau"},
+        {"name": "birthdate", "operator": "BIGGER", "value": "1980-01-01"},
+        {"name": "birthdate", "operator": "SMALLER", "value": "1990-01-01"},
+        {"name": "address.country", "operator": "IN", "value": ["FR", "DE"]},
+        {"name": "address.country", "operator": "EXISTS"},
+        {"name": "birthdate", "operator": "AGE_AT_LEAST", "value": 18},
+    ],
+    ids=lambda condition: condition["operator"],
+)
+def test_each_operator_met_verifies(app, client, issuer, present, condition):
+    # The unmet cases above would also pass if an operator failed everything; this pins that
+    # each one lets a credential that satisfies it through.
+    _, _, individual, request = start(app, client, attributes=[condition])
+    assert post_response(client, request, present(request, issuer)).status_code == 200
     body = status_of(client, individual)
-    assert body["status"] == "FAILED"
-    assert body["validation_error"] == "Requested claim family_name was not disclosed"
+    assert (body["status"], body["validation_error"]) == ("VERIFIED", None)
+
+
+def points_schema(client, staff) -> str:
+    """An organization's own schema with a NUMBER attribute, published."""
+    created = client.post(
+        "/schemas",
+        json={
+            "name": "Loyalty card",
+            "description": "Points collected",
+            "vct": LOYALTY_VCT,
+            "attributes": [{"name": "points", "description": "Points", "type": "NUMBER"}],
+        },
+        headers=staff.headers(),
+    )
+    assert created.status_code == 201, created.get_json()
+    schema_id = created.get_json()["id"]
+    published = client.post(f"/schemas/{schema_id}/publish", headers=staff.headers())
+    assert published.status_code == 200, published.get_json()
+    return schema_id
+
+
+LOYALTY_VCT = "https://verity.test/vct/loyalty"
+
+
+@pytest.mark.parametrize(
+    ("condition", "outcome"),
+    [
+        ({"name": "points", "operator": "BIGGER", "value": 41.5}, ("VERIFIED", None)),
+        (
+            {"name": "points", "operator": "BIGGER", "value": 42},
+            ("FAILED", "Attribute points does not satisfy BIGGER 42"),
+        ),
+        ({"name": "points", "operator": "SMALLER", "value": 100}, ("VERIFIED", None)),
+        (
+            {"name": "points", "operator": "SMALLER", "value": 9},
+            ("FAILED", "Attribute points does not satisfy SMALLER 9"),
+        ),
+    ],
+    ids=["BIGGER-met", "BIGGER-unmet", "SMALLER-met", "SMALLER-unmet"],
+)
+def test_bigger_and_smaller_compare_numbers(app, client, issuer, present, condition, outcome):
+    staff = make_staff(app)
+    schema_id = points_schema(client, staff)
+    verification = make_verification(
+        client, staff, schema_id=schema_id, claims=["points"], attributes=[condition]
+    )
+    individual = client.post(
+        "/verifications/individuals",
+        json={"customer_id": "crm-1", "verification_id": verification["id"]},
+    ).get_json()
+    link = client.get(f"/verifications/{individual['id']}/connect").get_json()["connection_url"]
+    request = read_request(client, link)
+    presentation = present(
+        request,
+        issuer,
+        vct=LOYALTY_VCT,
+        claims={"points": 42},
+        reveal={"points": True},
+        **({"frame": {"_sd": ["points"]}} if present is node_presentation else {}),
+    )
+    assert post_response(client, request, presentation).status_code == 200
+    body = status_of(client, individual)
+    assert (body["status"], body["validation_error"]) == outcome
 
 
 def test_a_credential_of_another_type_fails(app, client, issuer):
@@ -242,6 +338,29 @@ def test_failed_then_a_fresh_link_and_a_good_presentation_verifies(app, client, 
     assert status_of(client, individual)["status"] == "VERIFIED"
 
 
+def test_every_attempt_is_recorded_with_time_outcome_reason_and_issuer(app, client, issuer):
+    _, _, individual, request = start(app, client)
+    first_at = clock.now()
+    post_response(client, request, node_presentation(request, issuer, nonce="wrong"))
+    later = clock.now() + timedelta(minutes=3)
+    clock.set_source(lambda: later)
+    link = client.get(f"/verifications/{individual['id']}/connect").get_json()["connection_url"]
+    fresh = read_request(client, link)
+    clock.set_source(None)
+    post_response(client, fresh, node_presentation(fresh, issuer))
+    with app.app_context():
+        rows = db.session.query(PresentationAttempt).order_by(PresentationAttempt.created_at).all()
+        recorded = [
+            (str(a.individual_id), a.outcome.value, a.validation_error, a.issuer) for a in rows
+        ]
+        stamps = [a.created_at for a in rows]
+    assert recorded == [
+        (individual["id"], "FAILED", "Key binding nonce does not match the request", issuer.did),
+        (individual["id"], "VERIFIED", None, issuer.did),
+    ]
+    assert all(abs((stamp - first_at).total_seconds()) < 60 for stamp in stamps)
+
+
 def test_verified_is_final(app, client, issuer):
     _, _, individual, request = start(app, client)
     post_response(client, request, node_presentation(request, issuer))
@@ -254,10 +373,13 @@ def test_verified_is_final(app, client, issuer):
     )
 
 
-def test_a_credential_from_a_second_implementation_verifies(app, client, issuer):
-    from wallets import python_presentation
-
-    _, _, individual, request = start(app, client)
-    assert post_response(client, request, python_presentation(request, issuer)).status_code == 200
+def test_a_requested_claim_withheld_by_either_wallet_fails(app, client, issuer, present):
+    _, _, individual, request = start(app, client, attributes=[])
+    post_response(
+        client, request, present(request, issuer, reveal={"given_name": True, "birthdate": True})
+    )
     body = status_of(client, individual)
-    assert body["status"] == "VERIFIED", body["validation_error"]
+    assert (body["status"], body["validation_error"]) == (
+        "FAILED",
+        "Requested claim family_name was not disclosed",
+    )

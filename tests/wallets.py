@@ -103,6 +103,7 @@ def node_presentation(
     aud: str | None = None,
     nonce: str | None = None,
     exp_in: int = 3600,
+    frame: dict | None = None,
 ) -> str:
     """An SD-JWT VC from the npm library, presented with a key binding JWT for ``request``."""
     now = int(time.time())
@@ -114,7 +115,7 @@ def node_presentation(
         "iat": now - 60,
         "exp": now + exp_in,
         "claims": claims if claims is not None else PERSON,
-        "frame": FRAME,
+        "frame": frame if frame is not None else FRAME,
         "present": reveal
         if reveal is not None
         else {
@@ -175,28 +176,54 @@ def post_encrypted_response(client, request: WalletRequest, compact: str):
     return client.post(urlsplit(request.response_uri).path, data={"response": compact})
 
 
-def python_presentation(request: WalletRequest, issuer: Issuer, *, vct: str = PID_VCT) -> str:
-    """The same credential from a second implementation we did not write (PyPI sd-jwt)."""
-    from jwcrypto import jwk
+def _selectively_disclosable(claims: dict) -> dict:
+    """Every member an ``SDObj`` (PyPI sd-jwt's marker), nested objects member by member: the
+    same shape ``FRAME`` gives the npm wallet."""
     from sd_jwt.common import SDObj
+
+    return {
+        (name if isinstance(value, dict) else SDObj(name)): (
+            _selectively_disclosable(value) if isinstance(value, dict) else value
+        )
+        for name, value in claims.items()
+    }
+
+
+def python_presentation(
+    request: WalletRequest,
+    issuer: Issuer,
+    *,
+    claims: dict | None = None,
+    reveal: dict | None = None,
+    iss: str | None = "",
+    vct: str = PID_VCT,
+    aud: str | None = None,
+    nonce: str | None = None,
+    exp_in: int = 3600,
+) -> str:
+    """The same credential from a second implementation we did not write (PyPI sd-jwt).
+
+    Every claim is selectively disclosable; ``reveal`` picks what the holder shows (the
+    npm wallet's default when left out), ``iss=None`` leaves the issuer out.
+    """
+    from jwcrypto import jwk
     from sd_jwt.holder import SDJWTHolder
     from sd_jwt.issuer import SDJWTIssuer
 
     now = int(time.time())
     issuer_key = jwk.JWK.from_json(json.dumps(private_jwk(issuer.key)))
     holder_key = jwk.JWK.generate(kty="EC", crv="P-256")
-    claims = {
-        "iss": issuer.did,
-        "vct": vct,
-        "iat": now - 60,
-        "exp": now + 3600,
-        SDObj("given_name"): PERSON["given_name"],
-        SDObj("family_name"): PERSON["family_name"],
-        SDObj("birthdate"): PERSON["birthdate"],
-        "address": {SDObj("country"): "DE", SDObj("locality"): "Berlin"},
-    }
+    payload: dict[Any, Any] = {"vct": vct, "iat": now - 60, "exp": now + exp_in}
+    if iss is not None:
+        payload["iss"] = iss or issuer.did
+    person = (
+        claims
+        if claims is not None
+        else {name: value for name, value in PERSON.items() if name != "nationalities"}
+    )
+    payload.update(_selectively_disclosable(person))
     issued = SDJWTIssuer(
-        claims,
+        payload,
         issuer_key,
         holder_key,
         sign_alg="ES256",
@@ -204,11 +231,17 @@ def python_presentation(request: WalletRequest, issuer: Issuer, *, vct: str = PI
         extra_header_parameters={"typ": "dc+sd-jwt"},
     )
     holder = SDJWTHolder(issued.sd_jwt_issuance)
-    reveal = {
-        "given_name": True,
-        "family_name": True,
-        "birthdate": True,
-        "address": {"country": True},
-    }
-    holder.create_presentation(reveal, request.nonce, request.client_id, holder_key, "ES256")
+    shown = (
+        reveal
+        if reveal is not None
+        else {
+            "given_name": True,
+            "family_name": True,
+            "birthdate": True,
+            "address": {"country": True},
+        }
+    )
+    holder.create_presentation(
+        shown, nonce or request.nonce, aud or request.client_id, holder_key, "ES256"
+    )
     return holder.sd_jwt_presentation

@@ -24,7 +24,7 @@ class ResponseParameters:
     """
 
     vp_token: str | None
-    state: str | None
+    state: str
 
 
 @dataclass(frozen=True)
@@ -50,7 +50,7 @@ class Verifier:
         Raises ``ResponseError``.
         """
         if self.encryption is None:
-            return ResponseParameters(form.get("vp_token"), form.get("state"))
+            return ResponseParameters(form.get("vp_token"), _state(form))
         compact = form.get("response")
         if not compact:
             raise ResponseError(
@@ -70,8 +70,13 @@ def _vp_token_text(value: Any) -> str | None:
     return json.dumps(value)
 
 
-def _state(payload: dict[str, Any]) -> str | None:
-    state = payload.get("state")
-    if state is not None and not isinstance(state, str):
-        raise ResponseError("state in the encrypted response is not a string")
+def _state(parameters: Mapping[str, Any]) -> str:
+    """Every request this verifier makes carries a ``state``, so every response must return it
+    (RFC 6749 §4.1.2, which OpenID4VP 1.0 §8 keeps): a response without one is refused
+    rather than matched on the request ID alone."""
+    state = parameters.get("state")
+    if state is None or state == "":
+        raise ResponseError("state is missing from the response")
+    if not isinstance(state, str):
+        raise ResponseError("state in the response is not a string")
     return state

@@ -11,7 +11,7 @@ from collections.abc import Callable
 import pytest
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
-from sdjwt_forge import (
+from sdjwt.sdjwt_forge import (
     AUDIENCE,
     NONCE,
     NOW,
