@@ -271,9 +271,15 @@ def describe_condition(condition: dict[str, Any]) -> str:
     return f"{name} equals {shown}"
 
 
-_WHERE = re.compile(r"attributes(?:\[(\d+)\]|\.(\d+))")
+_WHERE = re.compile(r"attributes(?:\[(\d+)\]|\.(\d+))(\.)?")
 
 
 def readable_message(message: str) -> str:
-    """Name conditions as the form numbers them ("condition 2"), not by list index."""
-    return _WHERE.sub(lambda m: f"condition {int(m.group(1) or m.group(2)) + 1}", message)
+    """Name conditions as the form numbers them ("condition 2"), not by list index
+    (``attributes[1]`` from the domain, ``attributes.1.value`` from pydantic)."""
+
+    def named(match: re.Match[str]) -> str:
+        number = int(match.group(1) or match.group(2)) + 1
+        return f"condition {number}" + (", " if match.group(3) else "")
+
+    return _WHERE.sub(named, message)

@@ -404,3 +404,22 @@ def test_individuals_are_paginated_newest_first(app, browser, client, owner):
     assert "cust-00" not in first and "Page 1 of 2" in first
     second = text_of(browser.get(f"/dashboard/verifications/{made['id']}/individuals?page=2"))
     assert "cust-00" in second
+
+
+def test_a_forged_operator_is_refused_naming_the_condition(browser):
+    response = browser.post(NEW, data=form_data(browser, **{"conditions-0-operator": "LIKE"}))
+    assert response.status_code == 400
+    assert "condition 1, operator:" in text_of(response)
+
+
+def test_the_edit_form_adds_a_row_without_javascript_and_saves_nothing(browser, client, owner):
+    made = make_verification(client, owner)
+    path = f"/dashboard/verifications/{made['id']}"
+    response = browser.post(
+        path, data=form_data(browser, path, name="Not yet", action="add-condition")
+    )
+    assert response.status_code == 200
+    page = text_of(response)
+    assert page.count('data-testid="condition-row"') == 3 and 'value="Not yet"' in page
+    body = client.get(f"/verifications/{made['id']}", headers=owner.headers()).get_json()
+    assert body["name"] == "Adult residents"
