@@ -18,6 +18,10 @@ class Checkout:
 
 
 class BillingProvider(Protocol):
+    # Where the processor's hosted checkout and portal pages live: the dashboard's CSP
+    # form-action names them so a form may hand the browser over, and names nothing else.
+    page_origins: tuple[str, ...]
+
     def create_checkout(
         self,
         *,

@@ -15,6 +15,7 @@ from app.billing.adapter import BillingError, Checkout
 class FakeBilling:
     def __init__(self, base_url: str = "https://billing.invalid") -> None:
         self.base_url = base_url
+        self.page_origins = (base_url,)
         self.customers: dict[str, str] = {}
         self.checkouts: list[dict[str, str]] = []
         self.fail_next = False

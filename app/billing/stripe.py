@@ -39,6 +39,8 @@ def _redact(message: str) -> str:
 class StripeBilling:
     """The ``BillingProvider`` for Stripe: subscriptions through hosted Checkout and the portal."""
 
+    page_origins = ("https://checkout.stripe.com", "https://billing.stripe.com")
+
     def __init__(
         self,
         api_key: str,

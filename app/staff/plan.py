@@ -22,7 +22,7 @@ from app.billing import operations as billing
 from app.errors import ApiError, CodeNotFound, Conflict, NotConfigured, describe_validation_error
 from app.extensions import db
 from app.organizations.models import Organization, Plan
-from app.staff.blueprint import bp, wants_fragment
+from app.staff.blueprint import allow_form_redirects_to, bp, wants_fragment
 from app.staff.session import acting_organization, require_staff, staff_user
 from app.vouchers import operations as vouchers
 
@@ -85,6 +85,9 @@ def refused(
 @require_staff
 def plan() -> ResponseReturnValue:
     """The acting organization's plan, when a voucher period ends, and how to get a paid one."""
+    provider = current_app.extensions.get("billing")
+    for origin in getattr(provider, "page_origins", ()):
+        allow_form_redirects_to(origin)
     return plan_page(g.organization)
 
 

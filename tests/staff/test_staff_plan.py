@@ -222,6 +222,15 @@ def test_buying_a_plan_hands_the_browser_to_the_processors_checkout(app, billed,
     assert portal.headers["Location"].startswith("https://billing.invalid/portal/")
 
 
+def test_the_plan_page_lets_its_forms_hand_over_to_the_processor_and_nowhere_else(
+    billed, free, free_browser
+):
+    csp = browser_for(billed, free.token).get("/dashboard/plan").headers["Content-Security-Policy"]
+    assert "form-action 'self' https://billing.invalid;" in csp
+    elsewhere = free_browser.get("/dashboard/plan").headers["Content-Security-Policy"]
+    assert "form-action 'self';" in elsewhere
+
+
 def test_htmx_is_told_to_navigate_to_the_checkout(billed, free):
     browser = browser_for(billed, free.token)
     response = submit(
