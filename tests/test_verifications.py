@@ -185,3 +185,14 @@ def test_another_organizations_schema_is_missing(app, client):
     stranger = make_staff(app, "mallory@example.test", org_name="Other")
     response = client.get(f"/schemas/{schema['id']}", headers=stranger.headers())
     assert response.get_json() == NOT_FOUND
+
+
+def test_a_trusted_issuer_pem_without_a_certificate_is_refused_when_saved(client, app):
+    staff = make_staff(app)
+    bad = "-----BEGIN CERTIFICATE-----\nbm90IGEgY2VydGlmaWNhdGU=\n-----END CERTIFICATE-----"
+    response = client.post(
+        "/verifications", json=verification_body(trusted_issuers=[bad]), headers=staff.headers()
+    )
+    assert response.status_code == 400
+    assert response.get_json()["code"] == "INVALID_REQUEST"
+    assert "trusted_issuers" in response.get_json()["error"]

@@ -19,6 +19,7 @@ from app.oid4vp.request import AuthorizationRequest, link_for
 from app.oid4vp.verifier import Verifier
 from app.organizations.models import Organization
 from app.schemas.operations import get_schema, require_schema_entitlement
+from app.trust.policy import parse_pins
 from app.verifications.conditions import check_conditions, known_attribute
 from app.verifications.models import (
     Individual,
@@ -151,9 +152,12 @@ def _apply(organization: Organization, verification: Verification, fields: dict[
     elif verification.attributes is None:
         verification.attributes = []
     if fields.get("trusted_issuers") is not None:
-        verification.trusted_issuers = list(
-            dict.fromkeys(i.strip() for i in fields["trusted_issuers"])
-        )
+        pins = list(dict.fromkeys(i.strip() for i in fields["trusted_issuers"]))
+        try:
+            parse_pins(pins)
+        except ValueError as exc:  # refused when saved, rather than failing every presentation
+            raise InvalidRequest(f"trusted_issuers: {exc}") from exc
+        verification.trusted_issuers = pins
     elif verification.trusted_issuers is None:
         verification.trusted_issuers = []
 

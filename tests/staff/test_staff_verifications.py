@@ -8,6 +8,7 @@ import uuid
 from factories import PID_SCHEMA_ID, make_staff, make_verification
 from flask import Flask
 from staff_support import csrf_of, text_of
+from trust.trust_support import make_cert
 
 from app.organizations.models import Plan
 
@@ -115,7 +116,7 @@ def test_values_are_typed_like_json_clients_send_them(browser, client, owner):
 
 
 def test_trusted_issuers_take_one_per_line_and_a_pem_block_as_one_entry(browser, client, owner):
-    pem = "-----BEGIN CERTIFICATE-----\nMIIBfake\nAAAA\n-----END CERTIFICATE-----"
+    pem = make_cert("Issuer anchor", ca=True).pem.strip()
     text = f"https://issuer.example\n\n{pem}\r\ndid:web:issuer.example\n"
     verification_id = created_id(browser.post(NEW, data=form_data(browser, trusted_issuers=text)))
     body = client.get(f"/verifications/{verification_id}", headers=owner.headers()).get_json()
