@@ -10,6 +10,7 @@ is screenshotted (test-output/screenshots/dashboard-*.png) and checked by axe-co
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -27,12 +28,15 @@ from browser_support import (
     screenshot,
     watched_page,
 )
+from factories import PID_SCHEMA_ID, make_apikey, make_staff, make_verification
 from flask import Flask
 from support.oidc import OidcProvider
+from wallets import Issuer, node_presentation, post_response, read_request
 
 pytestmark = pytest.mark.oidc
 
 TIMEOUT = 10
+UUID = r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
 
 
 @pytest.fixture(scope="module")
@@ -231,3 +235,99 @@ def test_the_dashboard_is_usable_at_phone_width(browser, deployment):
     assert width <= PHONE["width"], "the page scrolls sideways on a phone"
     assert staff.findings["phone-welcome"] == []
     staff.page.context.close()
+
+
+@dataclass
+class Furnished:
+    """A PRO organization with one of everything, and its owner's session token."""
+
+    token: str
+    pages: list[str]
+
+
+@pytest.fixture
+def furnished(deployment) -> Furnished:
+    """Records made through the JSON API and a real (failed) presentation from the test wallet,
+    so every dashboard page has something to show."""
+    app, client = deployment.app, deployment.app.test_client()
+    owner = make_staff(app)
+    key = make_apikey(app, owner.organization_id)
+    verification = make_verification(client, owner)["id"]
+    individual = client.post(
+        "/verifications/individuals",
+        json={"customer_id": "crm-7", "verification_id": verification},
+    ).get_json()["id"]
+    link = client.get(f"/verifications/{individual}/connect").get_json()["connection_url"]
+    request = read_request(client, link)
+    post_response(client, request, node_presentation(request, Issuer(), nonce="stale"))
+    recipient = client.post(
+        "/recipients",
+        json={"first_name": "Ada", "last_name": "Lovelace", "email": "ada@example.test"},
+        headers={"apikey": key},
+    ).get_json()["id"]
+    schema = client.post(
+        "/schemas",
+        json={
+            "name": "Nurse licence",
+            "vct": "https://acme.test/nurse",
+            "attributes": [{"name": "licence_number", "type": "TEXT"}],
+        },
+        headers=owner.headers(),
+    ).get_json()["id"]
+    integration = client.get("/integrations", headers=owner.headers()).get_json()["results"][0]
+    pages = [
+        "/dashboard/",
+        "/dashboard/verifications",
+        "/dashboard/verifications/new",
+        f"/dashboard/verifications/{verification}",
+        f"/dashboard/verifications/{verification}/individuals",
+        f"/dashboard/verifications/{verification}/delete",
+        "/dashboard/integrations",
+        f"/dashboard/integrations/{integration['id']}/delete",
+        "/dashboard/recipients",
+        f"/dashboard/recipients/{recipient}",
+        f"/dashboard/recipients/{recipient}/delete",
+        "/dashboard/schemas",
+        f"/dashboard/schemas/{schema}",
+        f"/dashboard/schemas/{PID_SCHEMA_ID}",
+        "/dashboard/plan",
+        "/dashboard/organizations",
+        f"/dashboard/organizations/{owner.organization_id}",
+        "/dashboard/no-such-page",
+    ]
+    return Furnished(owner.token, pages)
+
+
+@pytest.mark.parametrize(
+    "options",
+    [{"viewport": DESKTOP}, {"viewport": PHONE}, {"viewport": PHONE, "color_scheme": "dark"}],
+    ids=["desktop", "phone", "phone-dark"],
+)
+def test_axe_finds_nothing_serious_on_any_dashboard_page(
+    browser, deployment, furnished, options, request
+):
+    from playwright.sync_api import expect
+
+    problems: list[str] = []
+    page = watched_page(browser, options["viewport"], problems, **options_without_viewport(options))
+    page.goto(f"{deployment.base}/dashboard/login")
+    page.get_by_text("Sign in with a session token").click()
+    page.get_by_label("Session token").fill(furnished.token)
+    page.get_by_role("button", name="Sign in with the token").click()
+    expect(page.get_by_role("heading", name="Acme")).to_be_visible()
+    findings, too_wide = {}, []
+    for path in furnished.pages:
+        page.goto(f"{deployment.base}{path}")
+        findings[path] = axe_findings(page)
+        slug = re.sub(UUID, "id", path.strip("/")).replace("/", "-")
+        screenshot(page, f"sweep-{request.node.callspec.id}-{slug}")
+        if page.evaluate("document.documentElement.scrollWidth") > options["viewport"]["width"]:
+            too_wide.append(path)
+    assert {path: found for path, found in findings.items() if found} == {}
+    assert too_wide == [], "these pages scroll sideways"
+    assert_clean(page, problems)
+    page.context.close()
+
+
+def options_without_viewport(options: dict) -> dict:
+    return {name: value for name, value in options.items() if name != "viewport"}
