@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from config_for_tests import TEST_CONFIG
 from flask import Flask
 from flask.testing import FlaskClient
 from flask_migrate import upgrade
@@ -31,20 +32,6 @@ def database_url(tmp_dir: Path) -> str:
             raise RuntimeError("VERITY_TEST_DB=postgresql needs TEST_DATABASE_URL")
         return url.replace("postgresql://", "postgresql+psycopg://", 1)
     return f"sqlite:///{tmp_dir / 'verity-test.sqlite3'}"
-
-
-TEST_CONFIG = {
-    "TESTING": True,
-    "SECRET_KEY": "test-secret",
-    "REQUEST_LOG": True,
-    "PUBLIC_URL": "https://verity.test",
-    "BILLING_PROVIDER": "",
-    "OIDC_ISSUER": "",
-    "OIDC_CLIENT_ID": "",
-    "OIDC_CLIENT_SECRET": "",
-    "RATELIMIT_STORAGE_URI": "memory://",
-    "TRUSTED_PROXY_COUNT": 0,
-}
 
 
 # Each PostgreSQL run works in a schema of its own, so parallel runs on one database

@@ -16,7 +16,7 @@ from typing import Any
 import hypothesis
 import pytest
 import schemathesis
-from conftest import TEST_CONFIG
+from config_for_tests import TEST_CONFIG
 from factories import (
     PID_SCHEMA_ID,
     make_apikey,

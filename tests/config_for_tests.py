@@ -1,0 +1,15 @@
+"""The configuration every test app starts from (its own module: each test folder has a
+``conftest``, so ``from conftest import`` would find whichever was imported first)."""
+
+TEST_CONFIG = {
+    "TESTING": True,
+    "SECRET_KEY": "test-secret",
+    "REQUEST_LOG": True,
+    "PUBLIC_URL": "https://verity.test",
+    "BILLING_PROVIDER": "",
+    "OIDC_ISSUER": "",
+    "OIDC_CLIENT_ID": "",
+    "OIDC_CLIENT_SECRET": "",
+    "RATELIMIT_STORAGE_URI": "memory://",
+    "TRUSTED_PROXY_COUNT": 0,
+}
