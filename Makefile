@@ -7,7 +7,7 @@ PORT ?= 8000
 WORKERS ?= 2
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint migrate seed bench clean chromium
+.PHONY: run test lint migrate seed bench clean chromium wrk
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -44,7 +44,15 @@ test: $(STAMP) lint chromium
 		VERITY_TEST_DB=postgresql $(BIN)/pytest; \
 	fi
 
-bench: $(STAMP)
+# The benchmark drives the server with Debian's wrk; install it from the distribution when it
+# is missing, like chromium above.
+wrk:
+	@command -v wrk >/dev/null 2>&1 || { \
+		SUDO=$$( [ "$$(id -u)" = 0 ] || echo "sudo -n" ); \
+		$$SUDO apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq wrk >/dev/null; }
+
+bench: $(STAMP) wrk
 	$(BIN)/python bench/run.py
 
 clean:

@@ -1,17 +1,26 @@
-"""Throughput of the hot public and backend endpoints, as ratios to GET /healthz.
+"""Throughput of the hot public and backend endpoints, and of verifying presentations, each
+as a ratio to a baseline measured in the same run.
 
-``make bench`` (or ``.venv/bin/python bench/run.py``) builds a throwaway database, seeds it
-with the operator commands and the HTTP API, starts gunicorn (2 workers) on a free loopback
-port and drives four endpoints with wrk:
+``make bench`` (or ``.venv/bin/python bench/run.py``) first measures the SD-JWT verifier in
+process: strict SD-JWT VC + key binding verifications with ``app.sdjwt`` over two raw ES256
+verifications with ``cryptography`` (the floor), interleaved. It then builds a throwaway
+database, seeds it with the operator commands and the HTTP API, starts gunicorn (2 workers) on
+a free loopback port and drives four endpoints with wrk:
 
 * ``GET /healthz`` (the baseline: no database), measured before and after the others;
 * ``GET /verifications/{individual_id}/verify`` (the status poll);
 * ``GET /verifications/{verification_id}/individuals/{customer_id}`` with ``apikey`` (lookup);
 * ``POST /verifications/individuals`` for a pair that already exists (repeated open, 200).
 
+Last, client processes (``bench/presenting.py``) make whole presentations over HTTP: the
+connect link of a fresh individual, its request object, a key binding JWT for its nonce, and
+the ``direct_post`` response; their baseline is ``GET /healthz`` driven by the same client.
+
 Settings, all optional: ``BENCH_DATABASE_URL`` (PostgreSQL; a schema of its own is created and
 dropped), ``BENCH_SECONDS`` (measured seconds per run, 8), ``BENCH_WARMUP`` (2),
-``BENCH_ROUNDS`` (2), ``BENCH_CONNECTIONS`` (8), ``BENCH_THREADS`` (2), ``BENCH_WORKERS`` (2).
+``BENCH_ROUNDS`` (2), ``BENCH_CONNECTIONS`` (8), ``BENCH_THREADS`` (2), ``BENCH_WORKERS`` (2),
+``BENCH_CLIENTS`` (client processes of the presentation load, 4), ``BENCH_INPROCESS_ROUNDS``
+(15).
 
 It is a report: the exit status is 0 whether or not the targets are met, and non-zero only
 when the benchmark itself could not run (a failed command, an error response, a socket error).
@@ -22,7 +31,10 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import http.client
 import json
+import math
+import multiprocessing
 import os
 import re
 import secrets
@@ -41,6 +53,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import presenting
+
 ROOT = Path(__file__).resolve().parent.parent
 BENCH_DIR = ROOT / "bench"
 BIN = Path(sys.executable).parent
@@ -52,8 +66,10 @@ START_TIMEOUT = 60  # seconds for gunicorn to answer /healthz
 HTTP_TIMEOUT = 10  # seconds for one set-up request
 STOP_TIMEOUT = 15  # seconds for gunicorn to stop after SIGTERM
 
-# Minimum throughput as a fraction of /healthz in the same run (the project's targets).
-TARGETS = {"poll": 0.8, "lookup": 0.7, "open": 0.5}
+# The project's targets: the minimum of each figure as a fraction of its baseline in the same
+# run. poll, lookup and open are over /healthz with wrk; sdjwt is over two raw ES256
+# verifications in process; present is over /healthz driven by the same Python client.
+TARGETS = {"poll": 0.8, "lookup": 0.7, "open": 0.5, "sdjwt": 0.6, "present": 0.4}
 
 
 class BenchError(Exception):
@@ -81,6 +97,8 @@ class Settings:
     connections: int
     threads: int
     workers: int
+    clients: int
+    inprocess_rounds: int
     database_url: str
 
     @classmethod
@@ -92,6 +110,8 @@ class Settings:
             connections=setting("BENCH_CONNECTIONS", 8),
             threads=setting("BENCH_THREADS", 2),
             workers=setting("BENCH_WORKERS", 2),
+            clients=setting("BENCH_CLIENTS", 4),
+            inprocess_rounds=setting("BENCH_INPROCESS_ROUNDS", 15),
             database_url=os.environ.get("BENCH_DATABASE_URL", "").strip(),
         )
 
@@ -439,112 +459,422 @@ def server_cpu_seconds(master_pid: int) -> float | None:
     return ticks / os.sysconf("SC_CLK_TCK")
 
 
+def with_cpu(run: Run, cpu_before: float | None, cpu_after: float | None) -> Run:
+    if cpu_before is None or cpu_after is None:
+        return run
+    return dataclasses.replace(run, cpu_ms=(cpu_after - cpu_before) * 1000 / run.requests)
+
+
+def show(key: str, run: Run, unit: str = "req") -> None:
+    cpu = f"  server CPU {run.cpu_ms:.2f} ms/{unit}" if run.cpu_ms is not None else ""
+    print(
+        f"  {key:<8} {run.requests_per_second:>9.1f} {unit}/s"
+        f"  p50 {run.p50_ms:7.2f} ms  p99 {run.p99_ms:7.2f} ms{cpu}",
+        flush=True,
+    )
+
+
 def measure(settings: Settings, server: Server, endpoint: Endpoint) -> Run:
     if settings.warmup:
         wrk(settings, server.base, endpoint, settings.warmup)
     cpu_before = server_cpu_seconds(server.process.pid)
     run = wrk(settings, server.base, endpoint, settings.seconds)
-    cpu_after = server_cpu_seconds(server.process.pid)
-    if cpu_before is not None and cpu_after is not None:
-        run = dataclasses.replace(run, cpu_ms=(cpu_after - cpu_before) * 1000 / run.requests)
-    cpu = f"  server CPU {run.cpu_ms:.2f} ms/req" if run.cpu_ms is not None else ""
-    print(
-        f"  {endpoint.key:<8} {run.requests_per_second:>9.1f} req/s"
-        f"  p50 {run.p50_ms:7.2f} ms  p99 {run.p99_ms:7.2f} ms{cpu}",
-        flush=True,
-    )
+    run = with_cpu(run, cpu_before, server_cpu_seconds(server.process.pid))
+    show(endpoint.key, run)
     return run
 
 
-def schedule(endpoints: list[Endpoint], rounds: int) -> list[Endpoint]:
-    """healthz first and after every round; the order of the others reverses each round."""
-    order = [HEALTHZ]
+def schedule(
+    endpoints: list[Endpoint], rounds: int, baseline: Endpoint | None = None
+) -> list[Endpoint]:
+    """The baseline (healthz) first and after every round; the order of the others reverses
+    each round."""
+    baseline = baseline or HEALTHZ
+    order = [baseline]
     for number in range(rounds):
         order += endpoints if number % 2 == 0 else list(reversed(endpoints))
-        order.append(HEALTHZ)
+        order.append(baseline)
     return order
+
+
+# -- the SD-JWT verifier in process --------------------------------------------------------
+
+FLOOR = Endpoint("floor", "floor  2 x ES256 verify (cryptography)", "")
+SDJWT = Endpoint("sdjwt", "sdjwt  parse + verify_presentation (SD-JWT VC+KB)", "")
+INPROCESS_SLICE = 0.25  # CPU seconds of each slice
+
+
+def measure_in_process(settings: Settings) -> presenting.InProcess:
+    """``floor | sdjwt | floor | ... | floor`` in this process, before the server starts."""
+    floor, verify = presenting.in_process_operations()
+    try:
+        floor()
+        verified = verify()
+    except Exception as exc:
+        raise BenchError(f"the verifier refused the bench's presentation: {exc}") from None
+    if getattr(verified, "claims", {}).get("given_name") != presenting.PERSON["given_name"]:
+        raise BenchError("the verifier did not return the disclosed claims")
+    measured = presenting.in_process_rounds(settings.inprocess_rounds, INPROCESS_SLICE)
+    rates = ", ".join(f"{s.ops_per_second:.0f}" for s in measured.verify)
+    floors = ", ".join(f"{s.ops_per_second:.0f}" for s in measured.floor)
+    print(f"  floor    ops/s per round: {floors}")
+    print(f"  sdjwt    ops/s per round: {rates}", flush=True)
+    return measured
+
+
+# -- presentations over HTTP, and healthz by the same client -------------------------------
+
+CLIENT_HEALTHZ = Endpoint("healthz", "healthz GET /healthz (same Python client)", "/healthz")
+PRESENT = Endpoint(
+    "present", "present connect, request object, KB-JWT, direct_post", "/oid4vp/responses"
+)
+MARGIN = 1.5  # individuals ready for a run: this many times what the last rate would use
+START_DELAY = 0.5  # seconds between handing out the jobs and the start of the run
+
+
+def percentile(values: list[float], fraction: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
+
+
+class PresentationLoad:
+    """Client processes that drive the server with healthz or whole presentations.
+
+    Every presentation needs an individual of its own: a VERIFIED one is final and gets no new
+    link. They are opened ahead of each run (not measured), enough for the last rate seen
+    with a margin; a measured run that runs out is run again with twice as many.
+    """
+
+    def __init__(self, settings: Settings, server: Server, verification_id: str, pool: Any) -> None:
+        self.settings = settings
+        self.server = server
+        self.verification_id = verification_id
+        self.pool = pool
+        self.free: list[str] = []
+        self.opened = 0
+        self.rate: float | None = None  # presentations/s of the last run
+        # One credential per client process: a wallet presents the same credential again, with
+        # a new key binding JWT for each request.
+        self.credentials = [presenting.issue() for _ in range(settings.clients)]
+
+    def open_individuals(self, wanted: int) -> None:
+        missing = wanted - len(self.free)
+        if missing <= 0:
+            return
+        names = [f"bench-present-{self.opened + n}" for n in range(missing)]
+        self.opened += missing
+        clients = self.settings.clients
+        chunks = [names[n::clients] for n in range(clients)]
+        args = [
+            ("127.0.0.1", self.server.port, self.verification_id, chunk)
+            for chunk in chunks
+            if chunk
+        ]
+        try:
+            for ids in self.pool.starmap(presenting.open_individuals, args):
+                self.free.extend(ids)
+        except presenting.LoadError as exc:
+            raise BenchError(f"opening individuals for the presentations: {exc}") from None
+
+    def verified(self, individual_id: str) -> None:
+        status = call(self.server.base, "GET", f"/verifications/{individual_id}/verify", 200)
+        if status.get("status") != "VERIFIED":
+            raise BenchError(
+                f"a bench presentation was not accepted: individual {individual_id} is "
+                f"{status.get('status')}: {status.get('validation_error')}"
+            )
+
+    def check_by_hand(self) -> None:
+        """One presentation and one healthz, from this process, before any load."""
+        self.open_individuals(1)
+        individual_id = self.free.pop()
+        connection = http.client.HTTPConnection("127.0.0.1", self.server.port)
+        try:
+            presenting.present_once(connection, individual_id, self.credentials[0])
+        except presenting.LoadError as exc:
+            raise BenchError(f"a presentation by hand failed: {exc}") from None
+        finally:
+            connection.close()
+        self.verified(individual_id)
+
+    def run(self, endpoint: Endpoint, seconds: int, measured: bool) -> Run:
+        for _attempt in range(3):
+            outcome = self._attempt(endpoint, seconds, measured)
+            if outcome is not None:
+                return outcome
+            self.rate = 2 * (self.rate or 1.0)
+        raise BenchError("the presentation load kept running out of individuals")
+
+    def _attempt(self, endpoint: Endpoint, seconds: int, measured: bool) -> Run | None:
+        clients = self.settings.clients
+        shares: list[tuple[str, ...]] = [()] * clients
+        if endpoint is PRESENT:
+            wanted = math.ceil((self.rate or 50.0) * seconds * MARGIN) + 4 * clients
+            self.open_individuals(wanted)
+            share = len(self.free) // clients
+            shares = [tuple(self.free[n * share : (n + 1) * share]) for n in range(clients)]
+        start_at = time.monotonic() + START_DELAY
+        jobs = [
+            presenting.Job(
+                endpoint.key,
+                "127.0.0.1",
+                self.server.port,
+                start_at,
+                seconds,
+                shares[n],
+                self.credentials[n] if endpoint is PRESENT else None,
+            )
+            for n in range(clients)
+        ]
+        cpu_before = server_cpu_seconds(self.server.process.pid)
+        outcomes = self.pool.map(presenting.run_job, jobs, chunksize=1)
+        cpu_after = server_cpu_seconds(self.server.process.pid)
+        errors = [o.error for o in outcomes if o.error]
+        if errors:
+            raise BenchError(f"the {endpoint.key} load failed: {errors[0]}")
+        used = {i for o, mine in zip(outcomes, shares, strict=True) for i in mine[: o.used]}
+        self.free = [i for i in self.free if i not in used]
+        completed = sum(o.completed for o in outcomes)
+        if completed == 0:
+            raise BenchError(f"the {endpoint.key} load completed nothing in {seconds} s")
+        if endpoint is PRESENT:
+            self.rate = completed / seconds
+            if any(o.exhausted for o in outcomes):
+                if measured:
+                    return None  # run again with more individuals
+                self.rate *= 2  # a warm-up that ran short: its rate is too low
+            if measured:
+                for o, mine in zip(outcomes, shares, strict=True):
+                    if o.used:
+                        for individual_id in {mine[0], mine[o.used // 2], mine[o.used - 1]}:
+                            self.verified(individual_id)
+        elif self.rate is None:
+            # A presentation is three requests, each dearer than healthz: a generous first guess.
+            self.rate = completed / seconds / 3
+        latencies = [ms for o in outcomes for ms in o.latencies_ms]
+        run = Run(
+            completed / seconds,
+            completed,
+            percentile(latencies, 0.5),
+            percentile(latencies, 0.99),
+        )
+        return with_cpu(run, cpu_before, cpu_after)
+
+    def measure(self, endpoint: Endpoint) -> Run:
+        if self.settings.warmup:
+            self.run(endpoint, self.settings.warmup, measured=False)
+        run = self.run(endpoint, self.settings.seconds, measured=True)
+        show(endpoint.key, run, "pres" if endpoint is PRESENT else "req")
+        return run
+
+
+def seed_presentations(base: str, token: str) -> str:
+    """The verification the presentations answer: the same as the endpoints' one, with an
+    empty ``trusted_issuers`` (any issuer whose key resolves and signature verifies, such as
+    the bench's ``did:jwk`` issuers)."""
+    verification = call(
+        base,
+        "POST",
+        "/verifications",
+        201,
+        {
+            "name": "Bench presentations",
+            "schema_id": SCHEMA_ID,
+            "claims": ["given_name"],
+            "attributes": [{"name": "birthdate", "operator": "AGE_AT_LEAST", "value": 18}],
+            "trusted_issuers": [],
+        },
+        {"Authorization": f"Bearer {token}"},
+    )
+    return str(verification["id"])
+
+
+def measure_presentations(settings: Settings, server: Server, token: str) -> dict[str, list[Run]]:
+    verification_id = seed_presentations(server.base, token)
+    context = multiprocessing.get_context("fork")
+    runs: dict[str, list[Run]] = {}
+    with context.Pool(settings.clients, initializer=presenting.client_process_init) as pool:
+        load = PresentationLoad(settings, server, verification_id, pool)
+        load.check_by_hand()
+        for endpoint in schedule([PRESENT], settings.rounds, CLIENT_HEALTHZ):
+            runs.setdefault(endpoint.key, []).append(load.measure(endpoint))
+    return runs
 
 
 # -- the report ----------------------------------------------------------------------------
 
 
-NOISY = 0.15  # healthz runs further apart than this: the machine was busy meanwhile
+NOISY = 0.15  # baseline runs further apart than this: the machine was busy meanwhile
 
 
 def mean(values: list[float]) -> float:
     return statistics.fmean(values)
 
 
-def round_ratios(runs: dict[str, list[Run]], key: str) -> list[float]:
-    """The endpoint's req/s in each round over the mean of the two healthz runs around it.
+def round_ratios(runs: dict[str, list[Run]], key: str, baseline: str = "healthz") -> list[float]:
+    """The endpoint's req/s in each round over the mean of the two baseline runs around it.
 
     Comparing each run with its neighbours in time, rather than with one overall figure,
     keeps a load that comes and goes on the machine from landing on one endpoint only.
     """
-    healthz = [r.requests_per_second for r in runs[HEALTHZ.key]]
+    rates = [r.requests_per_second for r in runs[baseline]]
     return [
-        run.requests_per_second / mean(healthz[number : number + 2])
+        run.requests_per_second / mean(rates[number : number + 2])
         for number, run in enumerate(runs[key])
     ]
 
 
-def report(endpoints: list[Endpoint], runs: dict[str, list[Run]]) -> None:
-    """One line per endpoint: its figures and its ratio to healthz (the median over rounds)."""
-    healthz = runs[HEALTHZ.key]
+def verdict(key: str, ratio: float) -> tuple[str, str]:
+    """``(target, result)`` as the table shows them."""
+    if key not in TARGETS:
+        return "", "baseline"
+    target = TARGETS[key]
+    return f">={target:.1f}x", "PASS" if ratio >= target else "BELOW"
+
+
+def spread_of(ratios: list[float]) -> str:
+    return f"{min(ratios):.2f}-{max(ratios):.2f}" if len(ratios) > 1 else ""
+
+
+def table(
+    baseline: Endpoint, endpoints: list[Endpoint], runs: dict[str, list[Run]], title: str
+) -> dict[str, float]:
+    """One line per endpoint: its figures and its ratio to the baseline (the median over
+    rounds). Returns the ratios."""
+    base = runs[baseline.key]
     cpu_known = all(r.cpu_ms is not None for rs in runs.values() for r in rs)
-    baseline_cpu = mean([r.cpu_ms for r in healthz]) if cpu_known else 0.0  # type: ignore[misc]
-    width = max(len(e.label) for e in [HEALTHZ, *endpoints])
+    baseline_cpu = mean([r.cpu_ms for r in base]) if cpu_known else 0.0  # type: ignore[misc]
+    width = max(len(e.label) for e in [baseline, *endpoints])
     header = (
-        f"{'endpoint':<{width}} {'req/s':>8} {'p50 ms':>7} {'p99 ms':>7} {'cpu ms':>7} "
+        f"{title:<{width}} {'req/s':>8} {'p50 ms':>7} {'p99 ms':>7} {'cpu ms':>7} "
         f"{'cpu x':>6} {'ratio':>6} {'rounds':>11} {'target':>7}  result"
     )
     print()
     print(header)
     print("-" * len(header))
-    for endpoint in [HEALTHZ, *endpoints]:
+    medians: dict[str, float] = {}
+    for endpoint in [baseline, *endpoints]:
         mine = runs[endpoint.key]
-        if endpoint is HEALTHZ:
+        if endpoint is baseline:
             ratio, spread = 1.0, ""
         else:
-            ratios = round_ratios(runs, endpoint.key)
-            ratio = statistics.median(ratios)
-            spread = f"{min(ratios):.2f}-{max(ratios):.2f}" if len(ratios) > 1 else ""
+            ratios = round_ratios(runs, endpoint.key, baseline.key)
+            ratio = medians[endpoint.key] = statistics.median(ratios)
+            spread = spread_of(ratios)
         if cpu_known:
             cpu = mean([r.cpu_ms for r in mine])  # type: ignore[misc]
             cpu_text = f"{cpu:>7.2f} {baseline_cpu / cpu:>5.2f}x"
         else:
             cpu_text = f"{'-':>7} {'-':>6}"
-        if endpoint.key in TARGETS:
-            target = TARGETS[endpoint.key]
-            verdict = "PASS" if ratio >= target else "BELOW"
-            target_text = f">={target:.1f}x"
-        else:
-            verdict, target_text = "baseline", ""
+        target_text, result = verdict(endpoint.key, ratio)
         print(
             f"{endpoint.label:<{width}} {mean([r.requests_per_second for r in mine]):>8.1f} "
             f"{mean([r.p50_ms for r in mine]):>7.2f} {mean([r.p99_ms for r in mine]):>7.2f} "
-            f"{cpu_text} {ratio:>5.2f}x {spread:>11} {target_text:>7}  {verdict}"
+            f"{cpu_text} {ratio:>5.2f}x {spread:>11} {target_text:>7}  {result}"
         )
-    rates = [r.requests_per_second for r in healthz]
+    return medians
+
+
+def baseline_noise(runs: list[Run], what: str) -> None:
+    rates = [r.requests_per_second for r in runs]
     apart = (max(rates) - min(rates)) / mean(rates)
+    print(
+        f"{what}: {len(rates)} runs, {min(rates):.0f} to {max(rates):.0f} req/s ({apart:.0%} apart)."
+    )
+    if apart > NOISY:
+        print(
+            f"WARNING: {what} moved {apart:.0%} between its runs: something else was using the "
+            "machine, so the ratios are rough. Run again, or with more BENCH_ROUNDS."
+        )
+
+
+def report(endpoints: list[Endpoint], runs: dict[str, list[Run]]) -> dict[str, float]:
+    """The endpoints driven by wrk, over healthz driven by wrk."""
+    medians = table(HEALTHZ, endpoints, runs, "endpoint (wrk)")
+    cpu_known = all(r.cpu_ms is not None for rs in runs.values() for r in rs)
     print()
     print(
         "ratio: req/s over the mean of the healthz runs just before and after it; with several "
         "rounds, the median (rounds: the lowest and highest)."
     )
-    print(
-        f"healthz: {len(rates)} runs, {min(rates):.0f} to {max(rates):.0f} req/s ({apart:.0%} apart)."
-    )
+    baseline_noise(runs[HEALTHZ.key], "healthz")
     if cpu_known:
         print(
             "cpu ms: gunicorn's own CPU time per request; cpu x: healthz's over the endpoint's, "
             "the ratio if the server only computed. A ratio well under cpu x is time spent waiting."
         )
+    return medians
+
+
+def report_in_process(measured: presenting.InProcess) -> float:
+    """The verifier over the floor, in the same style: ops per CPU second and the ratio."""
+    ratios = measured.ratios()
+    ratio = statistics.median(ratios)
+    floor = mean([s.ops_per_second for s in measured.floor])
+    sdjwt = mean([s.ops_per_second for s in measured.verify])
+    width = max(len(FLOOR.label), len(SDJWT.label))
+    header = (
+        f"{'in process (1 thread)':<{width}} {'ops/s':>8} {'us/op':>7} {'ratio':>6} "
+        f"{'rounds':>11} {'target':>7}  result"
+    )
+    print()
+    print(header)
+    print("-" * len(header))
+    print(
+        f"{FLOOR.label:<{width}} {floor:>8.1f} {1e6 / floor:>7.1f} {1.0:>5.2f}x {'':>11} {'':>7}  baseline"
+    )
+    target_text, result = verdict(SDJWT.key, ratio)
+    print(
+        f"{SDJWT.label:<{width}} {sdjwt:>8.1f} {1e6 / sdjwt:>7.1f} {ratio:>5.2f}x "
+        f"{spread_of(ratios):>11} {target_text:>7}  {result}"
+    )
+    print()
+    print(
+        f"ops/s: per second of the bench process's CPU time, {len(ratios)} rounds of "
+        f"{INPROCESS_SLICE} s each; ratio: each sdjwt slice over the mean of the floor slices "
+        "just before and after it, the median over the rounds."
+    )
+    floors = [s.ops_per_second for s in measured.floor]
+    apart = (max(floors) - min(floors)) / mean(floors)
     if apart > NOISY:
         print(
-            f"WARNING: healthz moved {apart:.0%} between its runs: something else was using the "
-            "machine, so the ratios are rough. Run again, or with more BENCH_ROUNDS."
+            f"WARNING: the floor moved {apart:.0%} between its slices: something else was using "
+            "the machine, so the ratio is rough. Run again, or with more BENCH_INPROCESS_ROUNDS."
         )
+    return ratio
+
+
+def report_presentations(runs: dict[str, list[Run]], clients: int) -> dict[str, float]:
+    medians = table(CLIENT_HEALTHZ, [PRESENT], runs, f"end to end ({clients} Python clients)")
+    print()
+    print(
+        "present: whole presentations per second (3 HTTP requests each, plus the key binding "
+        "JWT the client signs); p50/p99 and cpu ms per presentation. healthz here is driven by "
+        "the same client processes, so the ratio compares like with like."
+    )
+    baseline_noise(runs[CLIENT_HEALTHZ.key], "healthz (Python client)")
+    return medians
+
+
+SUMMARY_BASELINES = {
+    "poll": "healthz, wrk",
+    "lookup": "healthz, wrk",
+    "open": "healthz, wrk",
+    "sdjwt": "2 raw ES256 verifications, in process",
+    "present": "healthz, same Python client",
+}
+
+
+def summary(ratios: dict[str, float]) -> None:
+    header = f"{'figure':<8} {'ratio':>6} {'target':>7}  {'result':<6}  baseline"
+    print()
+    print(header)
+    print("-" * (len(header) + 30))
+    for key, baseline in SUMMARY_BASELINES.items():
+        target_text, result = verdict(key, ratios[key])
+        print(f"{key:<8} {ratios[key]:>5.2f}x {target_text:>7}  {result:<6}  {baseline}")
+    print()
+    print("A BELOW does not fail the command: the exit status is 0 whenever the benchmark ran.")
 
 
 def main() -> int:
@@ -564,9 +894,15 @@ def main() -> int:
 
     workdir = Path(tempfile.mkdtemp(prefix="verity-bench-"))
     try:
+        print(
+            f"in process: app.sdjwt over two raw ES256 verifications, "
+            f"{settings.inprocess_rounds} rounds",
+            flush=True,
+        )
+        in_process = measure_in_process(settings)
         with database(settings, workdir) as (database_url, described):
             print(f"database: {described}", flush=True)
-            bench(settings, database_url, workdir)
+            bench(settings, database_url, workdir, in_process)
     except BenchError as exc:
         print(f"\nbench failed: {exc}", file=sys.stderr)
         return 1
@@ -578,7 +914,9 @@ def main() -> int:
     return 0
 
 
-def bench(settings: Settings, database_url: str, workdir: Path) -> None:
+def bench(
+    settings: Settings, database_url: str, workdir: Path, in_process: presenting.InProcess
+) -> None:
     env = server_environment(database_url)
     token = prepare_database(env)
     server = Server(env, settings.workers, workdir / "gunicorn.log")
@@ -598,12 +936,21 @@ def bench(settings: Settings, database_url: str, workdir: Path) -> None:
         runs: dict[str, list[Run]] = {}
         for endpoint in schedule(endpoints, settings.rounds):
             runs.setdefault(endpoint.key, []).append(measure(settings, server, endpoint))
+        print(
+            f"load:     {settings.clients} Python client processes, one connection each: "
+            "presentations, healthz before and after each round",
+            flush=True,
+        )
+        presentation_runs = measure_presentations(settings, server, token)
     finally:
         # Before the database goes: a PostgreSQL schema is dropped only after its users left.
         server.stop()
     if server.process.returncode not in (0, -signal.SIGTERM):
         raise BenchError(f"gunicorn exited {server.process.returncode}:\n{server.log_tail()}")
-    report(endpoints, runs)
+    ratios = report(endpoints, runs)
+    ratios[SDJWT.key] = report_in_process(in_process)
+    ratios.update(report_presentations(presentation_runs, settings.clients))
+    summary(ratios)
 
 
 if __name__ == "__main__":
