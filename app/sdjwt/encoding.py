@@ -7,6 +7,7 @@ everything here refuses what the specifications do not allow rather than repairi
 from __future__ import annotations
 
 import base64
+import binascii
 import json
 import re
 from typing import Any
@@ -15,6 +16,11 @@ from app.sdjwt.errors import SdJwtError
 
 # RFC 7515 §2 and RFC 9901 §4 (ABNF): base64url without padding, line breaks or whitespace.
 BASE64URL = re.compile(r"[A-Za-z0-9_-]+")
+ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+# By length modulo 4: the bits of the last character that encode nothing, and so must be zero
+# in the canonical spelling (RFC 4648 §3.5); a remainder of 1 cannot occur in base64 at all.
+UNUSED_BITS: dict[int, int | None] = {0: 0, 1: None, 2: 0b1111, 3: 0b11}
+_STANDARD = bytes.maketrans(b"-_", b"+/")
 
 
 def b64url_encode(raw: bytes) -> str:
@@ -28,12 +34,12 @@ def b64url_decode(text: str, what: str) -> bytes:
     Non-canonical input (stray bits in the last character) decodes to the same bytes as the
     canonical form; accepting it would let one signed value travel under several spellings.
     """
-    if not isinstance(text, str) or not BASE64URL.fullmatch(text) or len(text) % 4 == 1:
+    if not isinstance(text, str) or not BASE64URL.fullmatch(text):
         raise SdJwtError(f"{what} is not base64url encoded")
-    raw = base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
-    if b64url_encode(raw) != text:
+    unused_bits = UNUSED_BITS[len(text) % 4]
+    if unused_bits is None or ALPHABET.index(text[-1]) & unused_bits:
         raise SdJwtError(f"{what} is not base64url encoded")
-    return raw
+    return binascii.a2b_base64((text + "=" * (-len(text) % 4)).encode("ascii").translate(_STANDARD))
 
 
 def _object_without_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -52,14 +58,15 @@ def _no_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
 
 
+_STRICT_JSON = json.JSONDecoder(
+    object_pairs_hook=_object_without_duplicates, parse_constant=_no_constant
+)
+
+
 def parse_json(raw: bytes, what: str) -> Any:
     """Parse UTF-8 JSON strictly (no duplicate names, no NaN), wrapping every failure."""
     try:
-        return json.loads(
-            raw.decode("utf-8"),
-            object_pairs_hook=_object_without_duplicates,
-            parse_constant=_no_constant,
-        )
+        return _STRICT_JSON.decode(raw.decode("utf-8"))
     except (UnicodeDecodeError, ValueError, RecursionError) as exc:
         raise SdJwtError(f"{what} is not valid JSON") from exc
 

@@ -69,14 +69,17 @@ def verify_jws(
     *,
     typ: str | None = None,
     label: str = "Token",
+    decoded: tuple[dict[str, Any], dict[str, Any]] | None = None,
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """Check a compact JWS against ``key`` and return its header and JSON payload.
 
     ``typ``, when given, is the media type the header must declare (RFC 8725 §3.11), compared
     as RFC 7515 §4.1.9 says. ``label`` names the token in reasons ("Credential", "Key binding").
+    ``decoded`` is what ``read_unverified`` already made of this very ``compact``, so a caller
+    that had to look inside before verifying does not pay for decoding twice.
     """
     header_b64, payload_b64, signature_b64 = split_compact(compact, label)
-    header = decode_json_object(header_b64, f"{label} header")
+    header = decoded[0] if decoded else decode_json_object(header_b64, f"{label} header")
     alg = _allowed_alg(header, allowed_algs, label)
     if "crit" in header:
         # RFC 7515 §4.1.11: extensions listed in "crit" must be understood; we understand none.
@@ -88,7 +91,7 @@ def verify_jws(
     signing_input = f"{header_b64}.{payload_b64}".encode("ascii")
     if not _signature_holds(public_key, ALGORITHMS[alg], signature, signing_input):
         raise SdJwtError(f"{label} signature does not verify")
-    return header, decode_json_object(payload_b64, f"{label} payload")
+    return header, decoded[1] if decoded else decode_json_object(payload_b64, f"{label} payload")
 
 
 def split_compact(compact: str, label: str) -> tuple[str, str, str]:

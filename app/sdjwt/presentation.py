@@ -120,7 +120,12 @@ def verify_presentation(
     if p.kb_jwt is None:
         raise SdJwtError("Presentation has no key binding JWT")
     header, payload = verify_jws(
-        p.issuer_jwt, issuer_key, allowed_algs, typ=SD_JWT_VC_TYP, label="Credential"
+        p.issuer_jwt,
+        issuer_key,
+        allowed_algs,
+        typ=SD_JWT_VC_TYP,
+        label="Credential",
+        decoded=(p.issuer_header, p.issuer_payload),
     )
     claims = _processed_payload(payload, p.disclosures)
     vct = _vct(claims)
@@ -128,9 +133,9 @@ def verify_presentation(
     _check_validity(claims, "Credential", kb.now, leeway_seconds)
     _check_issued(claims, kb.now, leeway_seconds)
     _check_audience(claims, kb.audience)
-    cnf_jwk = _holder_jwk(claims)
+    cnf_jwk, holder_key = _holder_key(claims)
     status = _status(claims)
-    _verify_key_binding(p, cnf_jwk, kb, leeway_seconds, allowed_algs)
+    _verify_key_binding(p, cnf_jwk, holder_key, kb, leeway_seconds, allowed_algs)
     return VerifiedCredential(issuer, vct, claims, status, cnf_jwk, header)
 
 
@@ -201,17 +206,16 @@ def _check_audience(claims: dict[str, Any], audience: str) -> None:
         raise SdJwtError("Credential is meant for another audience (aud)")
 
 
-def _holder_jwk(claims: dict[str, Any]) -> dict[str, Any]:
+def _holder_key(claims: dict[str, Any]) -> tuple[dict[str, Any], PublicKey]:
     # SD-JWT VC §2.2.2.3: cnf is REQUIRED for Key Binding; RFC 9901 §4.1.2 / RFC 7800 §3.2.
     cnf = claims.get("cnf")
     jwk = cnf.get("jwk") if isinstance(cnf, dict) else None
     if not isinstance(jwk, dict):
         raise SdJwtError("Credential is not bound to a holder key (no cnf.jwk)")
     try:
-        jwk_to_public_key(jwk)
+        return jwk, jwk_to_public_key(jwk)
     except SdJwtError as exc:
         raise SdJwtError("Credential holder key (cnf.jwk) is not a usable public key") from exc
-    return jwk
 
 
 def _status(claims: dict[str, Any]) -> dict[str, Any] | None:
@@ -224,6 +228,7 @@ def _status(claims: dict[str, Any]) -> dict[str, Any] | None:
 def _verify_key_binding(
     p: Presentation,
     holder_jwk: dict[str, Any],
+    holder_key: PublicKey,
     kb: KeyBindingCheck,
     leeway: int,
     allowed_algs: tuple[str, ...],
@@ -234,7 +239,15 @@ def _verify_key_binding(
     ):
         # An empty expectation would match a key binding made for nobody in particular.
         raise SdJwtError("Key binding cannot be checked without an audience and a nonce")
-    _, claims = verify_jws(p.kb_jwt, holder_jwk, allowed_algs, typ=KB_JWT_TYP, label="Key binding")
+    decoded = read_unverified(p.kb_jwt, "Key binding")
+    # RFC 7517 §4.4: a JWK "alg" names the one algorithm the holder's key is meant for (checked
+    # here because the key is handed to verify_jws already loaded, not as its JWK).
+    alg = decoded[0].get("alg")
+    if "alg" in holder_jwk and alg in allowed_algs and holder_jwk["alg"] != alg:
+        raise SdJwtError("Key binding key is meant for another algorithm")
+    _, claims = verify_jws(
+        p.kb_jwt, holder_key, allowed_algs, typ=KB_JWT_TYP, label="Key binding", decoded=decoded
+    )
     # RFC 9901 §4.3: aud is a single string; OpenID4VP compares it to the full client_id.
     if not isinstance(claims.get("aud"), str):
         raise SdJwtError("Key binding audience is not a single string")

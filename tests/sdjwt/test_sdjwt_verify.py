@@ -283,3 +283,19 @@ def test_any_single_character_change_is_refused_cleanly() -> None:
                 continue
             with pytest.raises(SdJwtError):
                 verify(forge, mutated)
+
+
+@pytest.mark.parametrize(("jwk_alg", "accepted"), [("ES256", True), ("ES384", False)])
+def test_a_holder_key_naming_its_algorithm_signs_key_bindings_with_that_one_only(
+    jwk_alg: str, accepted: bool
+) -> None:
+    forge = Forge()
+    cnf = {"jwk": {**public_jwk(forge.holder_key), "alg": jwk_alg}}
+    presentation = forge.present(forge.issuer_jwt(forge.payload(cnf=cnf)))
+
+    if accepted:
+        assert verify(forge, presentation).cnf_jwk["alg"] == jwk_alg
+    else:
+        with pytest.raises(SdJwtError) as refused:
+            verify(forge, presentation)
+        assert str(refused.value) == "Key binding key is meant for another algorithm"
