@@ -6,6 +6,7 @@ import uuid
 from datetime import timedelta
 
 from sqlalchemy import select
+from sqlalchemy.orm import joinedload
 
 from app import clock
 from app.errors import InvalidRequest, NotFound, Unauthorized
@@ -58,7 +59,9 @@ def delete_integration(organization: Organization, integration_id: uuid.UUID) ->
 
 def authenticate_key(key: str) -> Organization:
     integration = db.session.scalar(
-        select(Integration).where(Integration.key_hash == hash_secret(key))
+        select(Integration)
+        .options(joinedload(Integration.organization))
+        .where(Integration.key_hash == hash_secret(key))
     )
     if integration is None:
         raise Unauthorized("Invalid integration key")

@@ -171,12 +171,20 @@ def open_individual(verification_id: uuid.UUID, customer_id: str) -> tuple[Indiv
     Returns ``(individual, created)``. Concurrent first calls meet at the unique constraint:
     the loser's insert is rolled back to a savepoint and it reads the winner's row.
     """
+    existing = db.session.scalar(
+        select(Individual)
+        .join(Verification, Individual.verification_id == Verification.id)
+        .where(
+            Individual.verification_id == verification_id,
+            Individual.customer_id == customer_id,
+            Verification.deleted_at.is_(None),
+        )
+    )
+    if existing is not None:  # a retry: one query, the common case under load
+        return existing, False
     verification = db.session.get(Verification, verification_id)
     if verification is None or verification.deleted_at is not None:
         raise NotFound()
-    existing = _individual_for(verification_id, customer_id)
-    if existing is not None:
-        return existing, False
     try:
         with db.session.begin_nested():
             individual = Individual(verification_id=verification_id, customer_id=customer_id)
