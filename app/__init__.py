@@ -6,10 +6,12 @@ import logging
 from typing import Any
 
 from flask import Flask
+from sqlalchemy import event
+from sqlalchemy.orm import Session
 from werkzeug.middleware.proxy_fix import ProxyFix
 
 from app import config as settings
-from app.database import configure_sqlite, engine_options
+from app.database import configure_sqlite, engine_options, forbid_writes_when_read_only
 from app.extensions import db, migrate
 from app.throttle import throttle_voucher_exchange
 
@@ -60,6 +62,8 @@ def register_extensions(app: Flask) -> None:
     db.init_app(app)
     with app.app_context():
         configure_sqlite(db.engine)
+    if not event.contains(Session, "before_flush", forbid_writes_when_read_only):
+        event.listen(Session, "before_flush", forbid_writes_when_read_only)
     migrate.init_app(app, db, directory=str(settings.INSTANCE_DIR.parent / "migrations"))
     app.extensions["billing"] = billing_provider(app.config)
     register_trust(app)

@@ -16,6 +16,7 @@ from app.api.common import (
     parse_body,
     parse_id,
 )
+from app.database import read_only
 from app.errors import InvalidRequest
 from app.policies import operations as policies
 from app.recipients import operations as recipients
@@ -26,6 +27,7 @@ bp = Blueprint("backend", __name__)
 
 
 @bp.get("/verifications/<verification_id>/individuals/<customer_id>")
+@read_only
 @require_apikey
 @documented(
     "Authenticated lookup of the individual for a customer: the final decision",

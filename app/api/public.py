@@ -7,6 +7,7 @@ from flask import Blueprint, current_app
 from app.api import payloads as p
 from app.api import render
 from app.api.common import base_url, documented, json_response, parse_body, parse_id
+from app.database import read_only
 from app.verifications import operations as individuals
 from app.verifications.operations import Links
 
@@ -49,6 +50,7 @@ def connect(individual_id: str):
 
 
 @bp.get("/verifications/<individual_id>/verify")
+@read_only
 @documented(
     "Status of an individual; a failed presentation is 200 with status FAILED",
     responses={200: p.IndividualOut},

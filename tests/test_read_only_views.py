@@ -1,0 +1,108 @@
+"""Views that only read: the status poll and the authenticated lookup.
+
+On SQLite their transactions begin deferred, so they never queue behind a writer for the write
+lock; they must therefore never write, and the key's last use is noted in a transaction of its
+own.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import uuid
+from datetime import timedelta
+
+import pytest
+from factories import make_apikey, make_staff, make_verification
+from flask import Flask
+from sqlalchemy.orm import Session
+
+from app import clock
+from app.database import forbid_writes_when_read_only, read_only
+from app.extensions import db
+from app.integrations.models import Integration
+
+
+@pytest.fixture
+def opened(app: Flask, client) -> dict:
+    staff = make_staff(app)
+    verification = make_verification(client, staff)["id"]
+    individual = client.post(
+        "/verifications/individuals",
+        json={"customer_id": "crm-1", "verification_id": verification},
+    ).get_json()
+    return {
+        "staff": staff,
+        "verification": verification,
+        "individual": individual["id"],
+        "key": make_apikey(app, staff.organization_id),
+    }
+
+
+def sqlite_path(app: Flask) -> str | None:
+    url = app.config["SQLALCHEMY_DATABASE_URI"]
+    return url.removeprefix("sqlite:///") if url.startswith("sqlite:///") else None
+
+
+def test_polls_and_lookups_answer_while_a_writer_holds_the_write_lock(app, client, opened):
+    path = sqlite_path(app)
+    if path is None:
+        pytest.skip("the write lock is SQLite's; PostgreSQL readers never wait for writers")
+    writer = sqlite3.connect(path, isolation_level=None, timeout=0)
+    writer.execute("BEGIN IMMEDIATE")
+    try:
+        poll = client.get(f"/verifications/{opened['individual']}/verify")
+        lookup = client.get(
+            f"/verifications/{opened['verification']}/individuals/crm-1",
+            headers={"apikey": opened["key"]},
+        )
+    finally:
+        writer.execute("ROLLBACK")
+        writer.close()
+    assert poll.status_code == 200, poll.get_json()
+    assert lookup.status_code == 200, lookup.get_json()
+
+
+def last_used(app: Flask) -> object:
+    with app.app_context():
+        value = db.session.scalars(db.select(Integration.last_used_at)).one()
+        db.session.remove()
+    return value
+
+
+def test_a_lookup_notes_the_keys_use_even_when_the_answer_is_not_found(app, client, opened):
+    assert last_used(app) is None
+    missing = client.get(
+        f"/verifications/{uuid.uuid4()}/individuals/crm-1", headers={"apikey": opened["key"]}
+    )
+    assert missing.status_code == 400
+    first = last_used(app)
+    assert first is not None
+
+    later = clock.now() + timedelta(hours=1)
+    clock.set_source(lambda: later)
+    client.get(
+        f"/verifications/{opened['verification']}/individuals/crm-1",
+        headers={"apikey": opened["key"]},
+    )
+    assert last_used(app) == later
+
+
+def test_a_read_only_view_that_writes_fails_loudly(app, opened):
+    with app.app_context():
+
+        @read_only
+        def sneaky() -> None:
+            integration = db.session.scalars(db.select(Integration)).first()
+            integration.name = "renamed by a view that should only read"
+            db.session.flush()
+
+        with pytest.raises(RuntimeError, match="read-only view tried to write"):
+            sneaky()
+        db.session.rollback()
+        db.session.remove()
+
+
+def test_the_write_guard_is_installed_on_every_session(app):
+    from sqlalchemy import event
+
+    assert event.contains(Session, "before_flush", forbid_writes_when_read_only)
