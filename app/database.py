@@ -8,7 +8,8 @@ with BEGIN IMMEDIATE, which waits up to the busy timeout. WAL lets readers run b
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from contextvars import ContextVar
 from functools import wraps
 from typing import Any, TypeVar
@@ -33,13 +34,20 @@ def read_only(view: F) -> F:
 
     @wraps(view)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        token = _read_only.set(True)
-        try:
+        with reading():
             return view(*args, **kwargs)
-        finally:
-            _read_only.reset(token)
 
     return wrapper  # type: ignore[return-value]
+
+
+@contextmanager
+def reading() -> Iterator[None]:
+    """A block whose queries only read (a transaction begun inside it begins deferred)."""
+    token = _read_only.set(True)
+    try:
+        yield
+    finally:
+        _read_only.reset(token)
 
 
 def in_read_only_view() -> bool:

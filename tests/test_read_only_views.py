@@ -43,7 +43,9 @@ def sqlite_path(app: Flask) -> str | None:
     return url.removeprefix("sqlite:///") if url.startswith("sqlite:///") else None
 
 
-def test_polls_and_lookups_answer_while_a_writer_holds_the_write_lock(app, client, opened):
+def test_polls_lookups_and_repeated_opens_answer_while_a_writer_holds_the_write_lock(
+    app, client, opened
+):
     path = sqlite_path(app)
     if path is None:
         pytest.skip("the write lock is SQLite's; PostgreSQL readers never wait for writers")
@@ -55,11 +57,16 @@ def test_polls_and_lookups_answer_while_a_writer_holds_the_write_lock(app, clien
             f"/verifications/{opened['verification']}/individuals/crm-1",
             headers={"apikey": opened["key"]},
         )
+        reopened = client.post(
+            "/verifications/individuals",
+            json={"customer_id": "crm-1", "verification_id": opened["verification"]},
+        )
     finally:
         writer.execute("ROLLBACK")
         writer.close()
     assert poll.status_code == 200, poll.get_json()
     assert lookup.status_code == 200, lookup.get_json()
+    assert reopened.status_code == 200, reopened.get_json()  # a retry only reads
 
 
 def last_used(app: Flask) -> object:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import secrets
 import uuid
 from dataclasses import dataclass, field
@@ -13,6 +14,7 @@ from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
 
 from app import clock
+from app.database import reading
 from app.errors import InvalidRequest, NotFound
 from app.extensions import db
 from app.oid4vp.request import AuthorizationRequest, link_for
@@ -171,17 +173,23 @@ def open_individual(verification_id: uuid.UUID, customer_id: str) -> tuple[Indiv
     Returns ``(individual, created)``. Concurrent first calls meet at the unique constraint:
     the loser's insert is rolled back to a savepoint and it reads the winner's row.
     """
-    existing = db.session.scalar(
-        select(Individual)
-        .join(Verification, Individual.verification_id == Verification.id)
-        .where(
-            Individual.verification_id == verification_id,
-            Individual.customer_id == customer_id,
-            Verification.deleted_at.is_(None),
+    fresh = not db.session().in_transaction()
+    with reading() if fresh else contextlib.nullcontext():
+        existing = db.session.scalar(
+            select(Individual)
+            .join(Verification, Individual.verification_id == Verification.id)
+            .where(
+                Individual.verification_id == verification_id,
+                Individual.customer_id == customer_id,
+                Verification.deleted_at.is_(None),
+            )
         )
-    )
-    if existing is not None:  # a retry: one query, the common case under load
+    if existing is not None:  # a retry, the common case: one read, no write lock taken
         return existing, False
+    if fresh:
+        # End the reading transaction so the insert's begins IMMEDIATE on SQLite: a deferred
+        # one that turns into a writer fails at once under contention instead of waiting.
+        db.session.rollback()
     verification = db.session.get(Verification, verification_id)
     if verification is None or verification.deleted_at is not None:
         raise NotFound()
