@@ -7,7 +7,6 @@ import uuid
 from datetime import datetime, timedelta
 
 from sqlalchemy import select, update
-from sqlalchemy.orm import joinedload
 
 from app import clock
 from app.database import in_read_only_view, write_aside
@@ -63,9 +62,7 @@ def delete_integration(organization: Organization, integration_id: uuid.UUID) ->
 
 def authenticate_key(key: str) -> Organization:
     integration = db.session.scalar(
-        select(Integration)
-        .options(joinedload(Integration.organization))
-        .where(Integration.key_hash == hash_secret(key))
+        select(Integration).where(Integration.key_hash == hash_secret(key))
     )
     if integration is None:
         raise Unauthorized("Invalid integration key")
@@ -75,7 +72,10 @@ def authenticate_key(key: str) -> Organization:
             record_use_aside(integration.id, now)
         else:
             integration.last_used_at = now
-    return integration.organization
+    # Measured: a plain get by primary key is cheaper than a joined load or the lazy load.
+    organization = db.session.get(Organization, integration.organization_id)
+    assert organization is not None  # the foreign key cascades deletes
+    return organization
 
 
 def record_use_aside(integration_id: uuid.UUID, when: datetime) -> None:

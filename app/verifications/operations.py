@@ -214,10 +214,11 @@ def _individual_for(verification_id: uuid.UUID, customer_id: str) -> Individual 
 
 
 def get_individual(individual_id: uuid.UUID, *, lock: bool = False) -> Individual:
-    query = select(Individual).where(Individual.id == individual_id)
     if lock:
-        query = query.with_for_update(of=Individual)
-    individual = db.session.scalar(query)
+        query = select(Individual).where(Individual.id == individual_id)
+        individual = db.session.scalar(query.with_for_update(of=Individual))
+    else:  # the status poll's path: a get by primary key is the cheapest read the ORM has
+        individual = db.session.get(Individual, individual_id)
     if individual is None:
         raise NotFound()
     return individual
