@@ -64,6 +64,7 @@ def verify(individual_id: str):
 
 
 @bp.get("/oid4vp/requests/<request_id>")
+@read_only
 def request_object(request_id: str):
     """The Request Object a wallet fetches by reference: signed when a certificate is set."""
     request = individuals.authorization_request(parse_id(request_id), links())
