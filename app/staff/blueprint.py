@@ -58,14 +58,21 @@ def wants_fragment() -> bool:
     return request.headers.get("HX-Request") == "true"
 
 
+def navigate(target: str, status: int = 303) -> ResponseReturnValue:
+    """Send the browser to ``target``: a redirect for a plain form, ``HX-Redirect`` for htmx
+    (whose requests follow redirects invisibly, and whose script navigation a CSP
+    ``form-action`` does not hold back)."""
+    if wants_fragment():
+        return Response(status=204, headers={"HX-Redirect": target})
+    return redirect(target, status)
+
+
 def to_sign_in() -> ResponseReturnValue:
     """Browsers go to the sign-in page and come back; htmx is told to navigate there."""
     target = url_for(
         "staff.login", next=request.full_path.rstrip("?") if request.method == "GET" else None
     )
-    if wants_fragment():
-        return Response(status=204, headers={"HX-Redirect": target})
-    return redirect(target)
+    return navigate(target, 302)
 
 
 def error_page(status: int, heading: str, message: str) -> ResponseReturnValue:

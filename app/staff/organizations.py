@@ -27,6 +27,7 @@ from app.extensions import db
 from app.organizations import operations as org_ops
 from app.organizations.models import Membership, Organization, Role
 from app.staff.blueprint import bp
+from app.staff.page_kit import refusal
 from app.staff.session import (
     ORGANIZATION_COOKIE,
     acting_membership,
@@ -50,15 +51,6 @@ def list_page(status: int = 200, **extra: Any) -> ResponseReturnValue:
     return page, status
 
 
-def refusal(exc: ValidationError | InvalidRequest | CodeNotFound) -> tuple[str, int]:
-    """The message and status for a refused form, after undoing anything already flushed
-    (the request commits whenever a view returns)."""
-    db.session.rollback()
-    if isinstance(exc, ValidationError):
-        return describe_validation_error(exc), 400
-    return exc.message, exc.status
-
-
 @bp.get("/organizations")
 @require_staff
 def organizations() -> ResponseReturnValue:
@@ -76,7 +68,7 @@ def organizations_create() -> ResponseReturnValue:
         body = OrganizationIn.model_validate(values)
         created = org_ops.create_organization(staff_user(), body.name)
     except (ValidationError, InvalidRequest) as exc:
-        message, status = refusal(exc)
+        message, status = refusal(exc, missing_record_is_a_page=False)
         return list_page(status, create_error=message, values=values)
     flash(f"Created {created.name}; you are now acting for it.", "success")
     response = redirect(url_for("staff.organizations"), 303)
@@ -93,7 +85,7 @@ def organizations_join() -> ResponseReturnValue:
         body = JoinIn.model_validate(values)
         joined = org_ops.join_with_code(staff_user(), body.code)
     except (ValidationError, CodeNotFound) as exc:
-        message, status = refusal(exc)
+        message, status = refusal(exc, missing_record_is_a_page=False)
         return list_page(status, join_error=message, values=values)
     # A user's first organization is their default one, so they act for it at once.
     then = "You are now acting for it." if g.organization is None else "Switch to act for it."

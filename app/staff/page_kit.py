@@ -11,13 +11,13 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from flask import Response, flash, redirect, request, url_for
+from flask import flash, request, url_for
 from flask.typing import ResponseReturnValue
 from pydantic import ValidationError
 
 from app.errors import ApiError, CodeNotFound, NotFound, describe_validation_error
 from app.extensions import db
-from app.staff.blueprint import wants_fragment
+from app.staff.blueprint import navigate
 
 
 def form_values(names: Iterable[str]) -> dict[str, str]:
@@ -30,21 +30,21 @@ def finished(message: str, endpoint: str, **values: Any) -> ResponseReturnValue:
     """Post/redirect/get with a short notice; htmx is told to navigate, so a button that
     posted in place lands on the same page a plain form would."""
     flash(message, "success")
-    target = url_for(endpoint, **values)
-    if wants_fragment():
-        return Response(status=204, headers={"HX-Redirect": target})
-    return redirect(target, 303)
+    return navigate(url_for(endpoint, **values))
 
 
-def refusal(exc: ValidationError | ApiError) -> tuple[str, int]:
+def refusal(
+    exc: ValidationError | ApiError, *, missing_record_is_a_page: bool = True
+) -> tuple[str, int]:
     """The message and status to re-render a refused form with.
 
     The request commits whenever a view returns, so whatever the failed operation already
     changed is rolled back first. A missing record is not a form problem: it stays the
-    blueprint's not-found page.
+    blueprint's not-found page, unless what was not found is what the form asked for (an
+    invitation code, a voucher).
     """
     db.session.rollback()
-    if isinstance(exc, NotFound | CodeNotFound):
+    if missing_record_is_a_page and isinstance(exc, NotFound | CodeNotFound):
         raise exc
     if isinstance(exc, ValidationError):
         return describe_validation_error(exc), 400

@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from flask import Response, current_app, flash, g, redirect, render_template, request, url_for
+from flask import current_app, flash, g, redirect, render_template, request, url_for
 from flask.typing import ResponseReturnValue
 from flask_limiter.errors import RateLimitExceeded
 from pydantic import ValidationError
@@ -19,10 +19,11 @@ from pydantic import ValidationError
 from app.api.common import base_url
 from app.api.payloads import CheckoutIn, PortalIn, VoucherIn
 from app.billing import operations as billing
-from app.errors import ApiError, CodeNotFound, Conflict, NotConfigured, describe_validation_error
+from app.errors import ApiError, CodeNotFound, Conflict, NotConfigured
 from app.extensions import db
 from app.organizations.models import Organization, Plan
-from app.staff.blueprint import allow_form_redirects_to, bp, wants_fragment
+from app.staff.blueprint import allow_form_redirects_to, bp, navigate, wants_fragment
+from app.staff.page_kit import refusal
 from app.staff.session import acting_organization, require_staff, staff_user
 from app.vouchers import operations as vouchers
 
@@ -68,16 +69,12 @@ def refused(
     htmx does not swap 5xx answers, so an htmx request is sent back to the page with the
     reason as a notice instead.
     """
-    db.session.rollback()
-    if isinstance(exc, ValidationError):
-        message, status = describe_validation_error(exc), 400
-    elif isinstance(exc, NotConfigured):
-        message, status = BILLING_NOT_SET_UP, exc.status
-    else:
-        message, status = exc.message, exc.status
+    message, status = refusal(exc, missing_record_is_a_page=False)
+    if isinstance(exc, NotConfigured):
+        message = BILLING_NOT_SET_UP
     if wants_fragment():
         flash(message, "error")
-        return Response(status=204, headers={"HX-Redirect": url_for("staff.plan")})
+        return navigate(url_for("staff.plan"))
     return plan_page(organization, status, error=message, **extra)
 
 
@@ -119,9 +116,7 @@ def too_many_attempts(exc: RateLimitExceeded) -> ResponseReturnValue:
 def hand_off(url: str) -> ResponseReturnValue:
     """To the payment processor: a 303 for a plain form; htmx is told to navigate instead, a
     script navigation that a ``form-action 'self'`` policy does not block."""
-    if wants_fragment():
-        return Response(status=204, headers={"HX-Redirect": url})
-    return redirect(url, 303)
+    return navigate(url)
 
 
 def return_url() -> str:

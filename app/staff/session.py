@@ -11,12 +11,11 @@ from typing import Any, TypeVar
 
 from flask import Response, current_app, g, request
 
-from app import clock
 from app.errors import Forbidden, Unauthorized
 from app.identity.models import User
 from app.identity.operations import authenticate_session
 from app.organizations.models import Membership, Organization
-from app.organizations.operations import memberships_of, resolve_acting_membership
+from app.organizations.operations import resolve_acting_membership
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -93,11 +92,3 @@ def acting_membership() -> Membership:
 
 def acting_organization() -> Organization:
     return acting_membership().organization
-
-
-def memberships() -> list[Membership]:
-    return memberships_of(g.user)
-
-
-def remaining(expires_at: datetime) -> int:
-    return max(0, int((expires_at - clock.now()).total_seconds()))

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from flask import Response, flash, redirect, render_template, request, url_for
+from flask import flash, redirect, render_template, request, url_for
 from flask.typing import ResponseReturnValue
 from pydantic import BaseModel, ValidationError
 
@@ -23,7 +23,7 @@ from app.organizations.models import Organization
 from app.organizations.operations import require_paid_plan
 from app.schemas.models import Schema
 from app.schemas.operations import list_schemas
-from app.staff.blueprint import bp, wants_fragment
+from app.staff.blueprint import bp, navigate
 from app.staff.session import acting_organization, require_staff
 from app.staff.verification_form import (
     OPERATOR_LABELS,
@@ -279,10 +279,7 @@ def verifications_delete(verification_id: str) -> ResponseReturnValue:
     verification = the_verification(verification_id)
     verification_ops.delete_verification(acting_organization(), verification.id)
     flash(f"Verification “{verification.name}” deleted.", "success")
-    target = url_for("staff.verifications")
-    if wants_fragment():
-        return Response(status=204, headers={"HX-Redirect": target})
-    return redirect(target, 303)
+    return navigate(url_for("staff.verifications"))
 
 
 # -- individuals ----------------------------------------------------------------------------

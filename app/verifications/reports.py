@@ -84,21 +84,11 @@ def recent_outcomes(organization: Organization, limit: int = 10) -> list[Outcome
     ]
 
 
-def attempts_of(individual: Individual) -> list[PresentationAttempt]:
-    """Every presentation an individual made, oldest first: the audit trail."""
-    return list(
-        db.session.scalars(
-            select(PresentationAttempt)
-            .where(PresentationAttempt.individual_id == individual.id)
-            .order_by(PresentationAttempt.created_at, PresentationAttempt.id)
-        )
-    )
-
-
 def attempts_by_individual(
     individual_ids: list[uuid.UUID],
 ) -> dict[uuid.UUID, list[PresentationAttempt]]:
-    """``attempts_of`` for a page of individuals in one query, newest attempt first.
+    """Every presentation each individual of a page made (the audit trail), newest first, in
+    one query.
 
     The dashboard's individuals page lists many at once; one query per row would not do.
     """
