@@ -5,17 +5,25 @@ BIN := $(VENV)/bin
 HOST ?= 127.0.0.1
 PORT ?= 8000
 WORKERS ?= 2
-STAMP := $(VENV)/.installed
+# `make run` installs the runtime dependencies only; `make test` (and lint, bench) the test extra.
+RUNTIME := $(VENV)/.installed-runtime
+STAMP := $(VENV)/.installed-test
 
-.PHONY: run test lint migrate seed bench clean chromium wrk
+.PHONY: run test lint migrate seed bench clean chromium wrk demo
 
-$(STAMP): pyproject.toml
+$(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[test]'
-	touch $(STAMP)
 
-migrate: $(STAMP)
+$(RUNTIME): pyproject.toml | $(VENV)/bin/python
+	$(BIN)/pip install --quiet -e .
+	touch $(RUNTIME)
+
+$(STAMP): pyproject.toml | $(VENV)/bin/python
+	$(BIN)/pip install --quiet -e '.[test]'
+	touch $(RUNTIME) $(STAMP)
+
+migrate: $(RUNTIME)
 	$(BIN)/flask --app wsgi db upgrade
 
 seed: migrate
@@ -51,6 +59,10 @@ wrk:
 		SUDO=$$( [ "$$(id -u)" = 0 ] || echo "sudo -n" ); \
 		$$SUDO apt-get update -qq && \
 		DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq wrk >/dev/null; }
+
+# The whole loop on a throwaway SQLite database: issue, receive, present, VERIFIED; then stop.
+demo: $(RUNTIME)
+	$(BIN)/python demo/run.py $(if $(KEEP),--keep)
 
 bench: $(STAMP) wrk
 	$(BIN)/python bench/run.py

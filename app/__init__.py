@@ -2,26 +2,65 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from typing import Any
 
 from flask import Flask
 from sqlalchemy import event
+from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session
 from werkzeug.middleware.proxy_fix import ProxyFix
 
 from app import config as settings
-from app.database import configure_sqlite, engine_options, forbid_writes_when_read_only
+from app.database import (
+    configure_sqlite,
+    engine_options,
+    forbid_writes_when_read_only,
+    watch_storage,
+)
+from app.deployment import register_issuing, register_verifier
 from app.extensions import db, migrate
 from app.throttle import throttle_voucher_exchange
 
 
 class Verity(Flask):
+    """Commit once at the request boundary, and only for a success.
+
+    Views never roll back themselves: an exception rolls back before any error handler runs
+    (so a handler draws its page from stored state), and so does a view's own answer of 400 or
+    more (a refused form re-rendered, for one): whatever it changed on the way is undone.
+    """
+
     def dispatch_request(self) -> Any:
-        """Commit once at the request boundary; any exception rolls back instead."""
-        rv = super().dispatch_request()
-        db.session.commit()
-        return rv
+        response = self.make_response(super().dispatch_request())
+        if response.status_code < 400:
+            db.session.commit()
+        else:
+            roll_back()
+        return response
+
+    def handle_user_exception(self, e: Exception) -> Any:
+        roll_back()
+        return super().handle_user_exception(e)
+
+    def handle_exception(self, e: Exception) -> Any:
+        roll_back()
+        return super().handle_exception(e)
+
+
+def roll_back() -> None:
+    """Undo the request's transaction before its error answer is drawn.
+
+    When the database is unreachable the rollback itself can fail; the transaction died with
+    its connection, so there is nothing left to undo: the connection is dropped and the error
+    answer goes on (instead of a second error escaping the first one's handler).
+    """
+    try:
+        db.session.rollback()
+    except SQLAlchemyError:
+        with contextlib.suppress(SQLAlchemyError):
+            db.session.invalidate()
 
 
 def create_app(overrides: dict[str, Any] | None = None) -> Flask:
@@ -52,7 +91,7 @@ def configure_logging(app: Flask) -> None:
 
 
 def register_extensions(app: Flask) -> None:
-    from app import models  # noqa: F401  (every model registered before migrations look)
+    from app import mail, models  # noqa: F401  (every model registered before migrations look)
     from app.billing.setup import billing_provider
 
     if app.config["TRUSTED_PROXY_COUNT"] > 0:
@@ -62,10 +101,14 @@ def register_extensions(app: Flask) -> None:
     db.init_app(app)
     with app.app_context():
         configure_sqlite(db.engine)
+        watch_storage(db.engine)
     if not event.contains(Session, "before_flush", forbid_writes_when_read_only):
         event.listen(Session, "before_flush", forbid_writes_when_read_only)
     migrate.init_app(app, db, directory=str(settings.INSTANCE_DIR.parent / "migrations"))
     app.extensions["billing"] = billing_provider(app.config)
+    register_verifier(app)
+    register_issuing(app)
+    mail.init_app(app)
     register_trust(app)
 
 
@@ -82,7 +125,18 @@ def register_trust(app: Flask) -> None:
 
 def register_blueprints(app: Flask) -> None:
     from app import pages, staff
-    from app.api import auth, backend, dashboard, dc_api, health, public, wallet, webhooks
+    from app.api import (
+        auth,
+        backend,
+        credentials,
+        dc_api,
+        health,
+        issuer,
+        public,
+        staff_api,
+        wallet,
+        webhooks,
+    )
     from app.request_log import register_request_log
 
     for module in (
@@ -90,7 +144,9 @@ def register_blueprints(app: Flask) -> None:
         public,
         wallet,
         backend,
-        dashboard,
+        staff_api,
+        credentials,
+        issuer,
         auth,
         webhooks,
         dc_api,

@@ -65,11 +65,22 @@ def require_user(email: str):
     return user
 
 
+def require_organization(org_id: str) -> Organization:
+    try:
+        organization = db.session.get(Organization, uuid.UUID(org_id))
+    except ValueError:
+        organization = None
+    if organization is None:
+        raise ApiError(f"No organization with ID {org_id}")
+    return organization
+
+
 users = AppGroup("users", help="Dashboard users.")
 tokens = AppGroup("tokens", help="Session tokens for headless administration.")
 orgs = AppGroup("orgs", help="Organizations and their plans.")
 vouchers = AppGroup("vouchers", help="Plan vouchers.")
 schemas = AppGroup("schemas", help="Credential schemas.")
+issuers = AppGroup("issuers", help="Each organization's credential issuer.")
 
 
 @users.command("create")
@@ -103,13 +114,7 @@ def orgs_create(name: str, owner_email: str, plan: str) -> None:
 @click.argument("plan", type=PLANS)
 @transactional
 def orgs_set_plan(org_id: str, plan: str) -> None:
-    try:
-        organization = db.session.get(Organization, uuid.UUID(org_id))
-    except ValueError:
-        organization = None
-    if organization is None:
-        raise ApiError(f"No organization with ID {org_id}")
-    emit(render.organization(set_plan(organization, Plan(plan))))
+    emit(render.organization(set_plan(require_organization(org_id), Plan(plan))))
 
 
 @vouchers.command("mint")
@@ -128,6 +133,26 @@ def schemas_seed() -> None:
     emit({"added": seed_public_schemas()})
 
 
+@issuers.command("rotate-key")
+@click.argument("org_id")
+@transactional
+def issuers_rotate_key(org_id: str) -> None:
+    """Sign with a new key from now on. The old public key stays in the issuer's JWKS while a
+    credential it signed is unexpired; the private key is never printed."""
+    from app.issuance import keys
+
+    organization = require_organization(org_id)
+    key = keys.rotate_key(organization)
+    emit(
+        {
+            "organization_id": str(organization.id),
+            "kid": key.kid,
+            "created_at": key.created_at.isoformat(),
+            "published_kids": [jwk["kid"] for jwk in keys.published_keys(organization.id)],
+        }
+    )
+
+
 def register(app: Flask) -> None:
-    for group in (users, tokens, orgs, vouchers, schemas):
+    for group in (users, tokens, orgs, vouchers, schemas, issuers):
         app.cli.add_command(group)

@@ -44,7 +44,8 @@ def from_environment() -> dict[str, Any]:
         "PRESENTATION_REQUEST_SECONDS": _int("PRESENTATION_REQUEST_SECONDS", 600),
         "ORGANIZATION_CODE_DAYS": _int("ORGANIZATION_CODE_DAYS", 7),
         "TRUSTED_PROXY_COUNT": _int("TRUSTED_PROXY_COUNT", 0),
-        "RATELIMIT_STORAGE_URI": env("RATELIMIT_STORAGE_URI", "memory://"),
+        # Empty: the voucher throttle counts in the database, which every worker shares.
+        "RATELIMIT_STORAGE_URI": env("RATELIMIT_STORAGE_URI", ""),
         "VOUCHER_EXCHANGE_LIMIT": env("VOUCHER_EXCHANGE_LIMIT", "10/minute"),
         "OIDC_ISSUER": env("OIDC_ISSUER", ""),
         "OIDC_CLIENT_ID": env("OIDC_CLIENT_ID", ""),
@@ -68,14 +69,33 @@ def from_environment() -> dict[str, Any]:
         # x509_san_dns: signed Request Objects: PEM chain (leaf first) and its PEM private key.
         "REQUEST_SIGNING_CERT_FILE": env("REQUEST_SIGNING_CERT_FILE", ""),
         "REQUEST_SIGNING_KEY_FILE": env("REQUEST_SIGNING_KEY_FILE", ""),
+        # Offer emails: smtp://user:pass@host:port (?starttls=true) or smtps://...; empty logs
+        # them in development (app/mail/transport.py).
+        "MAIL_URL": env("MAIL_URL", ""),
+        "MAIL_FROM": env("MAIL_FROM", "Verity <no-reply@localhost>"),
+        "MAIL_CA_FILE": env("MAIL_CA_FILE", ""),
+        "MAIL_TIMEOUT": float(env("MAIL_TIMEOUT", "10")),
+        # Issuing (OpenID4VCI 1.0): the secret the issuer keys are sealed under; empty derives
+        # one from SECRET_KEY, which only development accepts.
+        "ISSUER_KEY_SECRET": env("ISSUER_KEY_SECRET", ""),
+        "CREDENTIAL_OFFER_SECONDS": _int("CREDENTIAL_OFFER_SECONDS", 7 * 24 * 3600),
+        "ISSUER_ACCESS_TOKEN_SECONDS": _int("ISSUER_ACCESS_TOKEN_SECONDS", 300),
+        "ISSUER_NONCE_SECONDS": _int("ISSUER_NONCE_SECONDS", 300),
+        "STATUS_LIST_TTL_SECONDS": _int("STATUS_LIST_TTL_SECONDS", 300),
+        "STATUS_LIST_VALID_SECONDS": _int("STATUS_LIST_VALID_SECONDS", 24 * 3600),
     }
 
 
 def check_production_ready(config: dict[str, Any]) -> None:
-    """Refuse a production start on the development secret."""
+    """Refuse a production start on the development secret or without an issuer key secret."""
     if config.get("ENV") == "production" and config.get("SECRET_KEY") in (
         None,
         "",
         DEVELOPMENT_SECRET,
     ):
         raise RuntimeError("SECRET_KEY must be set to a random value when VERITY_ENV=production")
+    if config.get("ENV") == "production" and not config.get("ISSUER_KEY_SECRET"):
+        raise RuntimeError(
+            "ISSUER_KEY_SECRET must be set when VERITY_ENV=production: issuer signing keys are "
+            "sealed under it"
+        )

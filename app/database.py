@@ -8,19 +8,30 @@ with BEGIN IMMEDIATE, which waits up to the busy timeout. WAL lets readers run b
 
 from __future__ import annotations
 
+import logging
+import re
+import threading
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from functools import wraps
 from typing import Any, TypeVar
 
+import psycopg
 from sqlalchemy import event
-from sqlalchemy.engine import Engine
+from sqlalchemy.engine import Engine, ExceptionContext
 from sqlalchemy.exc import OperationalError
 
+from app.errors import InvalidRequest, StorageUnavailable
+
+log = logging.getLogger("verity.storage")
 F = TypeVar("F", bound=Callable[..., Any])
+UNSTORABLE_TEXT = re.compile("[\x00\ud800-\udfff]")
 BUSY_TIMEOUT_MS = 30_000
 _read_only: ContextVar[bool] = ContextVar("read_only_transaction", default=False)
+# Set around a write that gives up quickly on a busy SQLite database: that is no outage.
+_may_be_busy: ContextVar[bool] = ContextVar("may_be_busy", default=False)
 
 
 def read_only(view: F) -> F:
@@ -93,6 +104,7 @@ def write_aside(engine: Engine, statement: Any, wait_ms: int = 200) -> bool:
     gives up rather than slow the answer: returns whether the write happened.
     """
     sqlite = engine.dialect.name == "sqlite"
+    token = _may_be_busy.set(True)
     try:
         with engine.connect() as connection:
             driver = connection.connection.driver_connection
@@ -106,4 +118,127 @@ def write_aside(engine: Engine, statement: Any, wait_ms: int = 200) -> bool:
                     driver.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
     except OperationalError:
         return False
+    finally:
+        _may_be_busy.reset(token)
     return True
+
+
+# SQLite's words for a database it cannot use right now (as opposed to a bad statement).
+SQLITE_UNAVAILABLE = (
+    "unable to open database file",
+    "database is locked",
+    "disk i/o error",
+    "database or disk is full",
+)
+
+
+def unavailable(context: ExceptionContext) -> bool:
+    """Whether a database error means "cannot reach storage", not "bad statement"."""
+    if context.is_disconnect or context.connection is None:
+        return True  # a lost connection, or none could be opened
+    original = context.original_exception
+    if isinstance(original, psycopg.Error):
+        return isinstance(original, psycopg.OperationalError) and _connection_failed(original)
+    message = str(original).lower()
+    if _may_be_busy.get() and "database is locked" in message:
+        return False
+    return any(words in message for words in SQLITE_UNAVAILABLE)
+
+
+def _connection_failed(error: Exception) -> bool:
+    sqlstate = getattr(error, "sqlstate", None)
+    # Class 08 is connection exceptions; 57P0x is the server shutting down or starting up.
+    return sqlstate is None or sqlstate.startswith(("08", "57P"))
+
+
+class OutageLog:
+    """One log line when storage becomes unreachable and one when it is back, per process.
+
+    Every request during an outage answers 502 STORAGE_UNAVAILABLE; logging a traceback for
+    each of them would bury the two lines an operator needs (measured before: 942 in 5 s).
+    """
+
+    def __init__(self) -> None:
+        self.since: float | None = None
+        self.refused = 0
+        self.lock = threading.Lock()
+
+    def failed(self, error: BaseException) -> None:
+        with self.lock:
+            self.refused += 1
+            if self.since is not None:
+                return
+            self.since = time.monotonic()
+        first_line = str(error).strip().splitlines()[0] if str(error).strip() else ""
+        log.error("storage unavailable: %s: %s", type(error).__name__, first_line[:200])
+
+    def reached(self) -> None:
+        if self.since is None:
+            return
+        with self.lock:
+            if self.since is None:
+                return
+            seconds, refused = time.monotonic() - self.since, self.refused
+            self.since, self.refused = None, 0
+        log.warning(
+            "storage available again after %.1f s (%d operations refused meanwhile)",
+            seconds,
+            refused,
+        )
+
+
+def _parameter_values(parameters: Any) -> Iterator[Any]:
+    """Every bound value, whatever the shape: a row (dict or tuple), many rows, or the flat
+    list SQLAlchemy builds for a multi-row INSERT."""
+    pending = [parameters]
+    while pending:
+        item = pending.pop()
+        if isinstance(item, dict):
+            pending.extend(item.values())
+        elif isinstance(item, list | tuple):
+            pending.extend(item)
+        else:
+            yield item
+
+
+def watch_storage(engine: Engine) -> OutageLog:
+    """Turn an unreachable database into ``StorageUnavailable`` (502) and log the outage once.
+
+    Also refuses, before any driver sees it, text that no engine can store or compare: NUL
+    (PostgreSQL rejects it in text) and lone surrogates (not encodable as UTF-8).
+    """
+    outage = OutageLog()
+
+    @event.listens_for(engine, "handle_error")
+    def on_error(context: ExceptionContext) -> BaseException | None:
+        if isinstance(context.original_exception, UnicodeEncodeError):
+            return InvalidRequest("Text must be valid Unicode (a lone surrogate is not)")
+        if not unavailable(context):
+            return None
+        outage.failed(context.original_exception)
+        return StorageUnavailable()
+
+    @event.listens_for(engine, "connect")
+    def on_connect(_dbapi_connection: Any, _record: Any) -> None:
+        outage.reached()
+
+    @event.listens_for(engine, "commit")
+    def on_commit(_connection: Any) -> None:
+        # An outage without a reconnect (a database locked for longer than the busy timeout)
+        # ends at the first transaction that goes through.
+        outage.reached()
+
+    @event.listens_for(engine, "before_cursor_execute", retval=True)
+    def refuse_unstorable(
+        _conn: Any, _cursor: Any, statement: str, parameters: Any, _context: Any, _many: bool
+    ) -> tuple[str, Any]:
+        for value in _parameter_values(parameters):
+            if isinstance(value, str) and UNSTORABLE_TEXT.search(value):
+                raise InvalidRequest(
+                    "Text must not contain NUL characters"
+                    if "\x00" in value
+                    else "Text must be valid Unicode (a lone surrogate is not)"
+                )
+        return statement, parameters
+
+    return outage

@@ -8,14 +8,22 @@ below; it never builds HTTP responses itself.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from typing import Any
 
-from flask import Flask, Response, jsonify, make_response, request
+from flask import (
+    Flask,
+    Response,
+    current_app,
+    g,
+    has_request_context,
+    jsonify,
+    make_response,
+    request,
+)
 from pydantic import ValidationError
 from sqlalchemy.exc import IntegrityError
 from werkzeug.exceptions import HTTPException
-
-from app.extensions import db
 
 log = logging.getLogger(__name__)
 
@@ -92,9 +100,34 @@ class Expired(ApiError):
     code = "EXPIRED"
 
 
+class UnsupportedMediaType(ApiError):
+    status = 415
+    code = "UNSUPPORTED_MEDIA_TYPE"
+
+
 class UpstreamFailed(ApiError):
     status = 502
     code = "UPSTREAM_FAILED"
+
+
+class StorageUnavailable(ApiError):
+    """The database (or the rate limiter's storage) cannot be reached: retry after a moment.
+
+    502 like any failed upstream (INTERFACE.md 7: retry with backoff), with its own code so a
+    client can tell an outage from a bad answer, and ``Retry-After`` on the response.
+    """
+
+    status = 502
+    code = "STORAGE_UNAVAILABLE"
+
+    def __init__(self, message: str = "Storage is unavailable; try again in a moment") -> None:
+        super().__init__(message)
+        if has_request_context():
+            g.storage_unavailable = True
+
+
+# Seconds a client is asked to wait when storage is unavailable; outages seen so far were short.
+RETRY_AFTER_SECONDS = 2
 
 
 class NotConfigured(ApiError):
@@ -129,15 +162,39 @@ def describe_validation_error(exc: ValidationError) -> str:
     return "Invalid request: " + "; ".join(parts)
 
 
+# Where surfaces of pages register the handler that answers their unmatched addresses.
+PAGE_ERRORS = "page_error_handlers"
+
+
+def answer_unmatched_paths_with(
+    app: Flask, prefix: str, handler: Callable[[HTTPException], Any]
+) -> None:
+    """Let the pages under ``prefix`` answer their own unmatched addresses (a page, not JSON)."""
+    app.extensions.setdefault(PAGE_ERRORS, {})[prefix] = handler
+
+
+def page_error_handler(path: str) -> Callable[[HTTPException], Any] | None:
+    for prefix, handler in current_app.extensions.get(PAGE_ERRORS, {}).items():
+        if path == prefix or path.startswith(prefix + "/"):
+            return handler
+    return None
+
+
 def register_error_handlers(app: Flask) -> None:
     @app.errorhandler(ApiError)
     def handle_api_error(exc: ApiError) -> Response:
-        db.session.rollback()
         return error_response(exc.status, exc.body())
+
+    @app.after_request
+    def ask_to_retry(response: Response) -> Response:
+        # Every surface (JSON, the person's pages, the dashboard) renders the outage its own
+        # way; all of them tell clients when to come back.
+        if g.get("storage_unavailable"):
+            response.headers["Retry-After"] = str(RETRY_AFTER_SECONDS)
+        return response
 
     @app.errorhandler(ValidationError)
     def handle_validation_error(exc: ValidationError) -> Response:
-        db.session.rollback()
         return error_response(
             400, {"error": describe_validation_error(exc), "code": "INVALID_REQUEST"}
         )
@@ -146,7 +203,6 @@ def register_error_handlers(app: Flask) -> None:
     def handle_integrity_error(exc: IntegrityError) -> Response:
         # Operations catch the races they expect; one that slips through is still a conflict
         # with existing state, never a server failure or a half-written record.
-        db.session.rollback()
         log.warning("integrity error: %s", exc.orig)
         return error_response(
             409, {"error": "The request conflicts with existing data", "code": "CONFLICT"}
@@ -154,12 +210,10 @@ def register_error_handlers(app: Flask) -> None:
 
     @app.errorhandler(HTTPException)
     def handle_http_exception(exc: HTTPException) -> Response:
-        db.session.rollback()
-        if request.path == "/dashboard" or request.path.startswith("/dashboard/"):
-            # No route matched, so no blueprint: the dashboard's pages still answer as a page.
-            from app.staff.blueprint import http_error
-
-            return make_response(http_error(exc))
+        page_error = page_error_handler(request.path)
+        if page_error is not None:
+            # No route matched, so no blueprint: a surface of pages still answers as a page.
+            return make_response(page_error(exc))
         status = exc.code or 500
         if status == 429:
             message = "Too many attempts; retry later"
@@ -179,6 +233,5 @@ def register_error_handlers(app: Flask) -> None:
 
     @app.errorhandler(Exception)
     def handle_unexpected(exc: Exception) -> Response:
-        db.session.rollback()
         log.exception("unhandled error")
         return error_response(500, {"error": "Internal server error", "code": "INTERNAL"})

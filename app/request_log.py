@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import secrets
 import time
 from urllib.parse import parse_qsl, urlencode
@@ -13,11 +14,15 @@ from flask import Flask, Response, g, request
 log = logging.getLogger("verity.request")
 # Query parameters that carry secrets: the integration key (INTERFACE.md 5.1 warns that query
 # strings are logged), and the sign-in code and state on the OIDC callback.
-SECRET_PARAMETERS = {"apikey", "code", "state", "token"}
+# response_code lets the person's browser see a result; it is as secret as the result.
+SECRET_PARAMETERS = {"apikey", "code", "state", "token", "response_code"}
 REDACTED = "[redacted]"
+# Path segments that are themselves secrets: a policy page's token (``/p/vp_...``) opens it.
+SECRET_SEGMENTS = re.compile(r"^(/p/)[^/]+")
 
 
 def redacted_path(path: str, query_string: bytes) -> str:
+    path = SECRET_SEGMENTS.sub(rf"\g<1>{REDACTED}", path)
     if not query_string:
         return path
     pairs = parse_qsl(query_string.decode("latin-1"), keep_blank_values=True)

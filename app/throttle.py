@@ -4,34 +4,210 @@ Vouchers can be redeemed through ``POST /vouchers/exchange`` and through the das
 page. Both endpoints draw on ONE shared budget per client IP (a Flask-Limiter shared limit with
 a single scope): otherwise a browser could guess codes at twice the rate by alternating them.
 
-Each app gets its own limiter so that its storage (memory by default, Redis through
-``RATELIMIT_STORAGE_URI`` so all instances share one count) follows that app's configuration.
-The client IP is ``remote_addr`` as ProxyFix left it: only ``TRUSTED_PROXY_COUNT`` proxies are
-believed, so a raw ``X-Forwarded-For`` from a client cannot buy a fresh budget.
+The count must hold for the whole deployment, not per process: ``make run`` starts several
+gunicorn workers, and a per-worker count would multiply the documented limit by their number.
+By default the hits are kept in the service's own database (a table of their own, which every
+worker and every instance shares); ``RATELIMIT_STORAGE_URI`` may name Redis instead
+(``redis://...``), or ``memory://`` for a single-process development server.
+
+The limiter fails closed: when its storage cannot be reached, redemption answers 502
+STORAGE_UNAVAILABLE with ``Retry-After`` rather than running unthrottled. The client IP is
+``remote_addr`` as ProxyFix left it: only ``TRUSTED_PROXY_COUNT`` proxies are believed, so a
+raw ``X-Forwarded-For`` from a client cannot buy a fresh budget.
 """
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
+from functools import wraps
+from typing import Any
+
 from flask import Flask
 from flask_limiter import Limiter
 from flask_limiter.util import get_remote_address
+from limits.errors import StorageError
+from limits.storage import MovingWindowSupport, Storage
+from sqlalchemy import (
+    Column,
+    Float,
+    Index,
+    String,
+    Table,
+    delete,
+    func,
+    insert,
+    select,
+    text,
+)
+from sqlalchemy.engine import Connection, Engine
+from sqlalchemy.exc import SQLAlchemyError
 
-VOUCHER_EXCHANGE_ENDPOINT = "dashboard.exchange_voucher"
+from app.errors import StorageUnavailable
+from app.extensions import db
+
+VOUCHER_EXCHANGE_ENDPOINT = "staff_api.exchange_voucher"
 VOUCHER_PAGE_ENDPOINT = "staff.plan_voucher"
 VOUCHER_ENDPOINTS = (VOUCHER_EXCHANGE_ENDPOINT, VOUCHER_PAGE_ENDPOINT)
 # The one bucket every voucher endpoint counts against (per client IP).
 VOUCHER_SCOPE = "voucher-exchange"
+DATABASE_SCHEME = "database"
+
+# The limiter's table (migration 0004): only recent hits, nothing refers to it, so emptying
+# it only restarts the counts.
+rate_limit_hits = Table(
+    "rate_limit_hits",
+    db.metadata,
+    Column("key", String(255), nullable=False),
+    Column("hit_at", Float, nullable=False),
+    Index("rate_limit_hits_key_time", "key", "hit_at"),
+)
+
+
+class DatabaseStorage(Storage, MovingWindowSupport):
+    """A `limits` storage on the service's database: one row per hit, a moving window.
+
+    Each acquisition is one short transaction that serializes per key (SQLite's BEGIN
+    IMMEDIATE; a transaction-scoped advisory lock on PostgreSQL), so concurrent workers cannot
+    both take the last slot.
+    """
+
+    STORAGE_SCHEME = DATABASE_SCHEME
+
+    def __init__(self, uri: str | None = None, *, engine: Engine, **options: Any) -> None:
+        super().__init__(uri, **options)
+        self.engine = engine
+
+    @property
+    def base_exceptions(self) -> type[Exception] | tuple[type[Exception], ...]:
+        return SQLAlchemyError
+
+    def _transaction(self, key: str | None = None) -> _Locked:
+        return _Locked(self.engine, key)
+
+    def acquire_entry(self, key: str, limit: int, expiry: int, amount: int = 1) -> bool:
+        if amount > limit:
+            return False
+        with self._transaction(key) as connection:
+            now = time.time()
+            connection.execute(
+                delete(rate_limit_hits).where(
+                    rate_limit_hits.c.key == key, rate_limit_hits.c.hit_at <= now - expiry
+                )
+            )
+            taken = _count(connection, key, now - expiry)
+            if taken + amount > limit:
+                return False
+            connection.execute(insert(rate_limit_hits), [{"key": key, "hit_at": now}] * amount)
+            return True
+
+    def get_moving_window(self, key: str, limit: int, expiry: int) -> tuple[float, int]:
+        now = time.time()
+        with self._transaction() as connection:
+            oldest, count = connection.execute(
+                select(func.min(rate_limit_hits.c.hit_at), func.count()).where(
+                    rate_limit_hits.c.key == key, rate_limit_hits.c.hit_at > now - expiry
+                )
+            ).one()
+        return (oldest if count else now), count
+
+    def incr(self, key: str, expiry: int, amount: int = 1) -> int:
+        with self._transaction(key) as connection:
+            now = time.time()
+            connection.execute(insert(rate_limit_hits), [{"key": key, "hit_at": now}] * amount)
+            return _count(connection, key, now - expiry)
+
+    def get(self, key: str) -> int:
+        with self._transaction() as connection:
+            return _count(connection, key, float("-inf"))
+
+    def get_expiry(self, key: str) -> float:
+        with self._transaction() as connection:
+            newest = connection.scalar(
+                select(func.max(rate_limit_hits.c.hit_at)).where(rate_limit_hits.c.key == key)
+            )
+        return newest if newest is not None else time.time()
+
+    def check(self) -> bool:
+        try:
+            with self.engine.connect() as connection:
+                connection.execute(text("SELECT 1"))
+        except Exception:
+            return False
+        return True
+
+    def reset(self) -> int | None:
+        with self._transaction() as connection:
+            return connection.execute(delete(rate_limit_hits)).rowcount
+
+    def clear(self, key: str) -> None:
+        with self._transaction(key) as connection:
+            connection.execute(delete(rate_limit_hits).where(rate_limit_hits.c.key == key))
+
+
+class _Locked:
+    """A transaction on its own connection, holding the per-key lock until it ends."""
+
+    def __init__(self, engine: Engine, key: str | None) -> None:
+        self.engine = engine
+        self.key = key
+
+    def __enter__(self) -> Connection:
+        self.context = self.engine.begin()
+        connection = self.context.__enter__()
+        if self.key is not None and connection.dialect.name == "postgresql":
+            connection.execute(
+                text("SELECT pg_advisory_xact_lock(hashtextextended(:key, 0))"),
+                {"key": f"rate-limit:{self.key}"},
+            )
+        return connection
+
+    def __exit__(self, *exc_info: Any) -> None:
+        self.context.__exit__(*exc_info)
+
+
+def _count(connection: Connection, key: str, after: float) -> int:
+    return connection.scalar(
+        select(func.count()).where(rate_limit_hits.c.key == key, rate_limit_hits.c.hit_at > after)
+    )
+
+
+def storage_settings(app: Flask) -> tuple[str, dict[str, Any]]:
+    """The limiter's storage URI and options: the database unless a URI is configured."""
+    uri = app.config.get("RATELIMIT_STORAGE_URI") or f"{DATABASE_SCHEME}://"
+    if uri.startswith(f"{DATABASE_SCHEME}://"):
+        with app.app_context():
+            return uri, {"engine": db.engine}
+    # Storage errors arrive as limits' StorageError, which fail_closed below recognises.
+    return uri, {"wrap_exceptions": True}
+
+
+def fail_closed(view: Callable[..., Any]) -> Callable[..., Any]:
+    """An unreachable limiter storage refuses the attempt (502) instead of letting it through."""
+
+    @wraps(view)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return view(*args, **kwargs)
+        except StorageError:
+            raise StorageUnavailable(
+                "The rate limiter's storage is unavailable; try again in a moment"
+            ) from None
+
+    return wrapper
 
 
 def throttle_voucher_exchange(app: Flask) -> Limiter:
     """Wrap every voucher endpoint in the same shared limit; a missing one is a bug, not a
     silently unthrottled route, so the lookup fails loudly."""
+    uri, options = storage_settings(app)
     limiter = Limiter(
         get_remote_address,
         app=app,
         default_limits=[],
         headers_enabled=True,
-        storage_uri=app.config["RATELIMIT_STORAGE_URI"],
+        storage_uri=uri,
+        storage_options=options,
         strategy="moving-window",
     )
     shared = limiter.shared_limit(
@@ -40,6 +216,6 @@ def throttle_voucher_exchange(app: Flask) -> Limiter:
         key_func=get_remote_address,
     )
     for endpoint in VOUCHER_ENDPOINTS:
-        app.view_functions[endpoint] = shared(app.view_functions[endpoint])
+        app.view_functions[endpoint] = fail_closed(shared(app.view_functions[endpoint]))
     app.extensions["rate_limiter"] = limiter
     return limiter

@@ -15,6 +15,8 @@ a free loopback port and drives four endpoints with wrk:
 Last, client processes (``bench/presenting.py``) make whole presentations over HTTP: the
 connect link of a fresh individual, its request object, a key binding JWT for its nonce, and
 the ``direct_post`` response; their baseline is ``GET /healthz`` driven by the same client.
+Then the same clients make whole issuances (``bench/receiving.py``): token, nonce and credential
+requests of OpenID4VCI 1.0 for offers made beforehand, over the same baseline (no target).
 
 Settings, all optional: ``BENCH_DATABASE_URL`` (PostgreSQL; a schema of its own is created and
 dropped), ``BENCH_SECONDS`` (measured seconds per run, 8), ``BENCH_WARMUP`` (2),
@@ -53,7 +55,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import issuing
 import presenting
+import receiving
 
 ROOT = Path(__file__).resolve().parent.parent
 BENCH_DIR = ROOT / "bench"
@@ -68,8 +72,11 @@ STOP_TIMEOUT = 15  # seconds for gunicorn to stop after SIGTERM
 
 # The project's targets: the minimum of each figure as a fraction of its baseline in the same
 # run. poll, lookup and open are over /healthz with wrk; sdjwt is over two raw ES256
-# verifications in process; present is over /healthz driven by the same Python client.
-TARGETS = {"poll": 0.8, "lookup": 0.7, "open": 0.5, "sdjwt": 0.6, "present": 0.4}
+# verifications in process; present is over /healthz driven by the same Python client; signing
+# (SD-JWT VCs issued in process) is over one raw ES256 signature.
+TARGETS = {"poll": 0.8, "lookup": 0.7, "open": 0.5, "sdjwt": 0.6, "present": 0.4, "signing": 0.5}
+# Figures reported with no target: whole issuances over HTTP, over healthz by the same client.
+UNTARGETED = {"issue"}
 
 
 class BenchError(Exception):
@@ -501,6 +508,8 @@ def schedule(
 
 FLOOR = Endpoint("floor", "floor  2 x ES256 verify (cryptography)", "")
 SDJWT = Endpoint("sdjwt", "sdjwt  parse + verify_presentation (SD-JWT VC+KB)", "")
+SIGN_FLOOR = Endpoint("floor", "floor    1 x ES256 sign (cryptography)", "")
+SIGNING = Endpoint("signing", "signing  sign_sd_jwt_vc (SD-JWT VC, 6 disclosures)", "")
 INPROCESS_SLICE = 0.25  # CPU seconds of each slice
 
 
@@ -701,6 +710,168 @@ def measure_presentations(settings: Settings, server: Server, token: str) -> dic
     return runs
 
 
+# -- issuances over HTTP, and healthz by the same client -----------------------------------
+
+ISSUE = Endpoint("issue", "issue   token, nonce, credential (proof JWT)", "/issuers")
+
+
+class IssuanceLoad:
+    """Client processes that drive the server with healthz or whole issuances.
+
+    Every issuance needs an offer of its own (a pre-authorized code is single-use). Offers are
+    made ahead of each run (not measured), enough for the last rate seen with a margin; a
+    measured run that runs out is run again with twice as many.
+    """
+
+    def __init__(self, settings: Settings, server: Server, token: str, pool: Any) -> None:
+        self.settings = settings
+        self.server = server
+        self.token = token
+        self.pool = pool
+        self.free: list[str] = []
+        self.rate: float | None = None  # issuances/s of the last run
+        self.body = seed_issuances(server.base, token)
+        offer = call(server.base, "POST", "/credentials", 201, self.body, self.headers)
+        self.issuer, code = receiving.discover("127.0.0.1", server.port, offer["offer_url"])
+        self.free.append(code)
+
+    @property
+    def headers(self) -> dict[str, str]:
+        return {"Authorization": f"Bearer {self.token}"}
+
+    def make_offers(self, wanted: int) -> None:
+        missing = wanted - len(self.free)
+        if missing <= 0:
+            return
+        clients = self.settings.clients
+        chunks = [missing // clients + (n < missing % clients) for n in range(clients)]
+        args = [("127.0.0.1", self.server.port, self.token, [self.body] * n) for n in chunks if n]
+        try:
+            for codes in self.pool.starmap(receiving.make_offers, args):
+                self.free.extend(codes)
+        except presenting.LoadError as exc:
+            raise BenchError(f"making offers for the issuances: {exc}") from None
+
+    def check_by_hand(self) -> None:
+        """One issuance from this process, before any load: the credential must verify with
+        the key the issuer publishes."""
+        connection = http.client.HTTPConnection("127.0.0.1", self.server.port)
+        try:
+            credential = receiving.issue_once(connection, self.issuer, self.free.pop())
+            receiving.check_credential(connection, self.issuer, credential)
+        except presenting.LoadError as exc:
+            raise BenchError(f"an issuance by hand failed: {exc}") from None
+        finally:
+            connection.close()
+
+    def run(self, endpoint: Endpoint, seconds: int, measured: bool) -> Run:
+        for _attempt in range(3):
+            outcome = self._attempt(endpoint, seconds, measured)
+            if outcome is not None:
+                return outcome
+            self.rate = 2 * (self.rate or 1.0)
+        raise BenchError("the issuance load kept running out of offers")
+
+    def _attempt(self, endpoint: Endpoint, seconds: int, measured: bool) -> Run | None:
+        clients = self.settings.clients
+        shares: list[tuple[str, ...]] = [()] * clients
+        if endpoint is ISSUE:
+            self.make_offers(math.ceil((self.rate or 50.0) * seconds * MARGIN) + 4 * clients)
+            share = len(self.free) // clients
+            shares = [tuple(self.free[n * share : (n + 1) * share]) for n in range(clients)]
+        start_at = time.monotonic() + START_DELAY
+        jobs = [
+            receiving.Job(
+                endpoint.key,
+                "127.0.0.1",
+                self.server.port,
+                start_at,
+                seconds,
+                shares[n],
+                self.issuer,
+            )
+            for n in range(clients)
+        ]
+        cpu_before = server_cpu_seconds(self.server.process.pid)
+        outcomes = self.pool.map(receiving.run_job, jobs, chunksize=1)
+        cpu_after = server_cpu_seconds(self.server.process.pid)
+        errors = [o.error for o in outcomes if o.error]
+        if errors:
+            raise BenchError(f"the {endpoint.key} load failed: {errors[0]}")
+        used = {c for o, mine in zip(outcomes, shares, strict=True) for c in mine[: o.used]}
+        self.free = [c for c in self.free if c not in used]
+        completed = sum(o.completed for o in outcomes)
+        if completed == 0:
+            raise BenchError(f"the {endpoint.key} load completed nothing in {seconds} s")
+        if endpoint is ISSUE:
+            self.rate = completed / seconds
+            if any(o.exhausted for o in outcomes):
+                if measured:
+                    return None  # run again with more offers
+                self.rate *= 2
+        elif self.rate is None:
+            self.rate = completed / seconds / 3
+        latencies = [ms for o in outcomes for ms in o.latencies_ms]
+        run = Run(
+            completed / seconds, completed, percentile(latencies, 0.5), percentile(latencies, 0.99)
+        )
+        return with_cpu(run, cpu_before, cpu_after)
+
+    def measure(self, endpoint: Endpoint) -> Run:
+        if self.settings.warmup:
+            self.run(endpoint, self.settings.warmup, measured=False)
+        run = self.run(endpoint, self.settings.seconds, measured=True)
+        show(endpoint.key, run, "iss" if endpoint is ISSUE else "req")
+        return run
+
+
+def seed_issuances(base: str, token: str) -> dict[str, Any]:
+    """A published schema of the bench organization and a recipient; the body that issues one
+    credential of it to that recipient (a new offer on every POST)."""
+    staff = {"Authorization": f"Bearer {token}"}
+    key = call(base, "POST", "/integrations", 201, {"name": "bench issuance"}, staff)["key"]
+    recipient = call(
+        base,
+        "POST",
+        "/recipients",
+        201,
+        {"first_name": "Erika", "last_name": "Mustermann", "email": "erika@example.com"},
+        {"apikey": key},
+    )
+    schema = call(base, "POST", "/schemas", 201, receiving.ISSUANCE_SCHEMA, staff)
+    call(base, "POST", f"/schemas/{schema['id']}/publish", 200, None, staff)
+    claims = {"given_name": "Erika", "family_name": "Mustermann", "birthdate": "1984-01-26"}
+    return {
+        "name": "Bench credential",
+        "schema_id": schema["id"],
+        "recipient_id": recipient["id"],
+        "claims": [{"name": name, "value": value} for name, value in claims.items()],
+    }
+
+
+def measure_issuances(settings: Settings, server: Server, token: str) -> dict[str, list[Run]]:
+    context = multiprocessing.get_context("fork")
+    runs: dict[str, list[Run]] = {}
+    with context.Pool(settings.clients, initializer=presenting.client_process_init) as pool:
+        load = IssuanceLoad(settings, server, token, pool)
+        load.check_by_hand()
+        for endpoint in schedule([ISSUE], settings.rounds, CLIENT_HEALTHZ):
+            runs.setdefault(endpoint.key, []).append(load.measure(endpoint))
+    return runs
+
+
+def report_issuances(runs: dict[str, list[Run]], clients: int) -> dict[str, float]:
+    medians = table(CLIENT_HEALTHZ, [ISSUE], runs, f"issuing ({clients} Python clients)")
+    print()
+    print(
+        "issue: whole issuances per second (3 HTTP requests each: token, nonce, credential, "
+        "plus the proof JWT the client signs; the offer is made and read beforehand, not "
+        "measured); healthz driven by the same client processes."
+    )
+    baseline_noise(runs[CLIENT_HEALTHZ.key], "healthz (Python client)")
+    return medians
+
+
 # -- the report ----------------------------------------------------------------------------
 
 
@@ -726,6 +897,8 @@ def round_ratios(runs: dict[str, list[Run]], key: str, baseline: str = "healthz"
 
 def verdict(key: str, ratio: float) -> tuple[str, str]:
     """``(target, result)`` as the table shows them."""
+    if key in UNTARGETED:
+        return "", "report"
     if key not in TARGETS:
         return "", "baseline"
     target = TARGETS[key]
@@ -806,13 +979,27 @@ def report(endpoints: list[Endpoint], runs: dict[str, list[Run]]) -> dict[str, f
     return medians
 
 
-def report_in_process(measured: presenting.InProcess) -> float:
-    """The verifier over the floor, in the same style: ops per CPU second and the ratio."""
+def measure_signing(settings: Settings) -> presenting.InProcess:
+    """``floor | signing | floor | ... | floor``: the issuer's signer in this process."""
+    try:
+        measured = issuing.in_process_rounds(settings.inprocess_rounds, INPROCESS_SLICE)
+    except issuing.SigningError as exc:
+        raise BenchError(str(exc)) from None
+    rates = ", ".join(f"{s.ops_per_second:.0f}" for s in measured.verify)
+    print(f"  signing  ops/s per round: {rates}", flush=True)
+    return measured
+
+
+def report_in_process(
+    measured: presenting.InProcess, floor_endpoint: Endpoint = FLOOR, endpoint: Endpoint = SDJWT
+) -> float:
+    """An in-process figure over its floor, in the same style: ops per CPU second and the
+    ratio (the verifier's by default, the issuer's signer with SIGN_FLOOR and SIGNING)."""
     ratios = measured.ratios()
     ratio = statistics.median(ratios)
     floor = mean([s.ops_per_second for s in measured.floor])
     sdjwt = mean([s.ops_per_second for s in measured.verify])
-    width = max(len(FLOOR.label), len(SDJWT.label))
+    width = max(len(floor_endpoint.label), len(endpoint.label))
     header = (
         f"{'in process (1 thread)':<{width}} {'ops/s':>8} {'us/op':>7} {'ratio':>6} "
         f"{'rounds':>11} {'target':>7}  result"
@@ -821,17 +1008,17 @@ def report_in_process(measured: presenting.InProcess) -> float:
     print(header)
     print("-" * len(header))
     print(
-        f"{FLOOR.label:<{width}} {floor:>8.1f} {1e6 / floor:>7.1f} {1.0:>5.2f}x {'':>11} {'':>7}  baseline"
+        f"{floor_endpoint.label:<{width}} {floor:>8.1f} {1e6 / floor:>7.1f} {1.0:>5.2f}x {'':>11} {'':>7}  baseline"
     )
-    target_text, result = verdict(SDJWT.key, ratio)
+    target_text, result = verdict(endpoint.key, ratio)
     print(
-        f"{SDJWT.label:<{width}} {sdjwt:>8.1f} {1e6 / sdjwt:>7.1f} {ratio:>5.2f}x "
+        f"{endpoint.label:<{width}} {sdjwt:>8.1f} {1e6 / sdjwt:>7.1f} {ratio:>5.2f}x "
         f"{spread_of(ratios):>11} {target_text:>7}  {result}"
     )
     print()
     print(
         f"ops/s: per second of the bench process's CPU time, {len(ratios)} rounds of "
-        f"{INPROCESS_SLICE} s each; ratio: each sdjwt slice over the mean of the floor slices "
+        f"{INPROCESS_SLICE} s each; ratio: each {endpoint.key} slice over the mean of the floor slices "
         "just before and after it, the median over the rounds."
     )
     floors = [s.ops_per_second for s in measured.floor]
@@ -861,7 +1048,9 @@ SUMMARY_BASELINES = {
     "lookup": "healthz, wrk",
     "open": "healthz, wrk",
     "sdjwt": "2 raw ES256 verifications, in process",
+    "signing": "1 raw ES256 signature, in process",
     "present": "healthz, same Python client",
+    "issue": "healthz, same Python client",
 }
 
 
@@ -900,9 +1089,10 @@ def main() -> int:
             flush=True,
         )
         in_process = measure_in_process(settings)
+        signing = measure_signing(settings)
         with database(settings, workdir) as (database_url, described):
             print(f"database: {described}", flush=True)
-            bench(settings, database_url, workdir, in_process)
+            bench(settings, database_url, workdir, in_process, signing)
     except BenchError as exc:
         print(f"\nbench failed: {exc}", file=sys.stderr)
         return 1
@@ -915,7 +1105,11 @@ def main() -> int:
 
 
 def bench(
-    settings: Settings, database_url: str, workdir: Path, in_process: presenting.InProcess
+    settings: Settings,
+    database_url: str,
+    workdir: Path,
+    in_process: presenting.InProcess,
+    signing: presenting.InProcess,
 ) -> None:
     env = server_environment(database_url)
     token = prepare_database(env)
@@ -942,6 +1136,12 @@ def bench(
             flush=True,
         )
         presentation_runs = measure_presentations(settings, server, token)
+        print(
+            f"load:     {settings.clients} Python client processes, one connection each: "
+            "issuances, healthz before and after each round",
+            flush=True,
+        )
+        issuance_runs = measure_issuances(settings, server, token)
     finally:
         # Before the database goes: a PostgreSQL schema is dropped only after its users left.
         server.stop()
@@ -949,7 +1149,9 @@ def bench(
         raise BenchError(f"gunicorn exited {server.process.returncode}:\n{server.log_tail()}")
     ratios = report(endpoints, runs)
     ratios[SDJWT.key] = report_in_process(in_process)
+    ratios[SIGNING.key] = report_in_process(signing, SIGN_FLOOR, SIGNING)
     ratios.update(report_presentations(presentation_runs, settings.clients))
+    ratios.update(report_issuances(issuance_runs, settings.clients))
     summary(ratios)
 
 

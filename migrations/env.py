@@ -50,11 +50,41 @@ def run_migrations_offline() -> None:
         context.run_migrations()
 
 
+def restore_foreign_keys(connection) -> None:
+    """Turn foreign keys back on before the connection returns to the pool.
+
+    SQLite ignores the pragma inside a transaction, and the check above autobegins one (Alembic
+    runs SQLite migrations in per-migration transactions, not one around them all); without
+    ending it first the pooled connection would go on serving requests with foreign keys off.
+    """
+    if connection.in_transaction():
+        connection.commit()
+    driver = connection.connection.driver_connection
+    driver.execute("PRAGMA foreign_keys=ON")
+    if driver.execute("PRAGMA foreign_keys").fetchone()[0] != 1:
+        connection.invalidate()
+
+
 def run_migrations_online() -> None:
     with engine.connect() as connection:
-        context.configure(connection=connection, **options())
-        with context.begin_transaction():
-            context.run_migrations()
+        sqlite = engine.dialect.name == "sqlite"
+        if sqlite:
+            # Batch mode rebuilds a table by copying it and dropping the old one; with foreign
+            # keys on, SQLite's DROP TABLE deletes the rows that reference it (ON DELETE
+            # CASCADE). The pragma only takes effect outside a transaction, so it is set on the
+            # driver's connection before Alembic begins one, and checked after.
+            connection.connection.driver_connection.execute("PRAGMA foreign_keys=OFF")
+        try:
+            context.configure(connection=connection, **options())
+            with context.begin_transaction():
+                context.run_migrations()
+                if sqlite:
+                    broken = connection.exec_driver_sql("PRAGMA foreign_key_check").fetchall()
+                    if broken:
+                        raise RuntimeError(f"Migration left dangling references: {broken[:5]}")
+        finally:
+            if sqlite:
+                restore_foreign_keys(connection)
 
 
 if context.is_offline_mode():

@@ -4,6 +4,7 @@
 TEST_CONFIG = {
     "TESTING": True,
     "SECRET_KEY": "test-secret",
+    "ISSUER_KEY_SECRET": "test-issuer-key-secret",
     "REQUEST_LOG": True,
     "PUBLIC_URL": "https://verity.test",
     "BILLING_PROVIDER": "",

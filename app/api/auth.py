@@ -6,12 +6,12 @@ from urllib.parse import urlencode, urljoin, urlsplit
 
 from flask import Blueprint, current_app, redirect, request
 
-from app.api import payloads as p
-from app.api.access import current_session_token, require_session
 from app.api.common import base_url, documented, json_response, parse_body
 from app.errors import InvalidRequest
 from app.identity import oidc
 from app.identity.operations import issue_session_token, revoke_session_token
+from app.web import payloads as p
+from app.web.access import current_session_token, require_session
 
 bp = Blueprint("auth", __name__)
 

@@ -4,9 +4,7 @@ from __future__ import annotations
 
 from flask import Blueprint, current_app, request
 
-from app.api import payloads as p
 from app.api import render
-from app.api.access import acting_organization, require_apikey
 from app.api.common import (
     base_url,
     documented,
@@ -15,18 +13,22 @@ from app.api.common import (
     page_args,
     parse_body,
     parse_id,
+    register_any_text,
 )
 from app.database import read_only
 from app.errors import InvalidRequest
 from app.policies import operations as policies
 from app.recipients import operations as recipients
 from app.verifications import operations as individuals
-from app.verifications.operations import Links
+from app.web import payloads as p
+from app.web.access import acting_organization, require_apikey
+from app.web.links import links
 
 bp = Blueprint("backend", __name__)
+bp.record_once(register_any_text)
 
 
-@bp.get("/verifications/<verification_id>/individuals/<customer_id>")
+@bp.get("/verifications/<verification_id>/individuals/<anytext:customer_id>", merge_slashes=False)
 @read_only
 @require_apikey
 @documented(
@@ -39,7 +41,7 @@ def lookup_individual(verification_id: str, customer_id: str):
     individual = individuals.lookup_individual(
         acting_organization(), parse_id(verification_id), customer_id
     )
-    return json_response(render.individual_for_owner(individual, Links(base_url())))
+    return json_response(render.individual_for_owner(individual, links()))
 
 
 @bp.post("/policy-requests")

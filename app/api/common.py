@@ -2,21 +2,38 @@
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from flask import current_app, jsonify, request
+from flask import jsonify, request
+from flask.blueprints import BlueprintSetupState
 from flask.typing import ResponseReturnValue
 from pydantic import BaseModel
+from werkzeug.routing import BaseConverter
 
-from app.errors import InvalidRequest, NotFound
+from app import json_input
+from app.errors import InvalidRequest, UnsupportedMediaType
+from app.web.paging import DEFAULT_LIMIT, MAX_LIMIT, listing, page_args
+from app.web.requests import base_url, parse_id
+
+# Identifiers, addresses and paging are the web kit's, shared with the dashboard's pages;
+# they are re-exported here for the JSON API's blueprints.
+__all__ = [
+    "DEFAULT_LIMIT",
+    "MAX_LIMIT",
+    "AnyTextConverter",
+    "base_url",
+    "documented",
+    "json_response",
+    "listing",
+    "page_args",
+    "parse_body",
+    "parse_id",
+    "register_any_text",
+]
 
 M = TypeVar("M", bound=BaseModel)
 F = TypeVar("F", bound=Callable[..., Any])
-
-DEFAULT_LIMIT = 20
-MAX_LIMIT = 100
 
 
 def documented(
@@ -42,44 +59,46 @@ def documented(
     return decorate
 
 
+class AnyTextConverter(BaseConverter):
+    """A path variable that is any text, slashes included (leading, doubled or trailing).
+
+    A ``customer_id`` is the client's own string; whatever opening accepted, the lookup must
+    reach, percent-encoded (``%2F`` for ``/``). The rule using it sets ``merge_slashes=False``.
+    """
+
+    regex = ".+"
+    part_isolating = False
+
+
+def register_any_text(state: BlueprintSetupState) -> None:
+    """Make ``<anytext:...>`` known before the blueprint's rules are added."""
+    state.app.url_map.converters.setdefault("anytext", AnyTextConverter)
+
+
 def parse_body(model: type[M]) -> M:
-    """The JSON body validated by ``model``; anything else is a 400 INVALID_REQUEST."""
-    data = request.get_json(silent=True, force=True) if request.content_length != 0 else None
-    if data is None and (request.content_length or request.data):
-        raise InvalidRequest("Request body must be valid JSON")
-    if data is None:
-        data = {}
+    """The JSON body validated by ``model``.
+
+    A body must be declared JSON (``application/json`` or ``application/*+json``; no
+    Content-Type is read as JSON too): anything else, ``text/plain`` and form encodings among
+    them, is a 415, so a cross-site page cannot post a body without a CORS preflight. Bad JSON
+    of any shape (malformed, nested too deep, NUL or a lone surrogate in a text) is a 400
+    INVALID_REQUEST.
+    """
+    raw = request.get_data(cache=True)
+    if not raw:
+        return model.model_validate({})
+    mimetype = request.mimetype
+    if mimetype and mimetype != "application/json" and not mimetype.endswith("+json"):
+        raise UnsupportedMediaType(
+            f"Send the body as JSON with Content-Type: application/json (got {mimetype!r})"
+        )
+    try:
+        data = json_input.loads(raw)
+    except json_input.JsonInputError as exc:
+        raise InvalidRequest(f"Request body must be valid JSON: {exc}") from None
     if not isinstance(data, dict):
         raise InvalidRequest("Request body must be a JSON object")
     return model.model_validate(data)
-
-
-def parse_id(value: str | None) -> uuid.UUID:
-    """A path or body identifier; one that is not a UUID cannot exist (INTERFACE.md 7)."""
-    try:
-        return uuid.UUID(str(value))
-    except (TypeError, ValueError):
-        raise NotFound() from None
-
-
-def page_args() -> tuple[int, int]:
-    """``?page=`` (from 1) and ``?limit=`` (1 to 100) as an (offset, limit) pair."""
-    try:
-        page = int(request.args.get("page", 1))
-        limit = int(request.args.get("limit", DEFAULT_LIMIT))
-    except ValueError:
-        raise InvalidRequest("page and limit must be whole numbers") from None
-    if page < 1 or page > 100_000 or not 1 <= limit <= MAX_LIMIT:
-        raise InvalidRequest(f"page must be at least 1 and limit between 1 and {MAX_LIMIT}")
-    return (page - 1) * limit, limit
-
-
-def listing(rows: list[Any], total: int, out: Callable[[Any], dict[str, Any]]) -> dict[str, Any]:
-    return {"results": [out(row) for row in rows], "total": total}
-
-
-def base_url() -> str:
-    return current_app.config["PUBLIC_URL"] or request.host_url.rstrip("/")
 
 
 def json_response(body: Any, status: int = 200) -> ResponseReturnValue:

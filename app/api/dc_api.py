@@ -22,7 +22,7 @@ from app.api.wallet import person_page, trust_context
 from app.errors import InvalidRequest
 from app.presentations import operations as presentations
 from app.verifications.models import PresentationRequest
-from app.verifications.operations import Links, authorization_request
+from app.web.links import links
 
 bp = Blueprint("dc_api", __name__)
 
@@ -59,7 +59,8 @@ def dc_request(request_id: str) -> ResponseReturnValue:
     No ``client_id`` (it MUST be omitted from unsigned requests) and no ``state`` (not defined
     for the DC API); the nonce and DCQL query are the presentation request's own.
     """
-    claims = authorization_request(parse_id(request_id), Links(base_url())).claims_set()
+    request, verification = presentations.verification_of(parse_id(request_id))
+    claims = links().authorization_request(request, verification).claims_set()
     data = {
         "response_type": "vp_token",
         "response_mode": "dc_api",

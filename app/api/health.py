@@ -6,10 +6,10 @@ from flask import Blueprint, current_app
 from sqlalchemy import text
 
 from app.api import openapi
-from app.api import payloads as p
 from app.api.common import documented, json_response
 from app.errors import ApiError
 from app.extensions import db
+from app.web import payloads as p
 
 bp = Blueprint("health", __name__)
 

@@ -9,7 +9,7 @@ from flask import Flask
 from pydantic import TypeAdapter
 from pydantic.json_schema import JsonSchemaMode
 
-from app.api.payloads import ErrorOut
+from app.web.payloads import ErrorOut
 
 REF_TEMPLATE = "#/components/schemas/{model}"
 SECURITY: dict[str | None, list[dict[str, list[str]]]] = {

@@ -4,18 +4,15 @@ from __future__ import annotations
 
 from flask import Blueprint, current_app
 
-from app.api import payloads as p
 from app.api import render
-from app.api.common import base_url, documented, json_response, parse_body, parse_id
+from app.api.common import documented, json_response, parse_body, parse_id
 from app.database import read_only
+from app.presentations import operations as presentations
 from app.verifications import operations as individuals
-from app.verifications.operations import Links
+from app.web import payloads as p
+from app.web.links import links
 
 bp = Blueprint("public", __name__)
-
-
-def links() -> Links:
-    return Links(base_url())
 
 
 @bp.post("/verifications/individuals")
@@ -41,7 +38,7 @@ def open_individual():
 def connect(individual_id: str):
     """Returns the individual with ``connection_url`` set."""
     config = current_app.config
-    individual = individuals.connect(
+    individual = presentations.connect_individual(
         parse_id(individual_id),
         config["CONNECT_LINK_SECONDS"],
         config["PRESENTATION_REQUEST_SECONDS"],
@@ -67,7 +64,7 @@ def verify(individual_id: str):
 @read_only
 def request_object(request_id: str):
     """The Request Object a wallet fetches by reference: signed when a certificate is set."""
-    request = individuals.authorization_request(parse_id(request_id), links())
+    request = links().authorization_request(*presentations.verification_of(parse_id(request_id)))
     return (
         request.request_object(),
         200,

@@ -5,12 +5,15 @@ from __future__ import annotations
 from typing import Any
 
 from app.integrations.models import Integration
+from app.issuance.links import IssuerLinks
+from app.issuance.models import Credential
 from app.organizations.models import Membership, Organization
 from app.policies.models import PolicyRequest
 from app.recipients.models import Recipient
 from app.schemas.models import Schema
+from app.verifications.conditions import echoed
 from app.verifications.models import Individual, Verification
-from app.verifications.operations import Links
+from app.web.links import Links
 
 
 def _time(value) -> str | None:
@@ -50,7 +53,7 @@ def verification(row: Verification) -> dict[str, Any]:
         "schema_id": str(row.schema_id),
         "type": row.type,
         "claims": row.claims,
-        "attributes": row.attributes,
+        "attributes": [echoed(condition) for condition in row.attributes],
         "trusted_issuers": row.trusted_issuers,
         "return_url": row.return_url,
         "created_at": _time(row.created_at),
@@ -68,6 +71,7 @@ def schema(row: Schema) -> dict[str, Any]:
         "premium_plus": row.premium_plus,
         "published": row.published,
         "attributes": row.attributes,
+        "validity_days": row.validity_days,
         "created_at": _time(row.created_at),
         "updated_at": _time(row.updated_at),
     }
@@ -136,3 +140,32 @@ def integration(row: Integration) -> dict[str, Any]:
         "created_at": _time(row.created_at),
         "last_used_at": _time(row.last_used_at),
     }
+
+
+def credential(row: Credential, links: IssuerLinks, tx_code: str | None = None) -> dict[str, Any]:
+    """DESIGN.md 6 "Credential"; ``tx_code`` only in the response that made it. The offer's
+    links only while it can be taken."""
+    status = row.status.value
+    open_offer = status == "OFFERED"
+    body: dict[str, Any] = {
+        "id": str(row.id),
+        "name": row.name,
+        "description": row.description,
+        "schema_id": str(row.schema_id),
+        "recipient_id": str(row.recipient_id),
+        "claims": row.claims,
+        "status": status,
+        "issuer": links.issuer(row.organization_id),
+        "offer_url": links.offer_url(row) if open_offer else None,
+        "offer_page": links.offer_page(row),
+        "offer_expires_at": _time(row.offer_expires_at),
+        "tx_code_required": row.tx_code_hash is not None,
+        "issued_at": _time(row.issued_at),
+        "expires_at": _time(row.expires_at),
+        "revoked_at": _time(row.revoked_at),
+        "created_at": _time(row.created_at),
+        "updated_at": _time(row.updated_at),
+    }
+    if tx_code is not None:
+        body["tx_code"] = tx_code
+    return body

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from flask import Blueprint, current_app, request
 
-from app.api import payloads as p
 from app.api.common import documented, json_response
 from app.billing import operations as billing
+from app.web import payloads as p
 
 bp = Blueprint("webhooks", __name__)
 

@@ -24,22 +24,29 @@ def sign(payload: bytes, secret: str, timestamp: int) -> str:
     return f"t={timestamp},v1={digest.hexdigest()}"
 
 
+def _is_number(text: str) -> bool:
+    return text.isascii() and text.isdigit()
+
+
 def verified_event(payload: bytes, header: str, secret: str, now: int) -> dict[str, Any]:
     """The event in ``payload`` if ``header`` carries a valid, fresh signature."""
     parts = [item.split("=", 1) for item in header.split(",") if "=" in item]
     timestamps = [value for key, value in parts if key.strip() == "t"]
     signatures = [value for key, value in parts if key.strip() == "v1"]
-    if len(timestamps) != 1 or not timestamps[0].isdigit() or not signatures:
+    # isascii: str.isdigit() also accepts digits like "²" that int() refuses.
+    if len(timestamps) != 1 or not _is_number(timestamps[0]) or not signatures:
         raise SignatureError("Malformed Stripe-Signature header")
     timestamp = int(timestamps[0])
     if abs(now - timestamp) > TOLERANCE_SECONDS:
         raise SignatureError("Stripe-Signature timestamp is outside the tolerance")
     expected = sign(payload, secret, timestamp).split("v1=", 1)[1]
-    if not any(hmac.compare_digest(expected, candidate) for candidate in signatures):
+    # Compared as bytes: compare_digest refuses non-ASCII str, and the header is the sender's.
+    wanted = expected.encode()
+    if not any(hmac.compare_digest(wanted, c.encode("utf-8", "replace")) for c in signatures):
         raise SignatureError("Stripe-Signature does not match")
     try:
         event = json.loads(payload)
-    except ValueError as exc:
+    except (ValueError, RecursionError) as exc:
         raise SignatureError("Event body is not JSON") from exc
     if not isinstance(event, dict):
         raise SignatureError("Event body is not a JSON object")

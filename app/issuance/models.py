@@ -1,30 +1,175 @@
-"""Issued credentials (SD-JWT VC), offered to recipients and revocable through a status list."""
+"""Issued credentials (SD-JWT VC), offered to recipients and revocable through a status list.
+
+Every secret a wallet presents (pre-authorized code, transaction code, access token, c_nonce)
+is stored only as a hash, so a copy of the database redeems nothing. The offer token in the
+person's links is stored in clear: like an individual's ID it is the link itself, and the
+dashboard shows the link again.
+"""
 
 from __future__ import annotations
 
+import enum
 import uuid
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import JSON, ForeignKey, String, Text, UniqueConstraint
-from sqlalchemy.orm import Mapped, mapped_column
+from sqlalchemy import (
+    JSON,
+    Enum,
+    ForeignKey,
+    Index,
+    LargeBinary,
+    String,
+    Text,
+    UniqueConstraint,
+    text,
+)
+from sqlalchemy.orm import Mapped, mapped_column, relationship
 
+from app import clock
 from app.extensions import db
 from app.models_base import IdMixin, TimestampMixin
+
+if TYPE_CHECKING:
+    from app.organizations.models import Organization
+    from app.recipients.models import Recipient
+    from app.schemas.models import Schema
+
+TX_CODE_LENGTH = 6
+
+
+class CredentialStatus(enum.StrEnum):
+    """OFFERED -> ISSUED -> REVOKED; OFFERED -> EXPIRED (offer not taken in time);
+    OFFERED -> REVOKED (offer withdrawn before a wallet took it)."""
+
+    OFFERED = "OFFERED"
+    ISSUED = "ISSUED"
+    REVOKED = "REVOKED"
+    EXPIRED = "EXPIRED"
 
 
 class Credential(IdMixin, TimestampMixin, db.Model):
     __tablename__ = "credentials"
-    # Each credential owns one bit of its organization's status list.
-    __table_args__ = (UniqueConstraint("organization_id", "status_index"),)
+    # Each credential owns one bit of one of its organization's status lists: the constraint,
+    # not a prior read, decides two issuances drawing the same random index.
+    __table_args__ = (
+        UniqueConstraint("organization_id", "status_list", "status_index"),
+        Index("ix_credentials_organization_id_status", "organization_id", "status"),
+    )
 
     organization_id: Mapped[uuid.UUID] = mapped_column(
         ForeignKey("organizations.id", ondelete="CASCADE"), index=True
     )
     schema_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("schemas.id"))
-    recipient_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("recipients.id"))
+    # No cascade: deleting a recipient must not free (and later reuse) a revoked credential's
+    # status bit, which would make that credential read as valid again.
+    recipient_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("recipients.id"), index=True)
     name: Mapped[str] = mapped_column(String(200))
     description: Mapped[str] = mapped_column(Text, default="")
+    # [{"name", "value"}] as the staff sent them, values typed by the schema's attributes.
     claims: Mapped[list[dict[str, Any]]] = mapped_column(JSON, default=list)
+    # The schema's vct when issued, so editing a schema never changes a credential's type.
+    vct: Mapped[str] = mapped_column(String(500))
+    # The status as last written; ``status`` reads an untaken offer past its expiry as EXPIRED
+    # without a write, so reads (the offer page's poll) stay read-only.
+    recorded_status: Mapped[CredentialStatus] = mapped_column(
+        "status",
+        Enum(
+            CredentialStatus,
+            native_enum=False,
+            length=20,
+            validate_strings=True,
+            name="credential_status",
+        ),
+        default=CredentialStatus.OFFERED,
+    )
+    status_list: Mapped[int] = mapped_column(default=0)
     status_index: Mapped[int]
+    # The current offer: its token is the path of /o/<token> and /issuers/<org>/offers/<token>.
+    offer_token: Mapped[str | None] = mapped_column(String(64), unique=True)
+    pre_authorized_code_hash: Mapped[str | None] = mapped_column(String(64), unique=True)
+    code_used_at: Mapped[datetime | None]
+    tx_code_hash: Mapped[str | None] = mapped_column(String(64))
+    tx_code_failures: Mapped[int] = mapped_column(default=0)
+    offer_expires_at: Mapped[datetime | None]
+    issued_at: Mapped[datetime | None]
+    expires_at: Mapped[datetime | None]
     revoked_at: Mapped[datetime | None]
+    holder_key_thumbprint: Mapped[str | None] = mapped_column(String(64))
+    signing_key_id: Mapped[uuid.UUID | None] = mapped_column(
+        ForeignKey("issuer_keys.id"), index=True
+    )
+
+    organization: Mapped[Organization] = relationship()
+    schema: Mapped[Schema] = relationship()
+    recipient: Mapped[Recipient] = relationship()
+
+    @property
+    def status(self) -> CredentialStatus:
+        if self.recorded_status is CredentialStatus.OFFERED and self.offer_expired(clock.now()):
+            return CredentialStatus.EXPIRED
+        return self.recorded_status
+
+    def offer_expired(self, now: datetime) -> bool:
+        return self.offer_expires_at is not None and self.offer_expires_at <= now
+
+    @property
+    def tx_code_length(self) -> int | None:
+        """The length of the transaction code the wallet must ask for, if one was set."""
+        return TX_CODE_LENGTH if self.tx_code_hash else None
+
+    @property
+    def configuration_id(self) -> str:
+        """Its credential configuration in the issuer metadata: one per schema."""
+        return str(self.schema_id)
+
+
+class IssuerKey(IdMixin, db.Model):
+    """An organization's ES256 signing key; the private half sealed with AES-GCM."""
+
+    __tablename__ = "issuer_keys"
+    # One current key per organization: concurrent first uses cannot both create one.
+    __table_args__ = (
+        Index(
+            "uq_issuer_keys_current",
+            "organization_id",
+            unique=True,
+            sqlite_where=text("retired_at IS NULL"),
+            postgresql_where=text("retired_at IS NULL"),
+        ),
+    )
+
+    organization_id: Mapped[uuid.UUID] = mapped_column(
+        ForeignKey("organizations.id", ondelete="CASCADE"), index=True
+    )
+    kid: Mapped[str] = mapped_column(String(64))
+    public_jwk: Mapped[dict[str, Any]] = mapped_column(JSON)
+    sealed_private_key: Mapped[bytes] = mapped_column(LargeBinary)
+    created_at: Mapped[datetime]
+    retired_at: Mapped[datetime | None]
+
+
+class AccessToken(IdMixin, db.Model):
+    """An access token from the token endpoint, good for one credential (its own)."""
+
+    __tablename__ = "issuer_access_tokens"
+
+    credential_id: Mapped[uuid.UUID] = mapped_column(
+        ForeignKey("credentials.id", ondelete="CASCADE"), index=True
+    )
+    token_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    expires_at: Mapped[datetime]
+
+    credential: Mapped[Credential] = relationship()
+
+
+class CNonce(db.Model):
+    """A c_nonce from the nonce endpoint (OpenID4VCI 1.0 §7): single use, short-lived."""
+
+    __tablename__ = "issuer_nonces"
+
+    nonce_hash: Mapped[str] = mapped_column(String(64), primary_key=True)
+    organization_id: Mapped[uuid.UUID] = mapped_column(
+        ForeignKey("organizations.id", ondelete="CASCADE"), index=True
+    )
+    expires_at: Mapped[datetime] = mapped_column(index=True)

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from app import json_input
 from app.oid4vp.client import ClientIdentity, RedirectUriClient
 from app.oid4vp.encryption import ResponseEncryption, ResponseError
 
@@ -67,6 +68,11 @@ def _vp_token_text(value: Any) -> str | None:
         return None
     if not isinstance(value, dict):
         raise ResponseError("vp_token in the encrypted response is not a JSON object")
+    try:
+        # Bounded before it is written out again: a deep object would recurse in json.dumps.
+        json_input.check_value(value)
+    except json_input.JsonInputError as exc:
+        raise ResponseError(f"vp_token in the encrypted response: {exc}") from None
     return json.dumps(value)
 
 

@@ -6,6 +6,7 @@ import uuid
 from datetime import timedelta
 
 from sqlalchemy import select
+from sqlalchemy.exc import IntegrityError
 
 from app import clock
 from app.errors import CodeNotFound, Forbidden, InvalidRequest, NotFound, UpgradeRequired
@@ -78,6 +79,20 @@ def organization_for_member(user: User, organization_id: uuid.UUID) -> Organizat
     return found.organization
 
 
+def require_acting(acting: Membership, organization_id: uuid.UUID) -> None:
+    """An action on an organization is taken for the acting one, whose plan and role were
+    checked: another organization of the user's is refused (403 NOT_ACTING_ORGANIZATION, with
+    how to switch); one the user does not belong to does not exist."""
+    if organization_id == acting.organization_id:
+        return
+    organization_for_member(acting.user, organization_id)
+    raise Forbidden(
+        f"Organization {organization_id} is not the acting organization; "
+        "send current-identity with its ID",
+        code="NOT_ACTING_ORGANIZATION",
+    )
+
+
 def members_of(organization: Organization) -> list[Membership]:
     return list(
         db.session.scalars(
@@ -138,7 +153,17 @@ def join_with_code(user: User, value: str) -> Membership:
     existing = membership(user, code.organization_id)
     if existing is not None:
         return existing
-    with db.session.begin_nested():
-        joined = Membership(user_id=user.id, organization_id=code.organization_id, role=code.role)
-        db.session.add(joined)
+    try:
+        with db.session.begin_nested():
+            joined = Membership(
+                user_id=user.id, organization_id=code.organization_id, role=code.role
+            )
+            db.session.add(joined)
+    except IntegrityError:
+        # A concurrent join of the same user won the race (the unique membership): it waited
+        # for that commit, so the membership is there to read, and this join is that one.
+        existing = membership(user, code.organization_id)
+        if existing is None:
+            raise
+        return existing
     return joined

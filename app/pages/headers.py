@@ -28,4 +28,6 @@ def protect(response: Response) -> Response:
     response.headers["Referrer-Policy"] = "no-referrer"
     response.headers["Cache-Control"] = "no-store"
     response.headers["X-Content-Type-Options"] = "nosniff"
+    # frame-ancestors for browsers that read CSP; X-Frame-Options for those that predate it.
+    response.headers["X-Frame-Options"] = "DENY"
     return response

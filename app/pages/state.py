@@ -6,10 +6,23 @@ import uuid
 from dataclasses import dataclass
 from urllib.parse import urlencode, urlsplit
 
-from app.pages.records import Subject, answerable, attempt_count, holds_code
+from flask import url_for
+
 from app.policies.operations import connect_policy, policy_for_token
+from app.presentations.operations import (
+    answerable,
+    attempt_count,
+    connect_individual,
+    holds_subject_response_code,
+)
+from app.presentations.reasons import for_person
 from app.verifications import operations as individuals
-from app.verifications.models import PresentationRequest, Status, Verification
+from app.verifications.models import (
+    PresentationRequest,
+    PresentationSubject,
+    Status,
+    Verification,
+)
 
 # An open page stops polling after this long without an outcome: a forgotten tab should not
 # poll (and mint a new link every window) forever. Reloading starts it again.
@@ -27,7 +40,7 @@ class Windows:
 @dataclass(frozen=True)
 class PageState:
     path: str
-    subject: Subject
+    subject: PresentationSubject
     # Nothing more can be presented: no code to scan, nothing to poll for.
     final: bool
     # The request the QR code and buttons point at, while a wallet can still answer it.
@@ -48,7 +61,8 @@ class PageState:
 
     @property
     def reason(self) -> str | None:
-        return self.subject.validation_error
+        """Plain words for the person; the technical reason is for the organization."""
+        return for_person(self.subject.validation_error)
 
     @property
     def retry_allowed(self) -> bool:
@@ -67,38 +81,38 @@ class PageState:
 
 def of_individual(individual_id: uuid.UUID, windows: Windows) -> PageState:
     """Opening the page hands out the individual's link: the same one within its window."""
-    individual = individuals.connect(individual_id, windows.link_seconds, windows.request_seconds)
-    final = individual.status in individuals.FINAL
-    return PageState(
-        path=f"/i/{individual.id}",
-        subject=individual,
-        final=final,
-        link=None if final else answerable(individual.connection_request_id),
-        attempts=attempt_count(individual),
-    )
+    individual = connect_individual(individual_id, windows.link_seconds, windows.request_seconds)
+    path = url_for("pages.individual_page", individual_id=individual.id)
+    return page_of(individual, path, individual.connection_request_id)
 
 
 def of_policy(token: str, windows: Windows) -> PageState:
     """The same for a policy request; an expired one without a result is 410 (Expired)."""
     policy, request = connect_policy(token, windows.link_seconds, windows.request_seconds)
+    path = url_for("pages.policy_page", token=token)
+    return page_of(policy, path, request.id if request is not None else None)
+
+
+def page_of(subject: PresentationSubject, path: str, link: uuid.UUID | None) -> PageState:
+    final = subject.is_final()
     return PageState(
-        path=f"/p/{token}",
-        subject=policy,
-        final=policy.is_final(),
-        link=answerable(request.id if request is not None else None),
-        attempts=attempt_count(policy),
+        path=path,
+        subject=subject,
+        final=final,
+        link=None if final else answerable(link),
+        attempts=attempt_count(subject),
     )
 
 
-def answered_individual(individual_id: uuid.UUID, code: str) -> tuple[Subject, bool]:
+def answered_individual(individual_id: uuid.UUID, code: str) -> tuple[PresentationSubject, bool]:
     """The individual, and whether this browser holds a response code for it. Mints nothing."""
     individual = individuals.get_individual(individual_id)
-    return individual, holds_code(individual, code)
+    return individual, holds_subject_response_code(individual, code)
 
 
-def answered_policy(token: str, code: str) -> tuple[Subject, bool]:
+def answered_policy(token: str, code: str) -> tuple[PresentationSubject, bool]:
     policy = policy_for_token(token)
-    return policy, holds_code(policy, code)
+    return policy, holds_subject_response_code(policy, code)
 
 
 def safe_return_url(url: str | None) -> str | None:

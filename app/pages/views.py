@@ -11,27 +11,26 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
-from flask import Blueprint, current_app, render_template, request
+from flask import Blueprint, current_app, render_template, request, url_for
 from flask.typing import ResponseReturnValue
 from werkzeug.exceptions import HTTPException
 
 from app import clock
-from app.api.common import base_url, parse_id
 from app.errors import ApiError, CodeNotFound, NotFound
-from app.extensions import db
 from app.pages import state
 from app.pages.headers import protect
 from app.pages.qr import qr_svg
-from app.pages.records import Subject
-from app.verifications.models import Individual, Status
-from app.verifications.operations import Links
+from app.presentations.reasons import for_person
+from app.verifications.models import PresentationSubject, Status
+from app.web.links import links
+from app.web.requests import parse_id
 
 log = logging.getLogger(__name__)
 
 bp = Blueprint("pages", __name__)
 bp.after_request(protect)
 
-FRAGMENTS = {"pages.individual_status", "pages.policy_status"}
+FRAGMENTS = {"pages.individual_status", "pages.policy_status", "pages.offer_status"}
 # htmx reads its settings from a meta tag. Nothing evaluated, no inline <style>, and error
 # statuses (404, 410) are swapped in, so their fragment (which does not poll) ends the polling;
 # a 5xx is not swapped, so a passing failure does not stop the page from updating.
@@ -61,7 +60,7 @@ def individual_page(individual_id: str) -> ResponseReturnValue:
         subject, holds = state.answered_individual(
             parse_id(individual_id), request.args["response_code"]
         )
-        return result_page(subject, holds, f"/i/{subject.id}")
+        return result_page(subject, holds, url_for(".individual_page", individual_id=subject.id))
     return live_page(state.of_individual(parse_id(individual_id), windows()))
 
 
@@ -76,7 +75,7 @@ def policy_page(token: str) -> ResponseReturnValue:
     """The same page for a policy request (410 once it expired without a result)."""
     if "response_code" in request.args:
         subject, holds = state.answered_policy(token, request.args["response_code"])
-        return result_page(subject, holds, f"/p/{token}")
+        return result_page(subject, holds, url_for(".policy_page", token=token))
     return live_page(state.of_policy(token, windows()))
 
 
@@ -92,7 +91,7 @@ def windows() -> state.Windows:
 
 
 def render(template: str, **context: Any) -> str:
-    return render_template(template, links=Links(base_url()), qr_svg=qr_svg, **context)
+    return render_template(template, links=links(), qr_svg=qr_svg, **context)
 
 
 def live_page(page: state.PageState) -> ResponseReturnValue:
@@ -149,7 +148,7 @@ def status_update(page: state.PageState) -> ResponseReturnValue:
     )
 
 
-def result_page(subject: Subject, holds: bool, path: str) -> ResponseReturnValue:
+def result_page(subject: PresentationSubject, holds: bool, path: str) -> ResponseReturnValue:
     """The outcome and the organization's return_url, only for the browser holding the code."""
     if not holds:
         return render("person/wrong_code.html", path=path), 403
@@ -157,10 +156,11 @@ def result_page(subject: Subject, holds: bool, path: str) -> ResponseReturnValue
     return render(
         "person/result.html",
         subject=subject,
+        reason=for_person(subject.validation_error),
         verified=subject.status == Status.VERIFIED,
         organization=verification.organization.name,
         verification=verification,
-        retry_path=path if isinstance(subject, Individual) else None,
+        retry_path=path if subject.retries_after_failure else None,
         return_url=state.safe_return_url(verification.return_url),
     )
 
@@ -170,12 +170,13 @@ ERROR_TEXT = {
     404: ("This page does not exist", ASK_AGAIN),
     410: ("This request has expired", "Ask the organization that sent you for a new link."),
     500: ("Something went wrong on our side", "Please try again in a moment."),
+    # Storage unreachable: nothing is lost, the page will work again shortly.
+    502: ("We are having a short pause", "Nothing is lost. Please try again in a moment."),
 }
 
 
 def error_page(status: int) -> ResponseReturnValue:
     """A page for people (or, to a polling region, a fragment that stops the polling)."""
-    db.session.rollback()
     fallback = (
         ERROR_TEXT[500] if status >= 500 else ("This request could not be handled", ASK_AGAIN)
     )

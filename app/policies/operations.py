@@ -13,10 +13,11 @@ from app.extensions import db
 from app.organizations.models import Organization
 from app.policies.models import PolicyRequest
 from app.policies.tokens import policy_token
+from app.presentations import operations as presentations
 from app.recipients.operations import get_recipient
 from app.tokens import hash_secret
-from app.verifications.models import PresentationRequest, Status
-from app.verifications.operations import get_verification, mint_presentation_request
+from app.verifications.models import PresentationRequest
+from app.verifications.operations import get_verification
 
 DEFAULT_EXPIRES_IN = 900
 
@@ -76,21 +77,4 @@ def connect_policy(
     """
     policy = policy_for_token(token)
     db.session.refresh(policy, with_for_update=True)
-    if policy.is_final():
-        return policy, None
-    if policy.has_expired():
-        raise Expired("This request has expired; ask the organization for a new one")
-    now = clock.now()
-    if (
-        policy.connection_request_id is not None
-        and policy.connection_at is not None
-        and now - policy.connection_at < timedelta(seconds=link_seconds)
-    ):
-        return policy, db.session.get(PresentationRequest, policy.connection_request_id)
-    request = mint_presentation_request(link_seconds, request_seconds, policy_request_id=policy.id)
-    policy.connection_request_id = request.id
-    policy.connection_at = now
-    if policy.status == Status.CREATED:
-        policy.status = Status.REQUESTED
-    db.session.flush()
-    return policy, request
+    return policy, presentations.connect(policy, link_seconds, request_seconds)

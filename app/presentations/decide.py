@@ -3,9 +3,12 @@
 No database and no Flask: everything the decision needs comes in as arguments, so it is tested
 directly and reused by every channel (``direct_post``, the Digital Credentials API).
 
-Order matters for the messages organizations read: the credential is verified first (a forged
-credential says so, not "condition failed"), then trust (INTERFACE.md 3's two issuer shapes),
-then revocation, then what was asked for, then the conditions.
+Order matters for the messages organizations read: a verification that pins its issuers and
+gets a credential naming none says exactly that (``NO_ISSUER_PINNED``), whatever else is wrong
+with it; otherwise the credential is verified first (a forged credential says so, not
+"condition failed"), then trust (the contract's untrusted-issuer sentence), then revocation,
+then the conditions, then what was asked for. ``reasons`` gives each reason the plain words
+the person's page shows.
 """
 
 from __future__ import annotations
@@ -17,12 +20,18 @@ from typing import Any
 
 from cryptography import x509
 
+from app.presentations.reasons import NO_ISSUER_PINNED, Family, family_of, untrusted_issuer
 from app.sdjwt import KeyBindingCheck, SdJwtError, parse_presentation, verify_presentation
+from app.sdjwt.jws import read_unverified
 from app.statuslist import StatusError, check_status
 from app.trust import Fetcher, ResolvedIssuer, TrustError, is_trusted, resolve_issuer_key
 from app.verifications.conditions import MISSING, claim_value, failed_condition
 
-NO_ISSUER_PINNED = "Presented credential carries no issuer, and this verification pins its issuers"
+__all__ = ["NO_ISSUER_PINNED", "Context", "Decision", "Rules", "decide"]
+
+
+# parse_presentation's own limit: nothing larger is looked into.
+MAX_PRESENTATION = 64 * 1024
 
 
 @dataclass(frozen=True)
@@ -54,19 +63,23 @@ class Decision:
     issuer: str | None = None
     claims: dict[str, Any] = field(default_factory=dict)
 
+    @property
+    def family(self) -> Family | None:
+        """The reason's family: what the person's page says is chosen by it."""
+        return family_of(self.reason)
+
 
 def decide(presentation: str, rules: Rules, context: Context) -> Decision:
     """The decision on one SD-JWT VC presentation; never raises for a bad presentation."""
     try:
         parsed = parse_presentation(presentation)
     except SdJwtError as exc:
+        if rules.trusted_issuers and _credential_names_no_issuer(presentation):
+            return Decision(False, NO_ISSUER_PINNED)
         return Decision(False, exc.reason)
-    issuer_name = (
-        parsed.issuer_payload.get("iss")
-        if isinstance(parsed.issuer_payload.get("iss"), str)
-        else None
-    )
-    if not issuer_name and "x5c" not in parsed.issuer_header and rules.trusted_issuers:
+    issuer_name = _issuer_name(parsed.issuer_payload)
+    if rules.trusted_issuers and not _names_an_issuer(parsed.issuer_header, issuer_name):
+        # The contract's sentence, whatever else is wrong or missing with the credential.
         return Decision(False, NO_ISSUER_PINNED)
     try:
         issuer = resolve_issuer_key(
@@ -91,10 +104,33 @@ def decide(presentation: str, rules: Rules, context: Context) -> Decision:
     return _judge(credential.claims, credential.status, credential.vct, issuer, rules, context)
 
 
+def _issuer_name(payload: dict[str, Any]) -> str | None:
+    iss = payload.get("iss")
+    return iss if isinstance(iss, str) and iss.strip() else None
+
+
+def _names_an_issuer(header: dict[str, Any], issuer_name: str | None) -> bool:
+    """An issuer is named by ``iss``, or by an ``x5c`` chain (its certificate names it)."""
+    x5c = header.get("x5c")
+    return issuer_name is not None or (isinstance(x5c, list) and bool(x5c))
+
+
+def _credential_names_no_issuer(presentation: Any) -> bool:
+    """For a presentation too broken to parse: whether its credential (the part before the
+    first ``~``) can be read at all and names no issuer."""
+    if not isinstance(presentation, str) or len(presentation) > MAX_PRESENTATION:
+        return False
+    try:
+        header, payload = read_unverified(presentation.split("~", 1)[0], "Credential")
+    except (SdJwtError, ValueError, TypeError, RecursionError):
+        return False
+    return not _names_an_issuer(header, _issuer_name(payload))
+
+
 def _untrusted(issuer_name: str | None, rules: Rules) -> str | None:
     """A pinned verification names the issuer it does not trust, even if it could not resolve it."""
     if rules.trusted_issuers and issuer_name and issuer_name not in rules.trusted_issuers:
-        return f"Credential issuer {issuer_name} is not trusted by this verification"
+        return untrusted_issuer(issuer_name)
     return None
 
 
@@ -108,9 +144,7 @@ def _judge(
 ) -> Decision:
     name = issuer.identifier
     if not is_trusted(issuer, rules.trusted_issuers):
-        return Decision(
-            False, f"Credential issuer {name} is not trusted by this verification", name
-        )
+        return Decision(False, untrusted_issuer(name), name)
     if vct != rules.vct:
         return Decision(
             False, f"Credential type {vct} is not the type this verification asks for", name

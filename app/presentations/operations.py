@@ -1,34 +1,43 @@
-"""Receiving a wallet's response: single use, decided, recorded, and applied to its subject.
+"""Presentation requests and their subjects: links handed out, responses received, outcomes.
+
+An individual and a policy request are both subjects (``PresentationSubject``): one
+``connect`` hands out their current link, and ``set_status`` is the one place a subject's
+status changes, so whatever must follow a change (a notification) hooks in there.
 
 Replays and unknown state are refused with 400 and change nothing; a response that arrives
-properly is consumed at once (atomically, so of concurrent posts exactly one goes on) and then
-decided. Every attempt is kept for the organization's audit view, with only the requested
-claims.
+properly is decided first (fetching issuer keys and status lists, with no transaction open),
+then consumed atomically (of concurrent posts exactly one goes on) and recorded in one short
+write transaction. Every attempt is kept for the organization's audit view, with only the
+requested claims.
 """
 
 from __future__ import annotations
 
-import json
+import contextlib
 import secrets
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import timedelta
 
-from sqlalchemy import select, update
+from sqlalchemy import func, select, update
 
-from app import clock
-from app.errors import InvalidRequest, NotFound
+from app import clock, json_input
+from app.database import reading
+from app.errors import Expired, InvalidRequest, NotFound
 from app.extensions import db
-from app.policies.models import PolicyRequest
 from app.presentations.decide import Context, Decision, Rules, decide
 from app.tokens import hash_secret, same
 from app.verifications.models import (
+    TRANSITIONS,
     Individual,
     PresentationAttempt,
     PresentationRequest,
+    PresentationSubject,
     Status,
     Verification,
 )
+from app.verifications.operations import get_individual
 
 CREDENTIAL_QUERY_ID = "credential"
 MAX_PRESENTATIONS = 1
@@ -39,8 +48,110 @@ class Received:
     """What the wallet is told, and what the page behind the redirect should show."""
 
     decision: Decision
-    subject: Individual | PolicyRequest
+    subject: PresentationSubject
     response_code: str
+
+
+# -- subjects and their links ----------------------------------------------------------------
+
+
+def set_status(
+    subject: PresentationSubject, status: Status, decision: Decision | None = None
+) -> bool:
+    """Move ``subject`` to ``status`` if the status machine allows it, with the outcome that
+    decided it; returns whether it moved.
+
+    The one place a subject's status and outcome change (``TRANSITIONS`` says which moves
+    exist), so whatever must follow a change (a notification) hooks in here.
+    """
+    if status not in TRANSITIONS[subject.status]:
+        return False
+    subject.status = status
+    if decision is not None:
+        subject.validation_error = decision.reason
+        subject.issuer = decision.issuer
+        if decision.verified:
+            subject.claims = decision.claims
+            subject.verified_at = clock.now()
+    return True
+
+
+def mint_presentation_request(
+    subject: PresentationSubject, link_seconds: int, request_seconds: int
+) -> PresentationRequest:
+    """A new OpenID4VP request (fresh nonce and state) for ``subject``.
+
+    It stays answerable a while after its link stops being handed out, so that a person who
+    scans at the last second still has time to finish in the wallet.
+    """
+    now = clock.now()
+    request = PresentationRequest.for_subject(
+        subject,
+        nonce=secrets.token_urlsafe(24),
+        state=secrets.token_urlsafe(24),
+        created_at=now,
+        expires_at=now + timedelta(seconds=max(request_seconds, link_seconds)),
+    )
+    db.session.add(request)
+    db.session.flush()
+    return request
+
+
+def connect_individual(
+    individual_id: uuid.UUID, link_seconds: int, request_seconds: int
+) -> Individual:
+    """Hand out the individual's connection link: the same one within the reuse window.
+
+    The row is locked so that concurrent calls agree on one link instead of minting two.
+    A VERIFIED individual is final and gets no new link.
+    """
+    individual = get_individual(individual_id, lock=True)
+    connect(individual, link_seconds, request_seconds)
+    return individual
+
+
+def connect(
+    subject: PresentationSubject, link_seconds: int, request_seconds: int
+) -> PresentationRequest | None:
+    """The subject's current presentation request: the same one within the link window.
+
+    ``subject`` must have been read with a row lock, so that concurrent calls agree on one
+    link instead of minting two. A final subject gets none; an expired one is 410 EXPIRED.
+    """
+    if subject.is_final():
+        return None
+    if subject.has_expired():
+        raise Expired("This request has expired; ask the organization for a new one")
+    now = clock.now()
+    if (
+        subject.connection_request_id is not None
+        and subject.connection_at is not None
+        and now - subject.connection_at < timedelta(seconds=link_seconds)
+    ):
+        return db.session.get(PresentationRequest, subject.connection_request_id)
+    request = mint_presentation_request(subject, link_seconds, request_seconds)
+    subject.connection_request_id = request.id
+    subject.connection_at = now
+    set_status(subject, Status.REQUESTED)
+    db.session.flush()
+    return request
+
+
+def answerable(request_id: uuid.UUID | None) -> PresentationRequest | None:
+    """The request behind a link, if a wallet can still answer it.
+
+    A link is handed out again for its whole reuse window even once answered; showing an
+    answered one would send the person's wallet into a refusal, so the page waits instead.
+    """
+    if request_id is None:
+        return None
+    request = db.session.get(PresentationRequest, request_id)
+    if request is None or request.consumed_at is not None or request.expires_at <= clock.now():
+        return None
+    return request
+
+
+# -- responses -------------------------------------------------------------------------------
 
 
 def presentation_from_vp_token(raw: str | None) -> str:
@@ -49,9 +160,11 @@ def presentation_from_vp_token(raw: str | None) -> str:
     if not raw:
         raise InvalidRequest("vp_token is missing", code="INVALID_RESPONSE")
     try:
-        token = json.loads(raw)
-    except ValueError:
-        raise InvalidRequest("vp_token is not a JSON object", code="INVALID_RESPONSE") from None
+        token = json_input.loads(raw)
+    except json_input.JsonInputError as exc:
+        raise InvalidRequest(
+            f"vp_token is not a JSON object: {exc}", code="INVALID_RESPONSE"
+        ) from None
     if not isinstance(token, dict) or CREDENTIAL_QUERY_ID not in token:
         raise InvalidRequest(
             f"vp_token has no '{CREDENTIAL_QUERY_ID}' entry", code="INVALID_RESPONSE"
@@ -80,34 +193,38 @@ def pending_request(request_id: uuid.UUID, state: str | None) -> PresentationReq
     return request
 
 
-def consume(request: PresentationRequest) -> None:
+def consume(request_id: uuid.UUID) -> PresentationRequest:
     """Mark the request answered; a concurrent second answer finds it taken and is refused."""
     taken = db.session.execute(
         update(PresentationRequest)
-        .where(PresentationRequest.id == request.id, PresentationRequest.consumed_at.is_(None))
+        .where(PresentationRequest.id == request_id, PresentationRequest.consumed_at.is_(None))
         .values(consumed_at=clock.now())
         .execution_options(synchronize_session=False)
     )
     if taken.rowcount != 1:
         raise InvalidRequest("This request was already answered", code="ALREADY_ANSWERED")
-    db.session.refresh(request)
-
-
-def subject_of(request: PresentationRequest) -> tuple[Individual | PolicyRequest, Verification]:
-    if request.individual_id is not None:
-        individual = db.session.get(Individual, request.individual_id)
-        return individual, individual.verification
-    policy = db.session.get(PolicyRequest, request.policy_request_id)
-    return policy, policy.verification
+    request = db.session.get(PresentationRequest, request_id, populate_existing=True)
+    assert request is not None  # just updated
+    return request
 
 
 def rules_for(verification: Verification) -> Rules:
     return Rules(
         vct=verification.schema.vct,
         requested_claims=verification.requested_claims(),
-        conditions=verification.attributes,
-        trusted_issuers=verification.trusted_issuers,
+        conditions=list(verification.attributes),
+        trusted_issuers=list(verification.trusted_issuers),
     )
+
+
+@dataclass(frozen=True)
+class Pending:
+    """What deciding a response needs, read before anything is written."""
+
+    request_id: uuid.UUID
+    nonce: str
+    audience: str
+    rules: Rules
 
 
 def receive(
@@ -120,63 +237,107 @@ def receive(
     """Decide one response to ``request_id`` and apply it.
 
     ``audience`` gives the client ID the key binding must name (it depends on the channel);
-    ``context(audience, nonce)`` gives the deployment's trust settings.
+    ``context(audience, nonce)`` gives the deployment's trust settings. Deciding may fetch
+    issuer metadata and status lists, so it happens before the write transaction begins: no
+    lock is held while another server answers.
     """
-    request = pending_request(request_id, state)
+    pending = read_pending(request_id, state, audience)
     presentation = presentation_from_vp_token(vp_token)
-    consume(request)
-    subject, verification = subject_of(request)
-    decision = decide(
-        presentation, rules_for(verification), context(audience(request), request.nonce)
-    )
-    record(request, subject, decision)
+    decision = decide(presentation, pending.rules, context(pending.audience, pending.nonce))
+    request = consume(pending.request_id)
+    subject = request.subject
+    record(request, decision)
     code = secrets.token_urlsafe(24)
     request.response_code_hash = hash_secret(code)
     db.session.flush()
     return Received(decision, subject, code)
 
 
-def record(
-    request: PresentationRequest, subject: Individual | PolicyRequest, decision: Decision
-) -> None:
-    """Keep the attempt; move the subject unless it is already VERIFIED (final)."""
+def read_pending(
+    request_id: uuid.UUID,
+    state: str | None,
+    audience: Callable[[PresentationRequest], str],
+) -> Pending:
+    """Check the response against its request and read what the decision needs.
+
+    When no transaction is open yet (a request's first queries), the reads run in a read-only
+    one that is ended here, so that on SQLite no write lock is taken before the decision.
+    """
+    fresh = not db.session().in_transaction()
+    with reading() if fresh else contextlib.nullcontext():
+        request = pending_request(request_id, state)
+        pending = Pending(
+            request.id, request.nonce, audience(request), rules_for(request.subject.verification)
+        )
+    if fresh:
+        db.session.rollback()
+    return pending
+
+
+def record(request: PresentationRequest, decision: Decision) -> None:
+    """Keep the attempt and apply its outcome to the request's subject.
+
+    The subject is locked first, so that two answers to two of its links settle in turn and a
+    VERIFIED subject stays VERIFIED.
+    """
+    subject = request.subject
+    db.session.refresh(subject, with_for_update=True)
     outcome = Status.VERIFIED if decision.verified else Status.FAILED
     db.session.add(
         PresentationAttempt(
             request_id=request.id,
-            individual_id=request.individual_id,
-            policy_request_id=request.policy_request_id,
             outcome=outcome,
             validation_error=decision.reason,
             issuer=decision.issuer,
         )
     )
-    if subject.status == Status.VERIFIED:
-        return
-    subject.status = outcome
-    subject.validation_error = decision.reason
-    subject.issuer = decision.issuer
-    if decision.verified:
-        subject.claims = decision.claims
-        subject.verified_at = clock.now()
+    set_status(subject, outcome, decision)
     db.session.flush()
 
 
-def holds_response_code(request_id: uuid.UUID, code: str | None) -> bool:
-    """Whether a browser's ``response_code`` is the one handed out for this request."""
-    if not code:
-        return False
-    stored = db.session.scalar(
-        select(PresentationRequest.response_code_hash).where(PresentationRequest.id == request_id)
-    )
-    return stored is not None and same(stored, hash_secret(code))
-
-
-def attempts_of(individual: Individual) -> list[PresentationAttempt]:
+def attempts_of(subject: PresentationSubject) -> list[PresentationAttempt]:
     return list(
         db.session.scalars(
             select(PresentationAttempt)
-            .where(PresentationAttempt.individual_id == individual.id)
+            .join(PresentationAttempt.request)
+            .where(subject.requests_clause())
             .order_by(PresentationAttempt.created_at)
         )
     )
+
+
+def attempt_count(subject: PresentationSubject) -> int:
+    """How many presentations the subject has had."""
+    return (
+        db.session.scalar(
+            select(func.count())
+            .select_from(PresentationAttempt)
+            .join(PresentationAttempt.request)
+            .where(subject.requests_clause())
+        )
+        or 0
+    )
+
+
+def holds_subject_response_code(subject: PresentationSubject, code: str) -> bool:
+    """Whether ``code`` was handed out with an answer to one of the subject's requests.
+
+    OpenID4VP 1.0 §13.3: only the browser the wallet returned to holds it, so only that
+    browser is shown the result (session fixation). Any of the subject's requests counts,
+    since a person may have answered a link that was replaced while they were in the wallet.
+    """
+    answered = db.session.scalars(
+        select(PresentationRequest.response_code_hash).where(
+            subject.requests_clause(), PresentationRequest.response_code_hash.is_not(None)
+        )
+    )
+    digest = hash_secret(code) if code else ""
+    return bool(code) and any(same(stored, digest) for stored in answered)
+
+
+def verification_of(request_id: uuid.UUID) -> tuple[PresentationRequest, Verification]:
+    """A presentation request and the verification its subject is checked against."""
+    request = db.session.get(PresentationRequest, request_id)
+    if request is None:
+        raise NotFound()
+    return request, request.subject.verification

@@ -27,6 +27,21 @@ class Schema(IdMixin, TimestampMixin, db.Model):
     published: Mapped[bool] = mapped_column(default=False)
     # [{"name", "description", "type"}]; names may be dotted paths into nested claims.
     attributes: Mapped[list[dict[str, Any]]] = mapped_column(JSON, default=list)
+    # How long a credential issued with this schema stays valid (its ``exp``); None: no ``exp``.
+    validity_days: Mapped[int | None]
 
     def attribute_names(self) -> list[str]:
         return [a["name"] for a in self.attributes]
+
+    def display_name(self, name: str) -> str | None:
+        """What people read for the attribute ``name``: its description, where the schema
+        gives one (``Date of birth`` for ``birthdate``); None otherwise."""
+        for attribute in self.attributes:
+            if attribute.get("name") == name and (attribute.get("description") or "").strip():
+                return str(attribute["description"]).strip()
+        return None
+
+    def labelled(self, name: str) -> str:
+        """The display name with the key beside it, for staff who also write the key in code."""
+        shown = self.display_name(name)
+        return f"{shown} ({name})" if shown else name

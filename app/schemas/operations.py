@@ -87,6 +87,8 @@ def _apply(schema: Schema, fields: dict[str, Any]) -> None:
     for key in ("name", "description", "vct", "public", "premium_plus"):
         if key in fields and fields[key] is not None:
             setattr(schema, key, fields[key])
+    if "validity_days" in fields:  # an explicit null clears it: credentials without exp
+        schema.validity_days = fields["validity_days"]
     if fields.get("attributes") is not None:
         schema.attributes = _check_attributes(fields["attributes"])
 

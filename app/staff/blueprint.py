@@ -11,6 +11,7 @@ import logging
 from urllib.parse import urlsplit
 
 from flask import Blueprint, Response, g, redirect, render_template, request, url_for
+from flask.blueprints import BlueprintSetupState
 from flask.typing import ResponseReturnValue
 from pydantic import ValidationError
 from werkzeug.exceptions import HTTPException
@@ -21,14 +22,20 @@ from app.errors import (
     NotFound,
     Unauthorized,
     UpgradeRequired,
+    answer_unmatched_paths_with,
     describe_validation_error,
 )
-from app.extensions import db
 from app.pages.headers import protect
 
 log = logging.getLogger(__name__)
 
 bp = Blueprint("staff", __name__, url_prefix="/dashboard")
+
+
+@bp.record_once
+def answer_unmatched_paths(state: BlueprintSetupState) -> None:
+    """An address under /dashboard that matches no route is a dashboard page too."""
+    answer_unmatched_paths_with(state.app, bp.url_prefix or "", http_error)
 
 
 @bp.after_request
@@ -76,20 +83,17 @@ def to_sign_in() -> ResponseReturnValue:
 
 
 def error_page(status: int, heading: str, message: str) -> ResponseReturnValue:
-    db.session.rollback()
     return render_template("staff/error.html", heading=heading, message=message), status
 
 
 @bp.errorhandler(Unauthorized)
 def signed_out(exc: Unauthorized) -> ResponseReturnValue:
-    db.session.rollback()
     return to_sign_in()
 
 
 @bp.errorhandler(UpgradeRequired)
 def upgrade_prompt(exc: UpgradeRequired) -> ResponseReturnValue:
     """A gated action on a FREE organization: say what a plan unlocks, not a raw 402."""
-    db.session.rollback()
     return render_template("staff/upgrade.html", action=exc.message), 402
 
 

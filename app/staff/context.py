@@ -13,6 +13,7 @@ from app.staff import csrf
 SECTIONS = (
     ("staff.overview", "Overview"),
     ("staff.verifications", "Verifications"),
+    ("staff.credentials", "Credentials"),
     ("staff.integrations", "Integrations"),
     ("staff.recipients", "Recipients"),
     ("staff.schemas", "Schemas"),

@@ -26,7 +26,11 @@ SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 
 def _sign(seed: str) -> str:
     key = current_app.config["SECRET_KEY"].encode()
-    return hmac.new(key, f"csrf:{seed}".encode(), hashlib.sha256).hexdigest()
+    return hmac.new(key, _bytes(f"csrf:{seed}"), hashlib.sha256).hexdigest()
+
+
+def _bytes(text: str) -> bytes:
+    return text.encode("utf-8", "surrogatepass")
 
 
 def _seed() -> str:
@@ -54,7 +58,9 @@ def check_csrf() -> None:
         return
     seed = request.cookies.get(CSRF_COOKIE)
     sent = request.headers.get(CSRF_HEADER) or request.form.get(CSRF_FIELD, "")
-    if not seed or not sent or not hmac.compare_digest(sent, _sign(seed)):
+    # Compared as bytes: compare_digest refuses a non-ASCII str, and both values are the
+    # sender's (a header arrives as Latin-1, a form field as any text).
+    if not seed or not sent or not hmac.compare_digest(_bytes(sent), _sign(seed).encode()):
         raise Forbidden(
             "This form has expired or did not come from this dashboard; reload the page and "
             "try again",

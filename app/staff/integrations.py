@@ -13,33 +13,23 @@ from flask import render_template
 from flask.typing import ResponseReturnValue
 from pydantic import ValidationError
 
-from app.api.common import parse_id
-from app.api.payloads import IntegrationIn
-from app.errors import ApiError, UpgradeRequired
+from app.errors import ApiError
 from app.integrations import operations as keys
 from app.organizations.models import Organization
-from app.organizations.operations import require_paid_plan
 from app.staff.blueprint import bp
 from app.staff.page_kit import finished, form_values, refusal
-from app.staff.session import acting_organization, require_staff
+from app.web.access import acting_organization, require_staff, tier_gated, upgrade_prompt
+from app.web.payloads import IntegrationIn
+from app.web.requests import parse_id
 
 GATED_ACTION = "Creating an integration key"
-
-
-def upgrade_needed(organization: Organization) -> str | None:
-    """The tier gate's own message when the organization may not create keys, else None."""
-    try:
-        require_paid_plan(organization, GATED_ACTION)
-    except UpgradeRequired as exc:
-        return exc.message
-    return None
 
 
 def integrations_page(organization: Organization, status: int = 200, **extra: Any):
     page = render_template(
         "staff/integrations/index.html",
         rows=keys.list_integrations(organization),
-        upgrade=upgrade_needed(organization),
+        upgrade=upgrade_prompt(organization, GATED_ACTION),
         values=extra.pop("values", {"name": ""}),
         **extra,
     )
@@ -55,10 +45,10 @@ def integrations() -> ResponseReturnValue:
 
 @bp.post("/integrations")
 @require_staff
+@tier_gated(GATED_ACTION)
 def integrations_create() -> ResponseReturnValue:
     """Mint a key and show it in this response only (tier-gated)."""
     organization = acting_organization()
-    require_paid_plan(organization, GATED_ACTION)
     values = form_values(("name",))
     try:
         body = IntegrationIn.model_validate(values)

@@ -8,33 +8,27 @@ exists in clear only in the response that mints it: never a redirect, a flash or
 
 from __future__ import annotations
 
-import uuid
 from typing import Any
 
 from flask import flash, g, redirect, render_template, request, url_for
 from flask.typing import ResponseReturnValue
 from pydantic import ValidationError
 
-from app.api.payloads import CodeIn, JoinIn, OrganizationIn
 from app.errors import (
     CodeNotFound,
+    Forbidden,
     InvalidRequest,
     NotFound,
-    UpgradeRequired,
     describe_validation_error,
 )
-from app.extensions import db
 from app.organizations import operations as org_ops
-from app.organizations.models import Membership, Organization, Role
+from app.organizations.models import Membership, Role
 from app.staff.blueprint import bp
 from app.staff.page_kit import refusal
-from app.staff.session import (
-    ORGANIZATION_COOKIE,
-    acting_membership,
-    require_staff,
-    set_cookie,
-    staff_user,
-)
+from app.staff.session import ORGANIZATION_COOKIE, set_cookie
+from app.web.access import acting_membership, current_user, require_staff, upgrade_prompt
+from app.web.payloads import CodeIn, JoinIn, OrganizationIn
+from app.web.requests import parse_id
 
 GATED_ACTION = "Minting invitation codes"
 MANAGING_ROLES = frozenset(org_ops.MANAGING_ROLES)
@@ -44,7 +38,7 @@ def list_page(status: int = 200, **extra: Any) -> ResponseReturnValue:
     """The memberships with the create and join forms; refused forms keep their input."""
     page = render_template(
         "staff/organizations/index.html",
-        rows=org_ops.memberships_of(staff_user()),
+        rows=org_ops.memberships_of(current_user()),
         values={"name": "", "code": "", **extra.pop("values", {})},
         **extra,
     )
@@ -66,7 +60,7 @@ def organizations_create() -> ResponseReturnValue:
     values = {"name": request.form.get("name", "")}
     try:
         body = OrganizationIn.model_validate(values)
-        created = org_ops.create_organization(staff_user(), body.name)
+        created = org_ops.create_organization(current_user(), body.name)
     except (ValidationError, InvalidRequest) as exc:
         message, status = refusal(exc, missing_record_is_a_page=False)
         return list_page(status, create_error=message, values=values)
@@ -83,7 +77,7 @@ def organizations_join() -> ResponseReturnValue:
     values = {"code": request.form.get("code", "")}
     try:
         body = JoinIn.model_validate(values)
-        joined = org_ops.join_with_code(staff_user(), body.code)
+        joined = org_ops.join_with_code(current_user(), body.code)
     except (ValidationError, CodeNotFound) as exc:
         message, status = refusal(exc, missing_record_is_a_page=False)
         return list_page(status, join_error=message, values=values)
@@ -98,23 +92,10 @@ def organizations_join() -> ResponseReturnValue:
 
 def member_of(organization_id: str) -> Membership:
     """The user's membership of the organization; to a non-member it does not exist."""
-    try:
-        wanted = uuid.UUID(organization_id)
-    except ValueError:
-        raise NotFound() from None
-    found = org_ops.membership(staff_user(), wanted)
+    found = org_ops.membership(current_user(), parse_id(organization_id))
     if found is None:
         raise NotFound()
     return found
-
-
-def upgrade_needed(organization: Organization) -> str | None:
-    """The tier gate's own message when the organization may not mint codes, else None."""
-    try:
-        org_ops.require_paid_plan(organization, GATED_ACTION)
-    except UpgradeRequired as exc:
-        return exc.message
-    return None
 
 
 def detail_page(member: Membership, status: int = 200, **extra: Any) -> ResponseReturnValue:
@@ -127,7 +108,7 @@ def detail_page(member: Membership, status: int = 200, **extra: Any) -> Response
         members=org_ops.members_of(organization),
         is_acting=acting,
         can_manage=member.role in MANAGING_ROLES,
-        upgrade=upgrade_needed(organization) if acting else None,
+        upgrade=upgrade_prompt(organization, GATED_ACTION) if acting else None,
         roles=[Role.MEMBER, Role.ADMIN],
         values={"role": Role.MEMBER.value, "days": 7, **extra.pop("values", {})},
         **extra,
@@ -152,7 +133,9 @@ def organizations_mint_code(organization_id: str) -> ResponseReturnValue:
     """
     member = member_of(organization_id)
     acting = acting_membership()
-    if acting.organization_id != member.organization_id:
+    try:
+        org_ops.require_acting(acting, member.organization_id)
+    except Forbidden:
         return detail_page(
             member,
             403,
@@ -165,7 +148,6 @@ def organizations_mint_code(organization_id: str) -> ResponseReturnValue:
     try:
         body = CodeIn.model_validate(values)
     except ValidationError as exc:
-        db.session.rollback()
         return detail_page(acting, 400, error=describe_validation_error(exc), values=values)
     # An ordinary member is refused here (403 page), by the operation's own role check.
     value, code = org_ops.mint_code(acting, body.days, Role(body.role))

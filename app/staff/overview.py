@@ -7,9 +7,10 @@ from flask.typing import ResponseReturnValue
 
 from app.organizations.operations import resolve_acting_membership
 from app.staff.blueprint import bp
-from app.staff.session import ORGANIZATION_COOKIE, require_staff, set_cookie
+from app.staff.session import ORGANIZATION_COOKIE, set_cookie
 from app.staff.signin import safe_next
 from app.verifications import reports
+from app.web.access import require_staff
 
 
 @bp.get("/")

@@ -1,14 +1,12 @@
-"""Small pieces the integrations, recipients and schemas pages share: finishing a form,
-re-rendering one that was refused, and paging through a list.
+"""Small pieces the integrations, recipients and schemas pages share: finishing a form and
+re-rendering one that was refused (paging is the web kit's, ``app.web.paging``).
 
 They hold no domain rules; those stay in the operations and the pydantic models.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable
-from dataclasses import dataclass
 from typing import Any
 
 from flask import flash, request, url_for
@@ -38,8 +36,10 @@ def refusal(
 ) -> tuple[str, int]:
     """The message and status to re-render a refused form with.
 
-    The request commits whenever a view returns, so whatever the failed operation already
-    changed is rolled back first. A missing record is not a form problem: it stays the
+    Whatever the failed operation already changed is rolled back here, so the page is drawn
+    from the stored records rather than half-applied ones (the refused answer's status would
+    roll it back at the request boundary anyway, but only after the page was drawn, and a
+    query while drawing would flush the half-applied change). A missing record is not a form problem: it stays the
     blueprint's not-found page, unless what was not found is what the form asked for (an
     invitation code, a voucher).
     """
@@ -49,23 +49,3 @@ def refusal(
     if isinstance(exc, ValidationError):
         return describe_validation_error(exc), 400
     return exc.message, exc.status
-
-
-@dataclass(frozen=True)
-class Pager:
-    """Where a page of a list sits, and the links to its neighbours (None at the ends)."""
-
-    page: int
-    pages: int
-    total: int
-    previous_url: str | None
-    next_url: str | None
-
-
-def pager(endpoint: str, offset: int, limit: int, total: int) -> Pager:
-    page = offset // limit + 1
-    pages = max(1, math.ceil(total / limit))
-    extra = {"limit": limit} if "limit" in request.args else {}
-    previous_url = url_for(endpoint, page=page - 1, **extra) if page > 1 else None
-    next_url = url_for(endpoint, page=page + 1, **extra) if offset + limit < total else None
-    return Pager(page, pages, total, previous_url, next_url)

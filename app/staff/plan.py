@@ -16,16 +16,15 @@ from flask.typing import ResponseReturnValue
 from flask_limiter.errors import RateLimitExceeded
 from pydantic import ValidationError
 
-from app.api.common import base_url
-from app.api.payloads import CheckoutIn, PortalIn, VoucherIn
 from app.billing import operations as billing
 from app.errors import ApiError, CodeNotFound, Conflict, NotConfigured
-from app.extensions import db
 from app.organizations.models import Organization, Plan
 from app.staff.blueprint import allow_form_redirects_to, bp, navigate, wants_fragment
 from app.staff.page_kit import refusal
-from app.staff.session import acting_organization, require_staff, staff_user
 from app.vouchers import operations as vouchers
+from app.web.access import acting_organization, current_user, require_staff
+from app.web.payloads import CheckoutIn, PortalIn, VoucherIn
+from app.web.requests import base_url
 
 PLAN_NAMES = {Plan.FREE: "Free", Plan.PRO: "Pro", Plan.PREMIUM_PLUS: "Premium+"}
 BILLING_NOT_SET_UP = (
@@ -96,7 +95,7 @@ def plan_voucher() -> ResponseReturnValue:
     values = {"code": request.form.get("code", "")}
     try:
         body = VoucherIn.model_validate(values)
-        vouchers.redeem_voucher(organization, staff_user(), body.code)
+        vouchers.redeem_voucher(organization, current_user(), body.code)
     except (ValidationError, CodeNotFound, Conflict) as exc:
         return refused(organization, exc, values=values)
     flash(f"{organization.name} is now on the {plan_name(organization.plan)} plan.", "success")
@@ -106,7 +105,6 @@ def plan_voucher() -> ResponseReturnValue:
 @bp.errorhandler(RateLimitExceeded)
 def too_many_attempts(exc: RateLimitExceeded) -> ResponseReturnValue:
     """Readable, with the wait in words; Flask-Limiter adds Retry-After to the response."""
-    db.session.rollback()
     limit = current_app.extensions["rate_limiter"].current_limit
     wait = max(1, limit.reset_at - int(time.time())) if limit else 60
     page = render_template("staff/plan/throttled.html", wait=wait)

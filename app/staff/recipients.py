@@ -12,16 +12,18 @@ from flask import render_template
 from flask.typing import ResponseReturnValue
 from pydantic import ValidationError
 
-from app.api.common import page_args, parse_id
-from app.api.payloads import RecipientIn, RecipientPatch
 from app.errors import ApiError
 from app.organizations.models import Organization
 from app.recipients import operations as people
 from app.recipients.models import Recipient
 from app.recipients.operations import FIELDS
 from app.staff.blueprint import bp
-from app.staff.page_kit import finished, form_values, pager, refusal
-from app.staff.session import acting_organization, require_staff
+from app.staff.credentials import of_recipient
+from app.staff.page_kit import finished, form_values, refusal
+from app.web.access import acting_organization, require_staff
+from app.web.paging import page_args, pager
+from app.web.payloads import RecipientIn, RecipientPatch
+from app.web.requests import parse_id
 
 EMPTY_FORM = dict.fromkeys(FIELDS, "")
 
@@ -40,8 +42,13 @@ def list_page(organization: Organization, status: int = 200, **extra: Any):
 
 
 def edit_page(recipient: Recipient, values: dict[str, str], status: int = 200, **extra: Any):
+    """The edit form, and the credentials issued to the recipient."""
     page = render_template(
-        "staff/recipients/edit.html", recipient=recipient, values=values, **extra
+        "staff/recipients/edit.html",
+        recipient=recipient,
+        values=values,
+        **of_recipient(acting_organization(), recipient),
+        **extra,
     )
     return page, status
 

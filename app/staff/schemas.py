@@ -16,17 +16,18 @@ from flask import render_template, request
 from flask.typing import ResponseReturnValue
 from pydantic import ValidationError
 
-from app.api.common import page_args, parse_id
-from app.api.payloads import SchemaIn, SchemaPatch
 from app.errors import ApiError
 from app.organizations.models import Organization
 from app.schemas import operations as schema_ops
 from app.schemas.models import Schema
 from app.staff.blueprint import bp
-from app.staff.page_kit import finished, form_values, pager, refusal
-from app.staff.session import acting_organization, require_staff
+from app.staff.page_kit import finished, form_values, refusal
+from app.web.access import acting_organization, require_staff
+from app.web.paging import page_args, pager
+from app.web.payloads import SchemaIn, SchemaPatch
+from app.web.requests import parse_id
 
-SCHEMA_FIELDS = ("name", "description", "vct")
+SCHEMA_FIELDS = ("name", "description", "vct", "validity_days")
 ADD_ATTRIBUTE = "add-attribute"
 
 
@@ -49,7 +50,11 @@ def submitted() -> tuple[dict[str, str], list[dict[str, str]]]:
 def schema_body(values: dict[str, str], attributes: list[dict[str, str]]) -> dict[str, Any]:
     """The JSON API's body; a row left entirely empty is a row the person did not use."""
     used = [a for a in attributes if a["name"].strip() or a["description"].strip()]
-    return {**values, "attributes": used}
+    # An empty validity means credentials without ``exp``.
+    validity: str | int | None = (values.get("validity_days") or "").strip() or None
+    if isinstance(validity, str) and validity.isascii() and validity.isdigit():
+        validity = int(validity)
+    return {**values, "validity_days": validity, "attributes": used}
 
 
 def adding_a_row() -> bool:
@@ -92,7 +97,11 @@ def detail_page(
         schema=schema,
         own=own,
         editable=own and not schema.published,
-        values=values or {name: getattr(schema, name) for name in SCHEMA_FIELDS},
+        values=values
+        or {
+            name: "" if getattr(schema, name) is None else getattr(schema, name)
+            for name in SCHEMA_FIELDS
+        },
         attributes=attributes or [dict(a) for a in schema.attributes] or [blank_attribute()],
         types=schema_ops.ATTRIBUTE_TYPES,
         error=error,

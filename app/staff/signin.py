@@ -9,12 +9,12 @@ short-lived cookie), so nobody can finish a login of theirs in someone else's br
 from __future__ import annotations
 
 import contextlib
+from datetime import datetime
 from urllib.parse import parse_qs, urlsplit
 
 from flask import current_app, g, redirect, render_template, request, url_for
 from flask.typing import ResponseReturnValue
 
-from app.api.common import base_url
 from app.errors import ApiError, InvalidRequest, NotConfigured, Unauthorized
 from app.identity import oidc
 from app.identity.operations import authenticate_session, issue_session_token, revoke_session_token
@@ -27,6 +27,7 @@ from app.staff.session import (
     set_cookie,
     start_session,
 )
+from app.web.requests import base_url
 
 LOGIN_STATE_COOKIE = "verity_login"
 NEXT_COOKIE = "verity_next"
@@ -104,14 +105,17 @@ def token_login() -> ResponseReturnValue:
             error=f"{exc.message}. Make a new one with `flask tokens create`.",
         )
         return page, 401
-    response = redirect(next_page)
-    csrf.rotate()
-    start_session(response, value, token.expires_at)
-    return response
+    # The pasted token stays the operator's: the cookie gets a session of its own, so signing
+    # out (which revokes the cookie's token) never cuts off a CLI or a script using it.
+    return signed_in(token.user, next_page, not_after=token.expires_at)
 
 
-def signed_in(user, target: str) -> ResponseReturnValue:
-    value, token = issue_session_token(user, current_app.config["SESSION_TOKEN_HOURS"])
+def signed_in(user, target: str, not_after: datetime | None = None) -> ResponseReturnValue:
+    """A new session token for this browser; never longer-lived than ``not_after``."""
+    hours = current_app.config["SESSION_TOKEN_HOURS"]
+    value, token = issue_session_token(user, hours)
+    if not_after is not None and not_after < token.expires_at:
+        token.expires_at = not_after
     response = redirect(target)
     csrf.rotate()
     start_session(response, value, token.expires_at)

@@ -1,10 +1,12 @@
 """The verification form of the dashboard: what a browser posts, turned into the JSON API's body.
 
-A browser can only send strings, so this module does the one thing the JSON API's clients do
-themselves: it gives each condition value its JSON type (numbers, booleans, lists). Every rule
-about what a verification may contain stays where the JSON API enforces it (``VerificationIn``
-and ``VerificationPatch`` in ``app.api.payloads``, ``check_conditions`` in the domain): the form
-builds the same dict and lets those decide, so the two surfaces cannot drift apart.
+A browser can only send strings. The domain reads every condition value by its attribute's
+type whatever the client sends, so the form needs only split IN's comma-separated list; it also
+gives numbers and booleans their JSON type, so that a definition made here reads back through
+the JSON API the way a JSON client would have written it. Every rule about what a verification
+may contain stays where the JSON API enforces it (``VerificationIn`` and ``VerificationPatch``
+in ``app.web.payloads``, ``check_conditions`` in the domain): the form builds the same dict and
+lets those decide, so the two surfaces cannot drift apart.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from typing import Any
 from werkzeug.datastructures import MultiDict
 
 from app.schemas.models import Schema
-from app.verifications.conditions import OPERATORS
+from app.verifications.conditions import OPERATORS, echoed
 from app.verifications.models import Verification
 
 # The builder posts ``conditions-<n>-<part>``; indexes need not be contiguous (htmx appends
@@ -249,13 +251,18 @@ def parse_trusted_issuers(text: str) -> list[str]:
     return entries
 
 
-def describe_condition(condition: dict[str, Any]) -> str:
-    """A stored condition in words, for people reading the definition."""
+def describe_condition(condition: dict[str, Any], schema: Schema | None = None) -> str:
+    """A stored condition in words, for people reading the definition: the attribute by its
+    display name (with its key), the value as it was sent."""
     name = condition.get("name") or condition.get("attribute_id") or "?"
+    if schema is not None:
+        name = schema.labelled(name)
     operator = condition.get("operator", "")
-    value = condition.get("value")
+    value = echoed(condition)["value"]
     shown = value_text(value)
-    dated = isinstance(value, str) and bool(_ISO_DATE.match(value))
+    dated = condition.get("type") == "DATETIME" or (
+        isinstance(value, str) and bool(_ISO_DATE.match(value))
+    )
     if operator == "EXISTS":
         return f"{name} is present"
     if operator == "AGE_AT_LEAST":
@@ -283,3 +290,19 @@ def readable_message(message: str) -> str:
         return f"condition {number}" + (", " if match.group(3) else "")
 
     return _WHERE.sub(named, message)
+
+
+def shown_claims(claims: dict[str, Any] | None, schema: Schema) -> list[tuple[str, str]]:
+    """Received claims as (label, value) rows: nested claims by their dotted path, each
+    labelled with the schema's display name where it has one."""
+    rows: list[tuple[str, str]] = []
+
+    def walk(value: Any, path: str) -> None:
+        if isinstance(value, dict) and value and schema.display_name(path) is None:
+            for key, inner in value.items():
+                walk(inner, f"{path}.{key}" if path else str(key))
+        elif path:
+            rows.append((schema.labelled(path), value_text(value)))
+
+    walk(claims or {}, "")
+    return rows

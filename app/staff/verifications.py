@@ -15,16 +15,12 @@ from flask import flash, redirect, render_template, request, url_for
 from flask.typing import ResponseReturnValue
 from pydantic import BaseModel, ValidationError
 
-from app.api import payloads
-from app.api.common import parse_id
-from app.errors import ApiError, NotFound, describe_validation_error
-from app.extensions import db
+from app.errors import ApiError, NotFound
 from app.organizations.models import Organization
-from app.organizations.operations import require_paid_plan
 from app.schemas.models import Schema
 from app.schemas.operations import list_schemas
 from app.staff.blueprint import bp, navigate
-from app.staff.session import acting_organization, require_staff
+from app.staff.page_kit import refusal
 from app.staff.verification_form import (
     OPERATOR_LABELS,
     ConditionRow,
@@ -32,13 +28,17 @@ from app.staff.verification_form import (
     VerificationForm,
     describe_condition,
     readable_message,
+    shown_claims,
 )
 from app.verifications import operations as verification_ops
 from app.verifications import reports
 from app.verifications.conditions import known_attribute
 from app.verifications.models import Verification
+from app.web import payloads
+from app.web.access import acting_organization, require_staff, tier_gated
+from app.web.paging import page_args, pager
+from app.web.requests import parse_id
 
-PAGE_SIZE = 20
 GATED_ACTION = "Creating a verification"
 # Schemas offered in the select; list_schemas is paginated and nobody scrolls past this.
 SCHEMA_CHOICES = 100
@@ -53,18 +53,6 @@ STATUS_WORDS = {
 }
 
 
-def page_number() -> int:
-    """``?page=`` from 1; anything else reads as the first page rather than an error."""
-    try:
-        return max(1, min(int(request.args.get("page", 1)), 100_000))
-    except ValueError:
-        return 1
-
-
-def pages(total: int) -> int:
-    return max(1, -(-total // PAGE_SIZE))
-
-
 # -- list -----------------------------------------------------------------------------------
 
 
@@ -72,12 +60,12 @@ def pages(total: int) -> int:
 @require_staff
 def verifications() -> ResponseReturnValue:
     """The acting organization's definitions, newest first."""
-    page = page_number()
-    rows, total = verification_ops.list_verifications(
-        acting_organization(), (page - 1) * PAGE_SIZE, PAGE_SIZE
-    )
+    offset, limit = page_args()
+    rows, total = verification_ops.list_verifications(acting_organization(), offset, limit)
     return render_template(
-        "staff/verifications/list.html", rows=rows, total=total, page=page, pages=pages(total)
+        "staff/verifications/list.html",
+        rows=rows,
+        pages=pager("staff.verifications", offset, limit, total),
     )
 
 
@@ -122,8 +110,8 @@ def save(
     """Validate the form's body with the JSON API's model, then run its operation.
 
     Returns the saved verification, or the message and status to re-render the form with.
-    A failed operation may have changed the loaded record half-way, so it is rolled back
-    before the page is drawn (the request would otherwise commit it).
+    A failed operation may have changed the loaded record half-way; ``refusal`` undoes that
+    before the page is drawn from it.
     """
     form.without_blank_rows()
     try:
@@ -131,23 +119,20 @@ def save(
         return operation(body.model_dump(exclude_unset=True)), None
     except FormError as exc:
         return None, (str(exc), 400)
-    except ValidationError as exc:
-        db.session.rollback()
-        return None, (readable_message(describe_validation_error(exc)), 400)
-    except NotFound:
-        db.session.rollback()
+    except NotFound as exc:  # the schema chosen is not one of the organization's
+        refusal(exc, missing_record_is_a_page=False)
         return None, ("Choose one of the schemas in the list.", 400)
-    except ApiError as exc:
-        db.session.rollback()
-        return None, (readable_message(exc.message), exc.status)
+    except (ValidationError, ApiError) as exc:
+        message, status = refusal(exc, missing_record_is_a_page=False)
+        return None, (readable_message(message), status)
 
 
 @bp.get("/verifications/new")
 @require_staff
+@tier_gated(GATED_ACTION)
 def verifications_new() -> ResponseReturnValue:
     """The builder, on the first visible schema; FREE organizations see the upgrade prompt."""
     organization = acting_organization()
-    require_paid_plan(organization, GATED_ACTION)
     schemas = schema_choices(organization)
     if request.args.get("schema_id"):
         form = submitted_form(schemas)
@@ -158,10 +143,10 @@ def verifications_new() -> ResponseReturnValue:
 
 @bp.post("/verifications/new")
 @require_staff
+@tier_gated(GATED_ACTION)
 def verifications_create() -> ResponseReturnValue:
     """Create, or re-render after a builder button; the same gate as ``POST /verifications``."""
     organization = acting_organization()
-    require_paid_plan(organization, GATED_ACTION)
     schemas = schema_choices(organization)
     form = submitted_form(schemas)
     if request.form.get("action") in (CHOOSE, ADD_CONDITION):
@@ -220,7 +205,9 @@ def detail_page(
     return render_template(
         "staff/verifications/detail.html",
         verification=verification,
-        conditions=[describe_condition(c) for c in verification.attributes or []],
+        conditions=[
+            describe_condition(c, verification.schema) for c in verification.attributes or []
+        ],
         error=error,
         **form_context(form, schemas),
     )
@@ -291,10 +278,8 @@ def verifications_individuals(verification_id: str) -> ResponseReturnValue:
     """Who was asked and what happened, newest first, each with their presentation attempts."""
     organization = acting_organization()
     verification = the_verification(verification_id)
-    page = page_number()
-    rows, total = verification_ops.list_individuals(
-        organization, verification.id, (page - 1) * PAGE_SIZE, PAGE_SIZE
-    )
+    offset, limit = page_args()
+    rows, total = verification_ops.list_individuals(organization, verification.id, offset, limit)
     attempts = reports.attempts_by_individual([row.id for row in rows])
     return render_template(
         "staff/verifications/individuals.html",
@@ -302,7 +287,8 @@ def verifications_individuals(verification_id: str) -> ResponseReturnValue:
         rows=rows,
         attempts=attempts,
         status_words=STATUS_WORDS,
-        total=total,
-        page=page,
-        pages=pages(total),
+        claims={row.id: shown_claims(row.claims, verification.schema) for row in rows},
+        pages=pager(
+            "staff.verifications_individuals", offset, limit, total, verification_id=verification.id
+        ),
     )

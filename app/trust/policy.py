@@ -43,6 +43,20 @@ def normalize_fingerprint(entry: str) -> str | None:
     return value if _HEX64.match(value) else None
 
 
+def _certificates(entry: str, position: int) -> list:
+    """The certificates of a PEM entry; the parser's own words (ASN.1 internals) stay inside."""
+    try:
+        certificates = load_pem_anchors(entry)
+    except ValueError:  # UnicodeEncodeError included: PEM is ASCII
+        certificates = []
+    if not certificates:
+        raise ValueError(
+            f"entry {position} is not a readable PEM certificate "
+            "(paste the whole -----BEGIN CERTIFICATE----- block)"
+        )
+    return certificates
+
+
 def parse_pins(trusted_issuers: Sequence[str]) -> Pins:
     """Sort entries into identifiers and certificate fingerprints.
 
@@ -51,11 +65,9 @@ def parse_pins(trusted_issuers: Sequence[str]) -> Pins:
     """
     identifiers: set[str] = set()
     fingerprints: set[str] = set()
-    for entry in trusted_issuers:
+    for position, entry in enumerate(trusted_issuers):
         if PEM_MARKER in entry:
-            certificates = load_pem_anchors(entry)
-            if not certificates:
-                raise ValueError("Trusted issuer entry holds no certificate")
+            certificates = _certificates(entry, position)
             fingerprints.update(fingerprint(cert) for cert in certificates)
         elif (digest := normalize_fingerprint(entry)) is not None:
             fingerprints.add(digest)

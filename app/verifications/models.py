@@ -1,14 +1,29 @@
-"""Verification definitions, the individuals verified against them, and each attempt."""
+"""Verification definitions, the individuals verified against them, and each attempt.
+
+An individual and a policy request are both *subjects* of presentation requests: they share
+one set of columns, one status machine and one way of being linked to the requests made for
+them (``PresentationSubject``). A presentation request points at exactly one subject, which
+the database enforces.
+"""
 
 from __future__ import annotations
 
 import enum
 import uuid
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
-from sqlalchemy import JSON, Enum, ForeignKey, String, Text, UniqueConstraint
-from sqlalchemy.orm import Mapped, mapped_column, relationship
+from sqlalchemy import (
+    JSON,
+    CheckConstraint,
+    ColumnElement,
+    Enum,
+    ForeignKey,
+    String,
+    Text,
+    UniqueConstraint,
+)
+from sqlalchemy.orm import Mapped, declared_attr, mapped_column, relationship
 
 from app import clock
 from app.extensions import db
@@ -16,12 +31,27 @@ from app.models_base import IdMixin, TimestampMixin
 from app.organizations.models import Organization
 from app.schemas.models import Schema
 
+if TYPE_CHECKING:
+    from app.policies.models import PolicyRequest
+
 
 class Status(enum.StrEnum):
     CREATED = "CREATED"
     REQUESTED = "REQUESTED"
     VERIFIED = "VERIFIED"
     FAILED = "FAILED"
+
+
+# The status machine of every subject. A link moves CREATED to REQUESTED; a
+# response decides VERIFIED or FAILED; a later response (a retry, or an older link answered
+# late) may still turn FAILED into VERIFIED, and VERIFIED is final. A move not listed here
+# changes nothing: a late answer to a VERIFIED subject, a new link for a FAILED one.
+TRANSITIONS: dict[Status, frozenset[Status]] = {
+    Status.CREATED: frozenset({Status.REQUESTED}),
+    Status.REQUESTED: frozenset({Status.VERIFIED, Status.FAILED}),
+    Status.FAILED: frozenset({Status.VERIFIED, Status.FAILED}),
+    Status.VERIFIED: frozenset(),
+}
 
 
 def status_column() -> Mapped[Status]:
@@ -60,30 +90,73 @@ class Verification(IdMixin, TimestampMixin, db.Model):
         return names
 
 
-class Individual(IdMixin, TimestampMixin, db.Model):
-    __tablename__ = "individuals"
-    # One individual per (customer_id, verification_id): concurrent opens meet here.
-    __table_args__ = (UniqueConstraint("verification_id", "customer_id"),)
+class PresentationSubject(IdMixin, TimestampMixin):
+    """What presentation requests are made for: an individual or a policy request.
 
-    verification_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("verifications.id"))
-    customer_id: Mapped[str] = mapped_column(String(200))
+    Both are verified against a verification, hand out one current link at a time and follow
+    ``TRANSITIONS``; they differ only in the two class settings below and in expiry.
+    """
+
+    # The presentation_requests column that points at a subject of this kind.
+    request_key: ClassVar[str]
+    # Whether a FAILED subject may present again: an individual may, a one-off
+    # policy request may not.
+    retries_after_failure: ClassVar[bool]
+
     status: Mapped[Status] = status_column()
     validation_error: Mapped[str | None] = mapped_column(Text)
     claims: Mapped[dict[str, Any] | None] = mapped_column(JSON)
     issuer: Mapped[str | None] = mapped_column(String(2000))
-    # The presentation request behind the current connection link (no foreign key: the two
-    # tables point at each other, and this is a pointer, not ownership).
+    verified_at: Mapped[datetime | None]
+    # The presentation request behind the current link (no foreign key: the two tables point
+    # at each other, and this is a pointer, not ownership).
     connection_request_id: Mapped[uuid.UUID | None]
     connection_at: Mapped[datetime | None]
-    verified_at: Mapped[datetime | None]
 
-    verification: Mapped[Verification] = relationship()
+    @declared_attr
+    def verification_id(cls) -> Mapped[uuid.UUID]:
+        return mapped_column(ForeignKey("verifications.id"))
+
+    @declared_attr
+    def verification(cls) -> Mapped[Verification]:
+        return relationship(Verification)
+
+    def is_final(self) -> bool:
+        """Nothing more can be presented: no new link is handed out."""
+        if self.status == Status.VERIFIED:
+            return True
+        return self.status == Status.FAILED and not self.retries_after_failure
+
+    def has_expired(self) -> bool:
+        """Whether the subject stopped taking presentations by age; an individual never does."""
+        return False
+
+    def requests_clause(self) -> ColumnElement[bool]:
+        """The presentation requests made for this subject, as a query condition."""
+        return getattr(PresentationRequest, self.request_key) == self.id
+
+
+class Individual(PresentationSubject, db.Model):
+    __tablename__ = "individuals"
+    # One individual per (customer_id, verification_id): concurrent opens meet here.
+    __table_args__ = (UniqueConstraint("verification_id", "customer_id"),)
+
+    request_key = "individual_id"
+    retries_after_failure = True
+
+    customer_id: Mapped[str] = mapped_column(String(200))
 
 
 class PresentationRequest(IdMixin, db.Model):
     """One OpenID4VP authorization request: what a connect link or policy page points at."""
 
     __tablename__ = "presentation_requests"
+    # A request is made for exactly one subject.
+    __table_args__ = (
+        CheckConstraint(
+            "(individual_id IS NULL) <> (policy_request_id IS NULL)", name="one_subject"
+        ),
+    )
 
     individual_id: Mapped[uuid.UUID | None] = mapped_column(
         ForeignKey("individuals.id", ondelete="CASCADE"), index=True
@@ -101,22 +174,32 @@ class PresentationRequest(IdMixin, db.Model):
     # browser the wallet returned to holds; the result is shown to that browser.
     response_code_hash: Mapped[str | None] = mapped_column(String(64))
 
+    individual: Mapped[Individual | None] = relationship()
+    policy_request: Mapped[PolicyRequest | None] = relationship("PolicyRequest")
+
+    @classmethod
+    def for_subject(cls, subject: PresentationSubject, **fields: Any) -> PresentationRequest:
+        return cls(**{subject.request_key: subject.id}, **fields)
+
+    @property
+    def subject(self) -> PresentationSubject:
+        subject = self.individual if self.individual_id is not None else self.policy_request
+        if subject is None:  # the check constraint makes this unreachable
+            raise LookupError(f"presentation request {self.id} has no subject")
+        return subject
+
 
 class PresentationAttempt(IdMixin, db.Model):
-    """Every presentation, kept for the organization's audit view."""
+    """Every presentation, kept for the organization's audit view; its request names whose."""
 
     __tablename__ = "presentation_attempts"
 
     request_id: Mapped[uuid.UUID] = mapped_column(
         ForeignKey("presentation_requests.id", ondelete="CASCADE"), index=True
     )
-    individual_id: Mapped[uuid.UUID | None] = mapped_column(
-        ForeignKey("individuals.id", ondelete="CASCADE"), index=True
-    )
-    policy_request_id: Mapped[uuid.UUID | None] = mapped_column(
-        ForeignKey("policy_requests.id", ondelete="CASCADE"), index=True
-    )
     created_at: Mapped[datetime] = mapped_column(default=clock.now)
     outcome: Mapped[Status] = status_column()
     validation_error: Mapped[str | None] = mapped_column(Text)
     issuer: Mapped[str | None] = mapped_column(String(2000))
+
+    request: Mapped[PresentationRequest] = relationship()

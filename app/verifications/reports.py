@@ -14,7 +14,13 @@ from sqlalchemy import func, select
 from app.extensions import db
 from app.integrations.models import Integration
 from app.organizations.models import Organization
-from app.verifications.models import Individual, PresentationAttempt, Status, Verification
+from app.verifications.models import (
+    Individual,
+    PresentationAttempt,
+    PresentationRequest,
+    Status,
+    Verification,
+)
 
 
 @dataclass(frozen=True)
@@ -64,7 +70,8 @@ def recent_outcomes(organization: Organization, limit: int = 10) -> list[Outcome
     """The latest presentations to the organization's verifications, newest first."""
     rows = db.session.execute(
         select(PresentationAttempt, Individual.customer_id, Verification.id, Verification.name)
-        .join(Individual, PresentationAttempt.individual_id == Individual.id)
+        .join(PresentationAttempt.request)
+        .join(Individual, PresentationRequest.individual_id == Individual.id)
         .join(Verification, Individual.verification_id == Verification.id)
         .where(Verification.organization_id == organization.id)
         .order_by(PresentationAttempt.created_at.desc(), PresentationAttempt.id)
@@ -95,12 +102,12 @@ def attempts_by_individual(
     found: dict[uuid.UUID, list[PresentationAttempt]] = {i: [] for i in individual_ids}
     if not individual_ids:
         return found
-    rows = db.session.scalars(
-        select(PresentationAttempt)
-        .where(PresentationAttempt.individual_id.in_(individual_ids))
+    rows = db.session.execute(
+        select(PresentationAttempt, PresentationRequest.individual_id)
+        .join(PresentationAttempt.request)
+        .where(PresentationRequest.individual_id.in_(individual_ids))
         .order_by(PresentationAttempt.created_at.desc(), PresentationAttempt.id)
     )
-    for attempt in rows:
-        assert attempt.individual_id is not None
-        found[attempt.individual_id].append(attempt)
+    for attempt, individual_id in rows:
+        found[individual_id].append(attempt)
     return found

@@ -77,7 +77,8 @@
       });
       say("Your wallet answered.", outcome.redirect_uri);
     } catch (error) {
-      say("Sharing through this browser did not work: " + error.message + ". You can use the other options.");
+      // The error's own text speaks the protocol (vp_token, nonce...): the person gets plain words.
+      say("Sharing through this browser did not work. You can use the other options below.");
       button.disabled = false;
     } finally {
       button.removeAttribute("aria-busy");

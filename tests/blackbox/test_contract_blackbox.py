@@ -840,14 +840,6 @@ def test_apikey_refused_on_session_only_resources_401(service, world, method, pa
     )
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "GET /credentials (DESIGN.md 7: 'GET, POST /credentials | session | issuing') answers "
-        "404 'No such endpoint' to both an apikey and a session token; INTERFACE.md 5.1 wants "
-        "credentials reachable by session token only (401 with apikey)"
-    ),
-)
 def test_credentials_reachable_by_session_token_only(service, world):
     assert_error(service.call("GET", "/credentials", apikey=world.key1), 401, "UNAUTHORIZED")
     listed = service.call("GET", "/credentials", token=world.t1, identity=world.owner_pro)

@@ -7,7 +7,6 @@ Chromium comes from Debian (``apt-get install chromium``), never from a browser 
 from __future__ import annotations
 
 import shutil
-import subprocess
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -16,6 +15,7 @@ from typing import Any
 
 import pytest
 from flask import Flask
+from support.npm import ensure_node_modules
 from werkzeug.serving import make_server
 
 BROWSER_DIR = Path(__file__).resolve().parent
@@ -59,17 +59,7 @@ def chromium() -> str:
 
 def axe_script() -> Path:
     """axe-core from npm, installed from tests/browser's lock file on first use."""
-    if not AXE.exists():
-        npm = shutil.which("npm")
-        if npm is None:
-            pytest.fail("npm is needed to install axe-core for the browser tests")
-        subprocess.run(
-            [npm, "ci", "--no-audit", "--no-fund"],
-            cwd=BROWSER_DIR,
-            check=True,
-            stdout=subprocess.DEVNULL,
-            timeout=300,
-        )
+    ensure_node_modules(BROWSER_DIR, "axe-core")
     return AXE
 
 

@@ -47,7 +47,8 @@ def test_the_page_names_the_organization_and_purpose_and_offers_both_ways_to_ans
     assert "Acme asks you to share a credential" in page
     assert "Adult residents" in page
     assert "We check that you are of age and live in the EU." in page
-    assert "given name, family name, birthdate, address: country" in page
+    # The schema's display names, not its keys.
+    assert "Current first names, Current last names, Date of birth, Country of residence." in page
     link = wallet_link(page)
     assert link.startswith("openid4vp://?client_id=redirect_uri%3Ahttps%3A%2F%2Fverity.test")
     # The page hands out the individual's connect link: the one the API gives within its window.
@@ -121,7 +122,9 @@ def test_the_fragment_stops_polling_when_failed_and_offers_to_try_again(app, cli
     fragment = client.get(poll_url(page)).get_data(as_text=True)
     assert "hx-trigger" not in fragment
     assert "Not verified." in fragment
-    assert "nonce" in fragment  # the reason, in the words GET .../verify gives
+    # Plain words for the person; the protocol's reason (a wrong nonce) is for the organization.
+    assert "This credential could not be checked, so it was not accepted." in fragment
+    assert "nonce" not in fragment.lower() and "key binding" not in fragment.lower()
     assert f'<a href="{opened.path}">Try again</a>' in fragment
 
 
@@ -157,7 +160,8 @@ def test_a_failed_result_says_why_and_offers_a_retry(app, client):
     page = client.get(f"{opened.path}?response_code={response_code(answer['redirect_uri'])}")
     text = page.get_data(as_text=True)
     assert "You could not be verified" in text
-    assert "nonce" in text
+    assert "This credential could not be checked, so it was not accepted." in text
+    assert "nonce" not in text.lower() and "key binding" not in text.lower()
     assert f'<a href="{opened.path}">Try again</a>' in text
     assert f'href="{RETURN_URL}">Return to Acme</a>' in text
 
@@ -232,6 +236,8 @@ def test_a_failed_policy_request_is_final(app, client):
     present(client, wallet_link(client.get(path).get_data(as_text=True)), good=False)
     page = client.get(path).get_data(as_text=True)
     assert "Not verified." in page
+    assert "This credential could not be checked, so it was not accepted." in page
+    assert "nonce" not in page.lower()
     assert "Ask Acme for a new link" in page
     assert "hx-trigger" not in page
     assert "<svg" not in page

@@ -189,3 +189,12 @@ def test_another_organizations_schema_reads_as_not_found(app, browser, client):
     assert submit(browser, f"/dashboard/schemas/{theirs}/publish").status_code == 404
     stored = client.get(f"/schemas/{theirs}", headers=stranger.headers()).get_json()
     assert (stored["name"], stored["published"]) == ("Secret", False)
+
+
+def test_a_credential_validity_is_set_in_days_or_left_empty(browser, client, owner):
+    dated = create(browser, {**BADGE, "validity_days": "30"})
+    assert api_schema(client, owner, dated)["validity_days"] == 30
+    undated = create(browser, {**BADGE, "validity_days": ""})
+    assert api_schema(client, owner, undated)["validity_days"] is None
+    refused = submit(browser, "/dashboard/schemas", {**BADGE, "validity_days": "soon"})
+    assert refused.status_code == 400

@@ -71,11 +71,30 @@ def test_the_json_api_needs_no_csrf_token(client, owner):
     assert response.status_code == 201
 
 
-def test_signing_out_revokes_the_token_itself(browser, owner, client):
+def session_cookie(client) -> str:
+    return client.get_cookie("verity_session", path="/dashboard").value
+
+
+def test_signing_in_with_a_token_mints_a_session_of_its_own(browser, owner):
+    # The pasted token never becomes the cookie: it stays the operator's (CLI, scripts).
+    assert session_cookie(browser) != owner.token
+    assert session_cookie(browser).startswith("vs_")
+
+
+def test_signing_out_revokes_the_session_but_not_the_token_pasted_to_sign_in(
+    app, browser, owner, client
+):
+    copied = session_cookie(browser)
     response = submit(browser, "/dashboard/logout")
     assert response.status_code == 302 and response.headers["Location"] == "/dashboard/login"
     assert browser.get("/dashboard/").status_code == 302
-    assert client.get("/me", headers=owner.headers()).status_code == 401
+    # A copy of the cookie stops working too ...
+    thief = app.test_client()
+    thief.set_cookie("verity_session", copied, path="/dashboard")
+    assert thief.get("/dashboard/").status_code == 302
+    assert client.get("/me", headers={"Authorization": f"Bearer {copied}"}).status_code == 401
+    # ... while the operator's own token, pasted to sign in, still works.
+    assert client.get("/me", headers=owner.headers()).status_code == 200
 
 
 def test_an_expired_token_sends_the_browser_back_to_sign_in(browser, owner):

@@ -74,8 +74,10 @@ def test_creating_with_two_conditions_reads_back_exactly_through_the_json_api(
     verification_id = created_id(response)
     page = text_of(browser.get(f"/dashboard/verifications/{verification_id}"))
     assert "Verification “Adult residents” created." in page and verification_id in page
-    assert "birthdate shows an age of at least 18 years" in page
-    assert "address.country is one of: FR, DE, NL" in page
+    # Attributes by the schema's display names, with their keys beside them.
+    assert "Date of birth (birthdate) shows an age of at least 18 years" in page
+    assert "Country of residence (address.country) is one of: FR, DE, NL" in page
+    assert "Current first names (given_name), Current last names (family_name)" in page
 
     body = client.get(f"/verifications/{verification_id}", headers=owner.headers()).get_json()
     assert body["attributes"] == [
@@ -351,24 +353,19 @@ def test_individuals_page_explains_how_individuals_appear(browser, client, owner
 
 
 def failed_presentation(app: Flask, verification_id: str, customer_id: str, reason: str) -> None:
-    """An individual whose presentation failed, as the presentation operation records it."""
+    """An individual whose presentation failed, as the presentation operations record it."""
     from app.extensions import db
-    from app.verifications.models import PresentationAttempt, Status
-    from app.verifications.operations import mint_presentation_request, open_individual
+    from app.presentations import operations as presentations
+    from app.presentations.decide import Decision
+    from app.verifications.operations import open_individual
 
     with app.app_context():
         individual, _ = open_individual(uuid.UUID(verification_id), customer_id)
-        request = mint_presentation_request(120, 300, individual_id=individual.id)
-        individual.status = Status.FAILED
-        individual.validation_error = reason
-        db.session.add(
-            PresentationAttempt(
-                request_id=request.id,
-                individual_id=individual.id,
-                outcome=Status.FAILED,
-                validation_error=reason,
-                issuer="https://issuer.example",
-            )
+        request = presentations.connect(individual, 120, 300)
+        assert request is not None
+        presentations.record(
+            presentations.consume(request.id),
+            Decision(False, reason, "https://issuer.example"),
         )
         db.session.commit()
         db.session.remove()
@@ -388,6 +385,29 @@ def test_individuals_page_shows_the_reason_of_a_failed_presentation(app, browser
     assert "<details>" in page and "1 attempt</summary>" in page
     assert page.count(reason) == 2  # the individual's reason and its attempt's
     assert "https://issuer.example" in page
+
+
+def test_individuals_page_shows_received_claims_by_display_name(app, browser, client, owner):
+    from app.extensions import db
+    from app.presentations import operations as presentations
+    from app.presentations.decide import Decision
+    from app.verifications.operations import open_individual
+
+    made = make_verification(client, owner)
+    claims = {"given_name": "Erika", "birthdate": "1984-01-26", "address": {"country": "DE"}}
+    with app.app_context():
+        individual, _ = open_individual(uuid.UUID(made["id"]), "cust-7")
+        request = presentations.connect(individual, 120, 300)
+        assert request is not None
+        presentations.record(
+            presentations.consume(request.id), Decision(True, None, "did:example:1", claims)
+        )
+        db.session.commit()
+        db.session.remove()
+    page = text_of(browser.get(f"/dashboard/verifications/{made['id']}/individuals"))
+    assert "<dt>Current first names (given_name)</dt><dd>Erika</dd>" in page
+    assert "<dt>Date of birth (birthdate)</dt><dd>1984-01-26</dd>" in page
+    assert "<dt>Country of residence (address.country)</dt><dd>DE</dd>" in page
 
 
 def test_individuals_are_paginated_newest_first(app, browser, client, owner):
@@ -424,3 +444,35 @@ def test_the_edit_form_adds_a_row_without_javascript_and_saves_nothing(browser, 
     assert page.count('data-testid="condition-row"') == 3 and 'value="Not yet"' in page
     body = client.get(f"/verifications/{made['id']}", headers=owner.headers()).get_json()
     assert body["name"] == "Adult residents"
+
+
+def test_a_value_the_attribute_type_cannot_read_is_refused_naming_the_condition(
+    browser, client, owner
+):
+    data = form_data(
+        browser,
+        **{
+            "conditions-1-attribute": "age_equal_or_over.18",
+            "conditions-1-operator": "EQUAL",
+            "conditions-1-value": "yes",
+        },
+    )
+    response = browser.post(NEW, data=data)
+    assert response.status_code == 400
+    page = text_of(response)
+    assert "condition 2: EQUAL on age_equal_or_over.18 (BOOLEAN) cannot read" in page
+    assert client.get("/verifications", headers=owner.headers()).get_json()["total"] == 0
+
+
+def test_a_date_time_typed_in_the_form_is_saved_and_described_as_a_date(browser, client, owner):
+    data = form_data(
+        browser,
+        **{
+            "conditions-1-attribute": "birthdate",
+            "conditions-1-operator": "SMALLER",
+            "conditions-1-value": "2007-01-31T00:00:00Z",
+        },
+    )
+    verification_id = created_id(browser.post(NEW, data=data))
+    page = text_of(browser.get(f"/dashboard/verifications/{verification_id}"))
+    assert "Date of birth (birthdate) is before 2007-01-31T00:00:00Z" in page

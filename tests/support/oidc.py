@@ -27,24 +27,10 @@ from urllib.parse import urljoin, urlsplit
 
 import requests
 
+from support.npm import ensure_node_modules
+
 PROVIDER_DIR = Path(__file__).resolve().parent.parent / "oidc_provider"
 DEFAULT_REDIRECT_URIS = ("http://127.0.0.1:9/auth/callback",)
-
-
-def _ensure_node_modules() -> None:
-    """Install the provider's pinned npm packages once, so a clean clone runs the tests as is."""
-    if (PROVIDER_DIR / "node_modules" / "oidc-provider").is_dir():
-        return
-    npm = shutil.which("npm")
-    if npm is None:
-        raise RuntimeError("npm is required to run the OIDC test provider")
-    subprocess.run(
-        [npm, "ci", "--no-audit", "--no-fund"],
-        cwd=PROVIDER_DIR,
-        check=True,
-        stdout=subprocess.DEVNULL,
-        timeout=300,
-    )
 
 
 class OidcProvider:
@@ -76,7 +62,7 @@ class OidcProvider:
 
     def start(self) -> OidcProvider:
         """Start node and block until it prints ``READY <issuer>``."""
-        _ensure_node_modules()
+        ensure_node_modules(PROVIDER_DIR, "oidc-provider")
         node = shutil.which("node")
         if node is None:
             raise RuntimeError("node is required to run the OIDC test provider")

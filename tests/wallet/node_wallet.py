@@ -16,28 +16,14 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+from support.npm import ensure_node_modules
+
 WALLET_DIR = Path(__file__).resolve().parent
-
-
-def _ensure_node_modules() -> None:
-    """Install the wallet's pinned npm packages once, so a clean clone runs the tests as is."""
-    if (WALLET_DIR / "node_modules" / "@sd-jwt" / "sd-jwt-vc").is_dir():
-        return
-    npm = shutil.which("npm")
-    if npm is None:
-        raise RuntimeError("npm is required to run the test wallet")
-    subprocess.run(
-        [npm, "ci", "--no-audit", "--no-fund"],
-        cwd=WALLET_DIR,
-        check=True,
-        stdout=subprocess.DEVNULL,
-        timeout=300,
-    )
 
 
 def issue_and_present(job: dict[str, Any]) -> dict[str, str]:
     """Run one job through the wallet; returns ``{"issued": ..., "presentation": ...}``."""
-    _ensure_node_modules()
+    ensure_node_modules(WALLET_DIR, "@sd-jwt/sd-jwt-vc")
     node = shutil.which("node")
     if node is None:
         raise RuntimeError("node is required to run the test wallet")

@@ -1,0 +1,213 @@
+"""One OpenID4VCI 1.0 credential issuer per organization, at ``<PUBLIC_URL>/issuers/<org_id>``.
+
+The metadata documents (path-inserted well-knowns, OpenID4VCI 1.0 §12.2.2, RFC 8414 §3, SD-JWT
+VC §5), the Credential Offer by reference, the Token, Nonce and Credential Endpoints and the
+Token Status Lists. Errors here speak the wallet's protocol, not the API's: ``{"error",
+"error_description"}`` with the codes of RFC 6749 §5.2 (token endpoint), RFC 6750 §3.1 and
+OpenID4VCI 1.0 §8.3.1 (credential endpoint). An unknown issuer or offer is a 404 of that
+shape; an unknown route stays the API's 404.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flask import Blueprint, Response, jsonify, request
+
+from app.api.common import base_url, documented
+from app.database import read_only
+from app.extensions import db
+from app.issuance import wallet
+from app.issuance.links import IssuerLinks
+from app.oid4vci.errors import CredentialError, TokenError
+from app.oid4vci.request import parse_token_request
+from app.oid4vci.statuslist import STATUS_LIST_TYP
+from app.organizations.models import Organization
+
+bp = Blueprint("issuer", __name__)
+
+NO_STORE = {"Cache-Control": "no-store"}
+
+
+class _Missing(Exception):
+    """An unknown issuer, offer or status list: 404 in the protocol's error shape."""
+
+    def __init__(self, description: str) -> None:
+        super().__init__(description)
+        self.description = description
+
+
+@bp.errorhandler(_Missing)
+def _missing(exc: _Missing) -> Response:
+    return _error({"error": "not_found", "error_description": exc.description}, 404)
+
+
+@bp.errorhandler(CredentialError)
+def _credential_error(exc: CredentialError) -> Response:
+    """§8.3.1: nothing of a refused request is kept (its status rolls it back at the boundary)."""
+    response = _error(exc.body(), exc.status)
+    if exc.status == 401:
+        # RFC 6750 §3: the scheme and the error in WWW-Authenticate.
+        response.headers["WWW-Authenticate"] = f'Bearer error="{exc.error}"'
+    return response
+
+
+def _error(body: dict[str, Any], status: int) -> Response:
+    response = jsonify(body)
+    response.status_code = status
+    response.headers.update(NO_STORE)
+    return response
+
+
+def _links() -> IssuerLinks:
+    return IssuerLinks(base_url())
+
+
+def _issuer(org_id: str) -> Organization:
+    organization = wallet.issuer_organization(org_id)
+    if organization is None:
+        raise _Missing("No such credential issuer")
+    return organization
+
+
+def _document(body: dict[str, Any]) -> Response:
+    """Public metadata: any origin may read it (browser wallets and verifiers)."""
+    response = jsonify(body)
+    response.headers["Access-Control-Allow-Origin"] = "*"
+    return response
+
+
+# -- metadata ---------------------------------------------------------------------------------
+
+
+@bp.get("/.well-known/openid-credential-issuer/issuers/<org_id>")
+@read_only
+@documented(
+    "OpenID4VCI 1.0 Credential Issuer Metadata of an organization (one configuration per "
+    "published schema)",
+    tags=("issuer",),
+)
+def credential_issuer_metadata(org_id: str) -> Response:
+    """§12.2.2: the well-known segment inserted between host and path."""
+    return _document(wallet.issuer_metadata(_issuer(org_id), _links()))
+
+
+@bp.get("/.well-known/oauth-authorization-server/issuers/<org_id>")
+@read_only
+@documented(
+    "OAuth 2.0 Authorization Server Metadata of an organization's issuer (pre-authorized "
+    "code grant only)",
+    tags=("issuer",),
+)
+def authorization_server_metadata(org_id: str) -> Response:
+    """RFC 8414 §3: the issuer is its own authorization server."""
+    return _document(wallet.oauth_metadata(_issuer(org_id), _links()))
+
+
+@bp.get("/.well-known/jwt-vc-issuer/issuers/<org_id>")
+@read_only
+@documented(
+    "SD-JWT VC Issuer Metadata with the issuer's JWKS (current key and retired keys still needed)",
+    tags=("issuer",),
+)
+def jwt_vc_issuer_metadata(org_id: str) -> Response:
+    """SD-JWT VC §5: how any verifier finds the keys of a credential's ``iss``. Read-only, so
+    that our own verifier can fetch it on SQLite while its presentation transaction holds the
+    write lock (no key is made here: the first credential makes it)."""
+    return _document(wallet.sd_jwt_vc_metadata(_issuer(org_id), _links()))
+
+
+# -- offer, token, nonce, credential ----------------------------------------------------------
+
+
+@bp.get("/issuers/<org_id>/offers/<token>")
+@read_only
+@documented("The Credential Offer a wallet fetches by reference (§4.1.3)", tags=("issuer",))
+def credential_offer(org_id: str, token: str) -> Response:
+    """404 once the offer was taken, withdrawn, replaced or expired."""
+    offer = wallet.offer_document(_issuer(org_id), token, _links())
+    if offer is None:
+        raise _Missing("No such credential offer, or it can no longer be taken")
+    response = jsonify(offer)
+    response.headers.update(NO_STORE)
+    return response
+
+
+@bp.post("/issuers/<org_id>/token")
+@documented(
+    "Token Endpoint: pre-authorized code (and tx_code) for an access token; form-encoded "
+    "(RFC 6749 §4.1.3, OpenID4VCI 1.0 §6)",
+    tags=("issuer",),
+)
+def token(org_id: str) -> Response:
+    """A refusal is committed too: a wrong tx_code must count toward the five allowed."""
+    organization = _issuer(org_id)
+    try:
+        body = wallet.exchange_code(organization, parse_token_request(request.form))
+    except TokenError as exc:
+        db.session.commit()
+        return _error(exc.body(), exc.status)
+    response = jsonify(body)
+    response.headers.update({**NO_STORE, "Pragma": "no-cache"})
+    return response
+
+
+@bp.post("/issuers/<org_id>/nonce")
+@documented("Nonce Endpoint: a fresh single-use c_nonce (§7)", tags=("issuer",))
+def nonce(org_id: str) -> Response:
+    """§7.2: the nonce must not be cached."""
+    response = jsonify({"c_nonce": wallet.new_nonce(_issuer(org_id))})
+    response.headers.update(NO_STORE)
+    return response
+
+
+@bp.post("/issuers/<org_id>/credential")
+@documented(
+    "Credential Endpoint: the SD-JWT VC bound to the proof's key (§8); access token in the "
+    "Authorization header only",
+    tags=("issuer",),
+)
+def credential(org_id: str) -> Response:
+    """RFC 6750 §2.3 (token in the URI) is refused: URIs end up in logs and histories."""
+    organization = _issuer(org_id)
+    if "access_token" in request.args or "access_token" in request.form:
+        response = _error(
+            {
+                "error": "invalid_request",
+                "error_description": "Send the access token in the Authorization header only",
+            },
+            400,
+        )
+        response.headers["WWW-Authenticate"] = 'Bearer error="invalid_request"'
+        return response
+    body = request.get_json(silent=True, force=True) if request.data else None
+    signed = wallet.issue_to_wallet(organization, _bearer(), body, _links())
+    response = jsonify({"credentials": [{"credential": signed}]})
+    response.headers.update(NO_STORE)
+    return response
+
+
+def _bearer() -> str | None:
+    scheme, _, value = request.headers.get("Authorization", "").partition(" ")
+    return value.strip() or None if scheme.lower() == "bearer" else None
+
+
+# -- status lists -----------------------------------------------------------------------------
+
+
+@bp.get("/issuers/<org_id>/status-lists/<int:number>")
+@read_only
+@documented(
+    "A Token Status List of the issuer (application/statuslist+jwt, signed, with ttl and exp)",
+    tags=("issuer",),
+)
+def status_list(org_id: str, number: int) -> Response:
+    """Signed at each fetch and not cached by HTTP caches, so a revocation shows on the next
+    fetch; verifiers cache it for ``ttl`` seconds at most."""
+    signed = wallet.status_list_token(_issuer(org_id), number, _links())
+    if signed is None:
+        raise _Missing("No such status list")
+    response = Response(signed, mimetype=f"application/{STATUS_LIST_TYP}")
+    response.headers["Cache-Control"] = "no-cache"
+    response.headers["Access-Control-Allow-Origin"] = "*"
+    return response

@@ -1,0 +1,413 @@
+"""The staff's JSON API, authenticated by session token: what the
+dashboard's pages (``app.staff``) do, for scripts and other clients.
+
+Verification definitions, schemas, organizations and integrations are reachable this way only.
+"""
+
+from __future__ import annotations
+
+from flask import Blueprint, current_app
+
+from app.api import render
+from app.api.common import (
+    base_url,
+    documented,
+    json_response,
+    listing,
+    page_args,
+    parse_body,
+    parse_id,
+)
+from app.billing import operations as billing
+from app.errors import NotFound
+from app.integrations import operations as integrations
+from app.organizations import operations as organizations
+from app.organizations.models import Plan, Role
+from app.schemas import operations as schemas
+from app.verifications import operations as verifications
+from app.vouchers import operations as vouchers
+from app.web import payloads as p
+from app.web.access import (
+    acting_membership,
+    acting_organization,
+    current_user,
+    require_session,
+    tier_gated,
+)
+from app.web.links import links
+
+bp = Blueprint("staff_api", __name__)
+
+
+# -- the signed-in user and their organizations -------------------------------------------
+
+
+@bp.get("/me")
+@require_session
+@documented(
+    "The signed-in user, memberships, default and acting organization",
+    responses={200: p.MeOut},
+    tags=("organizations",),
+)
+def me():
+    """What the dashboard needs to draw its organization switcher."""
+    user = current_user()
+    memberships = organizations.memberships_of(user)
+    acting = acting_organization() if memberships else None
+    return json_response(
+        {
+            "user": {"id": str(user.id), "email": user.email, "name": user.name},
+            "memberships": [render.membership(m) for m in memberships],
+            "default_organization_id": str(memberships[0].organization_id) if memberships else None,
+            "acting_organization_id": str(acting.id) if acting else None,
+        }
+    )
+
+
+@bp.get("/organizations")
+@require_session
+@documented(
+    "Organizations the user belongs to",
+    responses={200: p.OrganizationList},
+    tags=("organizations",),
+)
+def list_organizations():
+    """Oldest membership first: that one is the default organization."""
+    memberships = organizations.memberships_of(current_user())
+    return json_response(listing(memberships, len(memberships), render.membership))
+
+
+@bp.post("/organizations")
+@require_session
+@documented(
+    "Create an organization (the creator is OWNER; new ones are FREE)",
+    body=p.OrganizationIn,
+    responses={201: p.OrganizationOut},
+    tags=("organizations",),
+)
+def create_organization():
+    """New organizations start on the Free plan."""
+    body = parse_body(p.OrganizationIn)
+    return json_response(
+        render.organization(organizations.create_organization(current_user(), body.name)), 201
+    )
+
+
+@bp.get("/organizations/<organization_id>")
+@require_session
+@documented(
+    "One organization with its members",
+    responses={200: p.OrganizationDetail},
+    tags=("organizations",),
+)
+def get_organization(organization_id: str):
+    """Only members see an organization; to anyone else it does not exist."""
+    member = organizations.membership(current_user(), parse_id(organization_id))
+    if member is None:
+        raise NotFound()
+    return json_response(
+        {
+            **render.organization(member.organization),
+            "role": member.role.value,
+            "members": [render.member(m) for m in organizations.members_of(member.organization)],
+        }
+    )
+
+
+@bp.post("/organizations/<organization_id>/codes")
+@require_session
+@tier_gated("Minting organization codes")
+@documented(
+    "Mint an invitation code for the acting organization (tier-gated; shown once)",
+    body=p.CodeIn,
+    responses={201: p.CodeOut},
+    tags=("organizations",),
+)
+def mint_code(organization_id: str):
+    """The path must name the acting organization, the one whose plan was checked."""
+    member = acting_membership()
+    organizations.require_acting(member, parse_id(organization_id))
+    body = parse_body(p.CodeIn)
+    value, code = organizations.mint_code(member, body.days, Role(body.role))
+    return json_response(
+        {
+            "code": value,
+            "organization_id": str(code.organization_id),
+            "role": code.role.value,
+            "expires_at": code.expires_at.isoformat(),
+        },
+        201,
+    )
+
+
+@bp.post("/organizations/join")
+@require_session
+@documented(
+    "Join an organization with an invitation code (404 when unknown or expired)",
+    body=p.JoinIn,
+    responses={200: p.MembershipOut},
+    tags=("organizations",),
+)
+def join_organization():
+    """Joining twice is harmless and returns the existing membership."""
+    body = parse_body(p.JoinIn)
+    return json_response(render.membership(organizations.join_with_code(current_user(), body.code)))
+
+
+# -- integrations -------------------------------------------------------------------------
+
+
+@bp.get("/integrations")
+@require_session
+@documented(
+    "Integrations of the acting organization (keys are never shown again)",
+    responses={200: p.IntegrationList},
+    tags=("integrations",),
+)
+def list_integrations():
+    """Prefix and last use only: the key itself was shown once."""
+    rows = integrations.list_integrations(acting_organization())
+    return json_response(listing(rows, len(rows), render.integration))
+
+
+@bp.post("/integrations")
+@require_session
+@tier_gated("Creating an integration key")
+@documented(
+    "Create an integration and its key (tier-gated; the key is shown once)",
+    body=p.IntegrationIn,
+    responses={201: p.IntegrationCreated},
+    tags=("integrations",),
+)
+def create_integration():
+    """The only response that ever contains the Secret Key."""
+    body = parse_body(p.IntegrationIn)
+    key, row = integrations.create_integration(acting_organization(), body.name)
+    return json_response({**render.integration(row), "key": key}, 201)
+
+
+@bp.delete("/integrations/<integration_id>")
+@require_session
+@documented(
+    "Delete an integration; its key fails with 401 from then on",
+    responses={204: None},
+    tags=("integrations",),
+)
+def delete_integration(integration_id: str):
+    """Rotation: add a second integration, move traffic, delete the first."""
+    integrations.delete_integration(acting_organization(), parse_id(integration_id))
+    return "", 204
+
+
+# -- schemas ------------------------------------------------------------------------------
+
+
+@bp.get("/schemas")
+@require_session
+@documented(
+    "The organization's schemas and the public ones",
+    responses={200: p.SchemaList},
+    query={"page": "Page, from 1", "limit": "1 to 100"},
+    tags=("schemas",),
+)
+def list_schemas():
+    """Public schemas that ship with the service come first."""
+    rows, total = schemas.list_schemas(acting_organization(), *page_args())
+    return json_response(listing(rows, total, render.schema))
+
+
+@bp.post("/schemas")
+@require_session
+@documented(
+    "Create a schema (a draft until published)",
+    body=p.SchemaIn,
+    responses={201: p.SchemaOut},
+    tags=("schemas",),
+)
+def create_schema():
+    """Drafts can be edited freely; publishing makes them usable for issuing."""
+    body = parse_body(p.SchemaIn)
+    return json_response(
+        render.schema(schemas.create_schema(acting_organization(), body.model_dump())), 201
+    )
+
+
+@bp.get("/schemas/<schema_id>")
+@require_session
+@documented("One schema", responses={200: p.SchemaOut}, tags=("schemas",))
+def get_schema(schema_id: str):
+    """The organization's own or a public one."""
+    return json_response(
+        render.schema(schemas.get_schema(acting_organization(), parse_id(schema_id)))
+    )
+
+
+@bp.put("/schemas/<schema_id>")
+@require_session
+@documented("Update a schema", body=p.SchemaPatch, responses={200: p.SchemaOut}, tags=("schemas",))
+def update_schema(schema_id: str):
+    """Fields left out keep their value; public schemas cannot be changed."""
+    body = parse_body(p.SchemaPatch)
+    row = schemas.update_schema(
+        acting_organization(), parse_id(schema_id), body.model_dump(exclude_unset=True)
+    )
+    return json_response(render.schema(row))
+
+
+@bp.post("/schemas/<schema_id>/publish")
+@require_session
+@documented("Publish a schema", responses={200: p.SchemaOut}, tags=("schemas",))
+def publish_schema(schema_id: str):
+    """Publishing is idempotent."""
+    return json_response(
+        render.schema(schemas.publish_schema(acting_organization(), parse_id(schema_id)))
+    )
+
+
+# -- verification definitions -------------------------------------------------------------
+
+
+@bp.get("/verifications")
+@require_session
+@documented(
+    "Verification definitions of the acting organization",
+    responses={200: p.VerificationList},
+    query={"page": "Page, from 1", "limit": "1 to 100"},
+    tags=("verifications",),
+)
+def list_verifications():
+    """Newest first."""
+    rows, total = verifications.list_verifications(acting_organization(), *page_args())
+    return json_response(listing(rows, total, render.verification))
+
+
+@bp.post("/verifications")
+@require_session
+@tier_gated("Creating a verification")
+@documented(
+    "Create a verification request (tier-gated)",
+    body=p.VerificationIn,
+    responses={201: p.VerificationOut},
+    tags=("verifications",),
+)
+def create_verification():
+    """Conditions are checked against the schema here, not at presentation time."""
+    body = parse_body(p.VerificationIn)
+    row = verifications.create_verification(acting_organization(), body.model_dump())
+    return json_response(render.verification(row), 201)
+
+
+@bp.get("/verifications/<verification_id>")
+@require_session
+@documented(
+    "One verification definition", responses={200: p.VerificationOut}, tags=("verifications",)
+)
+def get_verification(verification_id: str):
+    """Another organization's verification reads as missing."""
+    return json_response(
+        render.verification(
+            verifications.get_verification(acting_organization(), parse_id(verification_id))
+        )
+    )
+
+
+@bp.put("/verifications/<verification_id>")
+@require_session
+@documented(
+    "Update a verification definition",
+    body=p.VerificationPatch,
+    responses={200: p.VerificationOut},
+    tags=("verifications",),
+)
+def update_verification(verification_id: str):
+    """Fields left out keep their value."""
+    body = parse_body(p.VerificationPatch)
+    row = verifications.update_verification(
+        acting_organization(), parse_id(verification_id), body.model_dump(exclude_unset=True)
+    )
+    return json_response(render.verification(row))
+
+
+@bp.delete("/verifications/<verification_id>")
+@require_session
+@documented(
+    "Delete a verification definition (its individuals' history is kept)",
+    responses={204: None},
+    tags=("verifications",),
+)
+def delete_verification(verification_id: str):
+    """New individuals can no longer be opened against it."""
+    verifications.delete_verification(acting_organization(), parse_id(verification_id))
+    return "", 204
+
+
+@bp.get("/verifications/<verification_id>/individuals")
+@require_session
+@documented(
+    "Individuals of a verification, newest first",
+    responses={200: p.IndividualList},
+    query={"page": "Page, from 1", "limit": "1 to 100"},
+    tags=("verifications",),
+)
+def list_individuals(verification_id: str):
+    """With the claims each one disclosed."""
+    rows, total = verifications.list_individuals(
+        acting_organization(), parse_id(verification_id), *page_args()
+    )
+    here = links()
+    return json_response(listing(rows, total, lambda row: render.individual_for_owner(row, here)))
+
+
+# -- plan ---------------------------------------------------------------------------------
+
+
+@bp.post("/vouchers/exchange")
+@require_session
+@documented(
+    "Redeem a plan voucher for the acting organization (throttled per IP)",
+    body=p.VoucherIn,
+    responses={200: p.OrganizationOut},
+    tags=("plan",),
+)
+def exchange_voucher():
+    """404 unknown code, 409 already redeemed or already on a paid plan, 429 too many tries."""
+    body = parse_body(p.VoucherIn)
+    organization = vouchers.redeem_voucher(acting_organization(), current_user(), body.code)
+    return json_response(render.organization(organization))
+
+
+@bp.post("/billing/checkout")
+@require_session
+@documented(
+    "Start a plan purchase with the payment processor",
+    body=p.CheckoutIn,
+    responses={200: p.RedirectOut},
+    tags=("plan",),
+)
+def billing_checkout():
+    """503 when billing is not configured, 502 when the processor fails, 409 when already paid."""
+    body = parse_body(p.CheckoutIn)
+    url = billing.start_checkout(
+        current_app.extensions.get("billing"),
+        acting_organization(),
+        Plan(body.plan),
+        body.return_url or base_url(),
+    )
+    return json_response({"url": url})
+
+
+@bp.post("/billing/portal")
+@require_session
+@documented(
+    "Open the payment processor's billing portal",
+    body=p.PortalIn,
+    responses={200: p.RedirectOut},
+    tags=("plan",),
+)
+def billing_portal():
+    """409 when the organization has no billing account yet."""
+    body = parse_body(p.PortalIn)
+    url = billing.open_portal(
+        current_app.extensions.get("billing"), acting_organization(), body.return_url or base_url()
+    )
+    return json_response({"url": url})

@@ -1,0 +1,72 @@
+"""Who this deployment is to wallets, settled once when the application is built.
+
+The verifier identity (client identifier prefix, request signing, response encryption) comes
+from configuration; a misconfigured certificate stops the application from starting instead
+of producing requests every wallet refuses.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from flask import Flask, current_app
+
+from app import clock
+from app.issuance import settings as issuing_settings
+from app.oid4vp.client import (
+    ClientConfigError,
+    ClientIdentity,
+    RedirectUriClient,
+    load_x509_san_dns_client,
+)
+from app.oid4vp.encryption import ResponseEncryption
+from app.oid4vp.verifier import Verifier
+
+# Where the application keeps its Verifier (``app.extensions``).
+VERIFIER_EXTENSION = "oid4vp_verifier"
+
+
+def register_verifier(app: Flask) -> None:
+    app.extensions[VERIFIER_EXTENSION] = verifier_from_config(app.config)
+
+
+def register_issuing(app: Flask) -> None:
+    """The domain reads the running application's issuing settings through this provider
+    (several applications may live in one process, and their configuration is read as it is
+    when asked, like the database session's)."""
+    issuing_settings.provide(lambda: issuing_settings.from_config(current_app.config))
+
+
+def verifier_from_config(config: Mapping[str, Any]) -> Verifier:
+    """``x509_san_dns:`` when a certificate and key are configured, else ``redirect_uri:``;
+    encrypted responses when ``RESPONSE_ENCRYPTION`` is on (keys derived from SECRET_KEY)."""
+    encryption = None
+    if config.get("RESPONSE_ENCRYPTION"):
+        encryption = ResponseEncryption(str(config["SECRET_KEY"]).encode("utf-8"))
+    return Verifier(client_from_config(config), encryption)
+
+
+def client_from_config(config: Mapping[str, Any]) -> ClientIdentity:
+    cert_file = config.get("REQUEST_SIGNING_CERT_FILE") or ""
+    key_file = config.get("REQUEST_SIGNING_KEY_FILE") or ""
+    if not cert_file and not key_file:
+        return RedirectUriClient()
+    if not cert_file or not key_file:
+        raise RuntimeError(
+            "REQUEST_SIGNING_CERT_FILE and REQUEST_SIGNING_KEY_FILE must be set together"
+        )
+    try:
+        chain_pem, key_pem = Path(cert_file).read_bytes(), Path(key_file).read_bytes()
+    except OSError as exc:
+        raise RuntimeError(f"Request signing files cannot be read: {exc}") from None
+    try:
+        return load_x509_san_dns_client(
+            chain_pem, key_pem, config.get("PUBLIC_URL", ""), clock.now()
+        )
+    except ClientConfigError as exc:
+        raise RuntimeError(
+            f"REQUEST_SIGNING_CERT_FILE / REQUEST_SIGNING_KEY_FILE: {exc} "
+            f"(PUBLIC_URL is {config.get('PUBLIC_URL')!r})"
+        ) from None

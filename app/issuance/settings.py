@@ -1,0 +1,72 @@
+"""The issuing settings of the running deployment, read like the database session is.
+
+The domain modules stay free of Flask: the application factory says where the running
+application's settings are (``provide``), and the domain reads lifetimes and the
+key-encryption secret through ``current()`` (see README "Configuration").
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any
+
+from app.oid4vci.keys import key_encryption_key
+
+# At least 131,072 entries per list (Token Status List §13.2: herd privacy);
+# a new list is started once half of one is used, so a random free index is found in a few
+# draws at most.
+STATUS_LIST_SIZE = 131_072
+STATUS_LIST_FILL = STATUS_LIST_SIZE // 2
+
+
+@dataclass(frozen=True)
+class IssuingSettings:
+    secret: str
+    offer_seconds: int
+    access_token_seconds: int
+    nonce_seconds: int
+    status_list_ttl: int
+    status_list_valid_seconds: int
+
+    @cached_property
+    def kek(self) -> bytes:
+        """The AES-256 key that seals issuer private keys."""
+        return key_encryption_key(self.secret)
+
+    @cached_property
+    def code_key(self) -> bytes:
+        """A key of its own (derived from the KEK) for the offer codes' HMACs."""
+        return hmac.new(self.kek, b"verity offer codes v1", hashlib.sha256).digest()
+
+
+def from_config(config: Mapping[str, Any]) -> IssuingSettings:
+    """Without ``ISSUER_KEY_SECRET`` the secret is derived from ``SECRET_KEY``; production
+    refuses to start that way (``app.config``)."""
+    secret = config.get("ISSUER_KEY_SECRET") or f"derived from SECRET_KEY:{config['SECRET_KEY']}"
+    return IssuingSettings(
+        secret=secret,
+        offer_seconds=config["CREDENTIAL_OFFER_SECONDS"],
+        access_token_seconds=config["ISSUER_ACCESS_TOKEN_SECONDS"],
+        nonce_seconds=config["ISSUER_NONCE_SECONDS"],
+        status_list_ttl=config["STATUS_LIST_TTL_SECONDS"],
+        status_list_valid_seconds=config["STATUS_LIST_VALID_SECONDS"],
+    )
+
+
+_provider: Callable[[], IssuingSettings] | None = None
+
+
+def provide(provider: Callable[[], IssuingSettings]) -> None:
+    """Called by the application factory: where the running application keeps its settings."""
+    global _provider
+    _provider = provider
+
+
+def current() -> IssuingSettings:
+    if _provider is None:
+        raise RuntimeError("the issuing settings are wired by the application factory")
+    return _provider()

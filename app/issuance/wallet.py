@@ -1,0 +1,353 @@
+"""The issuer side a wallet talks to (OpenID4VCI 1.0, pre-authorized code flow).
+
+Offer by reference (§4.1.3), Token Endpoint (§6), Nonce Endpoint (§7), Credential Endpoint
+(§8), the metadata documents (§12) and the Token Status List. Every refusal is a
+``TokenError`` or a ``CredentialError`` carrying its registered code; the HTTP layer renders
+them. Single use (codes, nonces, access tokens) is decided by conditional writes, so two
+concurrent redemptions cannot both succeed.
+"""
+
+from __future__ import annotations
+
+import secrets
+import uuid
+from datetime import timedelta
+from typing import Any
+
+from sqlalchemy import delete, exists, select, update
+
+from app import clock
+from app.extensions import db
+from app.issuance import keys, settings
+from app.issuance.links import IssuerLinks
+from app.issuance.models import AccessToken, CNonce, Credential, CredentialStatus
+from app.issuance.operations import claims_of, pre_authorized_code, tx_code_hash
+from app.oid4vci.credential import sign_sd_jwt_vc
+from app.oid4vci.errors import (
+    CredentialRequestDenied,
+    InvalidNonce,
+    InvalidToken,
+    TokenError,
+    UnknownCredentialConfiguration,
+)
+from app.oid4vci.keys import jwk_thumbprint
+from app.oid4vci.metadata import (
+    ClaimMetadata,
+    CredentialConfiguration,
+    authorization_server_metadata,
+    credential_issuer_metadata,
+    credential_offer,
+    jwt_vc_issuer_metadata,
+)
+from app.oid4vci.proof import verify_proof_jwt
+from app.oid4vci.request import TokenRequest, parse_credential_request
+from app.oid4vci.statuslist import sign_status_list
+from app.organizations.models import Organization
+from app.schemas.models import Schema
+from app.tokens import hash_secret, same
+
+MAX_TX_CODE_FAILURES = 5
+VALUE_TYPES = {"NUMBER": "number", "BOOLEAN": "boolean"}
+
+
+def issuer_organization(organization_id: str) -> Organization | None:
+    """The organization an ``/issuers/<org_id>`` path names, if any."""
+    try:
+        return db.session.get(Organization, uuid.UUID(organization_id))
+    except ValueError:
+        return None
+
+
+# -- documents --------------------------------------------------------------------------------
+
+
+def configurations(organization: Organization) -> list[CredentialConfiguration]:
+    """One credential configuration per published schema the organization can issue: its own
+    and the public ones; the configuration ID is the schema's ID."""
+    rows = db.session.scalars(
+        select(Schema)
+        .where(
+            Schema.published.is_(True),
+            (Schema.organization_id == organization.id) | Schema.public.is_(True),
+        )
+        .order_by(Schema.created_at, Schema.id)
+    )
+    return [
+        CredentialConfiguration(
+            id=str(schema.id),
+            vct=schema.vct,
+            display_name=schema.name,
+            description=schema.description or None,
+            claims=[
+                ClaimMetadata(
+                    a["name"],
+                    a.get("description") or a["name"],
+                    VALUE_TYPES.get(a["type"], "string"),
+                )
+                for a in schema.attributes
+            ],
+        )
+        for schema in rows
+    ]
+
+
+def issuer_metadata(organization: Organization, links: IssuerLinks) -> dict[str, Any]:
+    return credential_issuer_metadata(
+        links.issuer(organization.id), configurations(organization), organization.name
+    )
+
+
+def oauth_metadata(organization: Organization, links: IssuerLinks) -> dict[str, Any]:
+    return authorization_server_metadata(links.issuer(organization.id))
+
+
+def sd_jwt_vc_metadata(organization: Organization, links: IssuerLinks) -> dict[str, Any]:
+    return jwt_vc_issuer_metadata(
+        links.issuer(organization.id), keys.published_keys(organization.id)
+    )
+
+
+def offer_document(
+    organization: Organization, token: str, links: IssuerLinks
+) -> dict[str, Any] | None:
+    """The Credential Offer (§4.1.1) while it can be taken; None otherwise."""
+    credential = db.session.scalar(
+        select(Credential).where(
+            Credential.offer_token == token, Credential.organization_id == organization.id
+        )
+    )
+    if credential is None or credential.status is not CredentialStatus.OFFERED:
+        return None
+    if credential.code_used_at is not None or credential.pre_authorized_code_hash is None:
+        return None
+    return credential_offer(
+        links.issuer(organization.id),
+        [credential.configuration_id],
+        pre_authorized_code(token),
+        credential.tx_code_length,
+    )
+
+
+# -- token endpoint ---------------------------------------------------------------------------
+
+
+def exchange_code(organization: Organization, request: TokenRequest) -> dict[str, Any]:
+    """§6: a pre-authorized code (and its transaction code) for an access token bound to the
+    one credential offered. The caller commits even when this raises, so a wrong transaction
+    code is counted; the fifth burns the code (§3.5 leaves the limit to the issuer)."""
+    credential = db.session.scalar(
+        select(Credential).where(
+            Credential.pre_authorized_code_hash == hash_secret(request.pre_authorized_code),
+            Credential.organization_id == organization.id,
+        )
+    )
+    if credential is None:
+        raise TokenError("invalid_grant", "The pre-authorized code is not known")
+    if credential.status is not CredentialStatus.OFFERED:
+        raise TokenError("invalid_grant", "The offer has expired or was withdrawn")
+    if credential.code_used_at is not None:
+        raise TokenError("invalid_grant", "The pre-authorized code was already used")
+    _check_tx_code(credential, request.tx_code)
+    now = clock.now()
+    taken = db.session.execute(
+        update(Credential)
+        .where(Credential.id == credential.id, Credential.code_used_at.is_(None))
+        .values(code_used_at=now)
+    )
+    if taken.rowcount != 1:
+        raise TokenError("invalid_grant", "The pre-authorized code was already used")
+    seconds = settings.current().access_token_seconds
+    value = "at_" + secrets.token_urlsafe(32)
+    db.session.add(
+        AccessToken(
+            credential_id=credential.id,
+            token_hash=hash_secret(value),
+            expires_at=now + timedelta(seconds=seconds),
+        )
+    )
+    db.session.flush()
+    return {"access_token": value, "token_type": "Bearer", "expires_in": seconds}
+
+
+def _check_tx_code(credential: Credential, tx_code: str | None) -> None:
+    if credential.tx_code_hash is None:
+        if tx_code is not None:
+            raise TokenError("invalid_request", "This offer asked for no tx_code")
+        return
+    if tx_code is None:
+        raise TokenError("invalid_request", "tx_code is missing: this offer asks for one")
+    if same(tx_code_hash(credential.offer_token or "", tx_code), credential.tx_code_hash):
+        return
+    db.session.execute(
+        update(Credential)
+        .where(Credential.id == credential.id)
+        .values(tx_code_failures=Credential.tx_code_failures + 1)
+    )
+    failures = db.session.scalar(
+        select(Credential.tx_code_failures).where(Credential.id == credential.id)
+    )
+    if (failures or 0) >= MAX_TX_CODE_FAILURES:
+        db.session.execute(
+            update(Credential)
+            .where(Credential.id == credential.id)
+            .values(pre_authorized_code_hash=None)
+        )
+        raise TokenError("invalid_grant", "Wrong tx_code too many times: the code no longer works")
+    left = MAX_TX_CODE_FAILURES - (failures or 0)
+    raise TokenError("invalid_grant", f"Wrong tx_code; {left} tries left")
+
+
+# -- nonce endpoint ---------------------------------------------------------------------------
+
+
+def new_nonce(organization: Organization) -> str:
+    """§7: a fresh single-use ``c_nonce``; expired ones are swept on the way."""
+    now = clock.now()
+    db.session.execute(delete(CNonce).where(CNonce.expires_at <= now))
+    value = secrets.token_urlsafe(32)
+    db.session.add(
+        CNonce(
+            nonce_hash=hash_secret(value),
+            organization_id=organization.id,
+            expires_at=now + timedelta(seconds=settings.current().nonce_seconds),
+        )
+    )
+    db.session.flush()
+    return value
+
+
+def _consume_nonce(organization: Organization, nonce: str | None) -> None:
+    if nonce is None:
+        raise InvalidNonce("The proof carries no c_nonce")
+    used = db.session.execute(
+        delete(CNonce).where(
+            CNonce.nonce_hash == hash_secret(nonce),
+            CNonce.organization_id == organization.id,
+            CNonce.expires_at > clock.now(),
+        )
+    )
+    if used.rowcount != 1:
+        raise InvalidNonce("The c_nonce is unknown, expired or already used")
+
+
+# -- credential endpoint ----------------------------------------------------------------------
+
+
+def issue_to_wallet(
+    organization: Organization, access_token: str | None, body: Any, links: IssuerLinks
+) -> str:
+    """§8: the SD-JWT VC, bound to the key of the request's proof. Checked in the order
+    §8.3.1 reads: the token, the request, the configuration, the proof, its nonce."""
+    token = _access_token(organization, access_token)
+    credential = token.credential
+    request = parse_credential_request(body)
+    if request.credential_configuration_id != credential.configuration_id:
+        raise UnknownCredentialConfiguration(
+            "The access token grants another credential configuration"
+        )
+    issuer = links.issuer(organization.id)
+    now = clock.now()
+    proof = verify_proof_jwt(request.proofs[0], audience=issuer, now=int(now.timestamp()))
+    _consume_nonce(organization, proof.nonce)
+    taken = db.session.execute(
+        update(Credential)
+        .where(
+            Credential.id == credential.id,
+            Credential.recorded_status == CredentialStatus.OFFERED,
+        )
+        .values(recorded_status=CredentialStatus.ISSUED)
+        .execution_options(synchronize_session=False)
+    )
+    if taken.rowcount != 1:
+        raise CredentialRequestDenied("The credential was withdrawn or already issued")
+    db.session.refresh(credential)
+    return _sign(organization, credential, proof.jwk, links, now)
+
+
+def _access_token(organization: Organization, value: str | None) -> AccessToken:
+    if not value:
+        raise InvalidToken("An access token is required in the Authorization header")
+    token = db.session.scalar(
+        select(AccessToken).where(AccessToken.token_hash == hash_secret(value))
+    )
+    if token is None or token.expires_at <= clock.now():
+        raise InvalidToken("The access token is unknown or expired")
+    if token.credential.organization_id != organization.id:
+        raise InvalidToken("The access token was not issued by this credential issuer")
+    return token
+
+
+def _sign(
+    organization: Organization,
+    credential: Credential,
+    holder_jwk: dict[str, Any],
+    links: IssuerLinks,
+    now: Any,
+) -> str:
+    key = keys.current_key(organization.id)
+    issued_at = int(now.timestamp())
+    validity = credential.schema.validity_days
+    # The schema's validity counts from the signature; the JWKS keeps the signing key that long.
+    credential.expires_at = now + timedelta(days=validity) if validity else None
+    expires_at = int(credential.expires_at.timestamp()) if credential.expires_at else None
+    signed = sign_sd_jwt_vc(
+        private_key=keys.private_key(key),
+        kid=key.kid,
+        issuer=links.issuer(organization.id),
+        vct=credential.vct,
+        claims=claims_of(credential),
+        holder_jwk=holder_jwk,
+        status_uri=links.status_list_uri(organization.id, credential.status_list),
+        status_idx=credential.status_index,
+        issued_at=issued_at,
+        expires_at=expires_at,
+    )
+    credential.issued_at = now
+    credential.signing_key_id = key.id
+    credential.holder_key_thumbprint = jwk_thumbprint(holder_jwk)
+    db.session.execute(delete(AccessToken).where(AccessToken.credential_id == credential.id))
+    db.session.flush()
+    return signed
+
+
+# -- status lists -----------------------------------------------------------------------------
+
+
+def status_list_token(organization: Organization, number: int, links: IssuerLinks) -> str | None:
+    """The signed Token Status List ``number`` (its revoked bits as of now); None for a list
+    that was never started. Signed on every fetch, so a revocation shows at once."""
+    if number != 0:
+        started = db.session.scalar(
+            select(
+                exists().where(
+                    Credential.organization_id == organization.id,
+                    Credential.status_list == number,
+                )
+            )
+        )
+        if not started:
+            return None
+    revoked = db.session.scalars(
+        select(Credential.status_index).where(
+            Credential.organization_id == organization.id,
+            Credential.status_list == number,
+            Credential.recorded_status == CredentialStatus.REVOKED,
+        )
+    )
+    # Read-only (see keys.published_keys): without a key no credential was signed yet.
+    key = keys.existing_key(organization.id)
+    if key is None:
+        return None
+    current = settings.current()
+    now = int(clock.now().timestamp())
+    return sign_status_list(
+        private_key=keys.private_key(key),
+        kid=key.kid,
+        uri=links.status_list_uri(organization.id, number),
+        revoked=list(revoked),
+        size=settings.STATUS_LIST_SIZE,
+        issued_at=now,
+        ttl=current.status_list_ttl,
+        expires_at=now + current.status_list_valid_seconds,
+        issuer=links.issuer(organization.id),
+    )

@@ -1,0 +1,69 @@
+"""The email that tells a person a credential waits for them.
+
+It names the organization and the credential and links to the offer page, which carries the QR
+code and the wallet button. It never carries the transaction code: OpenID4VCI 1.0 §3.5 asks
+for that code to travel by another channel than the offer, or it protects nothing.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import datetime
+from email.message import EmailMessage
+from email.utils import formataddr, make_msgid
+
+WHITESPACE = re.compile(r"\s+")
+
+
+@dataclass(frozen=True)
+class OfferMail:
+    to: str
+    recipient_name: str
+    organization: str
+    credential: str
+    offer_page: str
+    expires_at: datetime | None = None
+    tx_code_required: bool = False
+    # For the log when sending fails (a credential ID): never the address or the link.
+    reference: str = ""
+
+
+def one_line(text: str) -> str:
+    """Names come from staff input: no line break may reach a header (header injection)."""
+    return WHITESPACE.sub(" ", text).strip()
+
+
+def offer_text(mail: OfferMail) -> str:
+    lines = [
+        f"Hello {one_line(mail.recipient_name)},",
+        "",
+        f"{one_line(mail.organization)} has issued you a credential: {one_line(mail.credential)}.",
+        "",
+        "Open this page to add it to your digital identity wallet:",
+        mail.offer_page,
+        "",
+    ]
+    if mail.expires_at is not None:
+        when = mail.expires_at.strftime("%Y-%m-%d %H:%M UTC")
+        lines += [f"The offer can be taken once, until {when}.", ""]
+    if mail.tx_code_required:
+        lines += [
+            f"Your wallet will ask for a code. {one_line(mail.organization)} gives it to you "
+            "separately; it is not in this email.",
+            "",
+        ]
+    lines += ["If you were not expecting this, you can ignore this email."]
+    return "\n".join(lines) + "\n"
+
+
+def offer_message(mail: OfferMail, sender: str) -> EmailMessage:
+    message = EmailMessage()
+    message["From"] = sender
+    message["To"] = formataddr((one_line(mail.recipient_name), mail.to))
+    message["Subject"] = (
+        f"{one_line(mail.organization)} offers you a credential: {one_line(mail.credential)}"
+    )
+    message["Message-ID"] = make_msgid(domain=sender.rpartition("@")[2].strip(">") or None)
+    message.set_content(offer_text(mail))
+    return message

@@ -1,0 +1,147 @@
+"""The documents a wallet or verifier fetches to talk to an issuer: pure builders.
+
+- Credential Issuer Metadata (OpenID4VCI 1.0 §12.2), at the path-inserted
+  ``/.well-known/openid-credential-issuer``;
+- OAuth 2.0 Authorization Server Metadata (RFC 8414, OpenID4VCI 1.0 §12.3) for the
+  pre-authorized code grant: the issuer is its own authorization server;
+- SD-JWT VC Issuer Metadata (draft-ietf-oauth-sd-jwt-vc §4) with the JWKS verifiers use;
+- the Credential Offer (OpenID4VCI 1.0 §4.1.1).
+
+Endpoint paths are relative to the issuer identifier, so one place decides them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple
+
+from app.oid4vci.credential import SD_JWT_VC_TYP
+from app.oid4vci.proof import PROOF_SIGNING_ALGS
+
+PRE_AUTHORIZED_GRANT = "urn:ietf:params:oauth:grant-type:pre-authorized_code"  # §3.5
+CREDENTIAL_PATH = "/credential"
+NONCE_PATH = "/nonce"
+TOKEN_PATH = "/token"
+CREDENTIAL_SIGNING_ALGS = ("ES256",)
+
+
+class ClaimMetadata(NamedTuple):
+    """One claim of a credential: its name in the credential, its label, its value type."""
+
+    name: str
+    display_name: str
+    value_type: str = "string"
+
+
+@dataclass(frozen=True)
+class CredentialConfiguration:
+    """One credential an issuer offers (one per published schema)."""
+
+    id: str
+    vct: str
+    display_name: str
+    claims: Sequence[ClaimMetadata | tuple[str, str, str]] = field(default_factory=tuple)
+    description: str | None = None
+
+
+def _endpoint(issuer: str, path: str) -> str:
+    return issuer.rstrip("/") + path
+
+
+def credential_endpoint(issuer: str) -> str:
+    return _endpoint(issuer, CREDENTIAL_PATH)
+
+
+def nonce_endpoint(issuer: str) -> str:
+    return _endpoint(issuer, NONCE_PATH)
+
+
+def token_endpoint(issuer: str) -> str:
+    return _endpoint(issuer, TOKEN_PATH)
+
+
+def credential_issuer_metadata(
+    issuer: str, configurations: Iterable[CredentialConfiguration], display_name: str
+) -> dict[str, Any]:
+    """OpenID4VCI 1.0 §12.2.4. ``authorization_servers`` is omitted: the issuer acts as its
+    own authorization server (§12.2.4, "If this parameter is omitted...")."""
+    return {
+        "credential_issuer": issuer,
+        "credential_endpoint": credential_endpoint(issuer),
+        "nonce_endpoint": nonce_endpoint(issuer),
+        "display": [{"name": display_name}],
+        "credential_configurations_supported": {
+            configuration.id: _configuration(configuration) for configuration in configurations
+        },
+    }
+
+
+def _configuration(configuration: CredentialConfiguration) -> dict[str, Any]:
+    """§12.2.4 ``credential_configurations_supported`` entry, with the SD-JWT VC format's
+    ``vct`` (Appendix A.3.2) and 1.0's ``credential_metadata`` for display and claims. No
+    ``scope``: it names the credential in an Authorization Request, and only the
+    pre-authorized code flow is offered."""
+    display: dict[str, Any] = {"name": configuration.display_name}
+    if configuration.description:
+        display["description"] = configuration.description
+    return {
+        "format": SD_JWT_VC_TYP,
+        "vct": configuration.vct,
+        "cryptographic_binding_methods_supported": ["jwk"],
+        "credential_signing_alg_values_supported": list(CREDENTIAL_SIGNING_ALGS),
+        "proof_types_supported": {
+            "jwt": {"proof_signing_alg_values_supported": list(PROOF_SIGNING_ALGS)}
+        },
+        "credential_metadata": {
+            "display": [display],
+            "claims": [_claim(ClaimMetadata(*claim)) for claim in configuration.claims],
+        },
+    }
+
+
+def _claim(claim: ClaimMetadata) -> dict[str, Any]:
+    """Appendix B.2 claims description: a ``path`` to the claim (a dotted attribute name is a
+    path into nested objects, as the credential nests it) and its display name."""
+    return {"path": claim.name.split("."), "display": [{"name": claim.display_name}]}
+
+
+def authorization_server_metadata(issuer: str) -> dict[str, Any]:
+    """RFC 8414 §2 for the pre-authorized code flow only: a token endpoint and no client
+    authentication (OpenID4VCI 1.0 §12.3: ``pre-authorized_grant_anonymous_access_supported``)."""
+    return {
+        "issuer": issuer,
+        "token_endpoint": token_endpoint(issuer),
+        "grant_types_supported": [PRE_AUTHORIZED_GRANT],
+        "response_types_supported": [],
+        "token_endpoint_auth_methods_supported": ["none"],
+        "pre-authorized_grant_anonymous_access_supported": True,
+    }
+
+
+def jwt_vc_issuer_metadata(issuer: str, jwks: list[dict[str, Any]]) -> dict[str, Any]:
+    """draft-ietf-oauth-sd-jwt-vc §4.2: ``issuer`` equal to the credentials' ``iss`` and the
+    keys inline (``jwks``), so a verifier needs one fetch."""
+    return {"issuer": issuer, "jwks": {"keys": list(jwks)}}
+
+
+def credential_offer(
+    issuer: str,
+    configuration_ids: Sequence[str],
+    pre_authorized_code: str,
+    tx_code_length: int | None,
+) -> dict[str, Any]:
+    """§4.1.1 Credential Offer with the pre-authorized code grant; ``tx_code`` (§4.1.1) asks the
+    wallet for a numeric code of that length, sent to the person another way."""
+    grant: dict[str, Any] = {"pre-authorized_code": pre_authorized_code}
+    if tx_code_length is not None:
+        grant["tx_code"] = {
+            "input_mode": "numeric",
+            "length": tx_code_length,
+            "description": "Enter the code you were given with this offer",
+        }
+    return {
+        "credential_issuer": issuer,
+        "credential_configuration_ids": list(configuration_ids),
+        "grants": {PRE_AUTHORIZED_GRANT: grant},
+    }

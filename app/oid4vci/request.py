@@ -1,0 +1,96 @@
+"""Read the wallet's Token Request and Credential Request into what the issuer acts on.
+
+Pure parsing, so the HTTP layer only hands over the form or JSON body and renders the error:
+every refusal is a ``TokenError`` (RFC 6749 §5.2) or a ``CredentialError`` (OpenID4VCI 1.0
+§8.3.1.2) with the registered code. Unknown parameters are ignored, as §6.1 and §8.2 require.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from app.oid4vci.errors import InvalidCredentialRequest, InvalidProof, TokenError
+from app.oid4vci.metadata import PRE_AUTHORIZED_GRANT
+
+# Bounds on what a wallet may send: generous for any real wallet, small enough that a hostile
+# body costs nothing to refuse.
+MAX_PARAMETER_CHARS = 4096
+MAX_PROOFS = 1  # one credential per offer: a batch is not offered (no batch_credential_issuance)
+
+
+@dataclass(frozen=True)
+class TokenRequest:
+    """A pre-authorized code Token Request (OpenID4VCI 1.0 §6.1)."""
+
+    pre_authorized_code: str
+    tx_code: str | None
+
+
+@dataclass(frozen=True)
+class CredentialRequest:
+    """A Credential Request (§8.2) naming a configuration, with its ``jwt`` proofs."""
+
+    credential_configuration_id: str
+    proofs: tuple[str, ...]
+
+
+def _text(value: Any, name: str) -> str | None:
+    if value is None:
+        return None
+    if not isinstance(value, str) or len(value) > MAX_PARAMETER_CHARS:
+        raise TokenError("invalid_request", f"{name} is not a string of reasonable length")
+    return value
+
+
+def parse_token_request(form: Mapping[str, Any]) -> TokenRequest:
+    """RFC 6749 §4.1.3 with the §6.1 extension parameters. Only the pre-authorized code grant
+    is offered, so any other ``grant_type`` is ``unsupported_grant_type``."""
+    grant_type = _text(form.get("grant_type"), "grant_type")
+    if not grant_type:
+        raise TokenError("invalid_request", "grant_type is missing")
+    if grant_type != PRE_AUTHORIZED_GRANT:
+        raise TokenError(
+            "unsupported_grant_type", "Only the pre-authorized code grant is supported"
+        )
+    code = _text(form.get("pre-authorized_code"), "pre-authorized_code")
+    if not code:
+        raise TokenError("invalid_request", "pre-authorized_code is missing")
+    return TokenRequest(code, _text(form.get("tx_code"), "tx_code"))
+
+
+def parse_credential_request(body: Any) -> CredentialRequest:
+    """§8.2: ``credential_configuration_id`` (``credential_identifier`` is never handed out:
+    the token response has no ``authorization_details``) and ``proofs`` with exactly one
+    proof type, ``jwt``, holding a non-empty array of compact JWTs (Appendix F)."""
+    if not isinstance(body, dict):
+        raise InvalidCredentialRequest("Credential request is not a JSON object")
+    if "credential_identifier" in body:
+        raise InvalidCredentialRequest("credential_identifier is not used by this issuer")
+    configuration_id = body.get("credential_configuration_id")
+    if not isinstance(configuration_id, str) or not configuration_id:
+        raise InvalidCredentialRequest("credential_configuration_id is missing")
+    if "proof" in body:
+        # Drafts before 1.0 sent a single "proof"; 1.0 final knows only "proofs" (§8.2).
+        raise InvalidCredentialRequest("proof is not a 1.0 parameter: send proofs")
+    if "credential_response_encryption" in body:
+        raise InvalidCredentialRequest("Credential response encryption is not supported")
+    return CredentialRequest(configuration_id, _jwt_proofs(body.get("proofs")))
+
+
+def _jwt_proofs(proofs: Any) -> tuple[str, ...]:
+    if proofs is None:
+        raise InvalidProof("proofs is missing: a jwt key proof is required")
+    if not isinstance(proofs, dict) or len(proofs) != 1:
+        raise InvalidProof("proofs must hold exactly one proof type")
+    if "jwt" not in proofs:
+        raise InvalidProof("Only the jwt proof type is supported")
+    jwts = proofs["jwt"]
+    if not isinstance(jwts, list) or not jwts:
+        raise InvalidProof("proofs.jwt is not a non-empty array")
+    if len(jwts) > MAX_PROOFS:
+        raise InvalidProof("One proof per request: batch issuance is not offered")
+    if not all(isinstance(jwt, str) and jwt for jwt in jwts):
+        raise InvalidProof("proofs.jwt holds something other than a compact JWT")
+    return tuple(jwts)

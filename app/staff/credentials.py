@@ -1,0 +1,452 @@
+"""The dashboard's credentials: issue one to a recipient, many from a CSV, follow their status,
+resend an offer, revoke (DESIGN.md 6).
+
+The issue form is built from the chosen schema's attributes (one typed input each) and sends
+the body ``POST /credentials`` accepts, validated by the same model and issued by the same
+operations. A transaction code exists in clear only in the response that created it, so the
+page that shows it is the POST's own response, never a redirect or a flash. Offer emails leave
+after the issuance is committed (``app.mail``); a relay failure is shown on the page and the
+offer page link stays there to share another way.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from flask import render_template, request, url_for
+from flask.typing import ResponseReturnValue
+from pydantic import ValidationError
+
+from app import mail
+from app.errors import ApiError, InvalidRequest, NotFound, describe_validation_error
+from app.extensions import db
+from app.issuance import operations as issuing
+from app.issuance.links import IssuerLinks
+from app.issuance.models import Credential
+from app.issuance.operations import IssueCredential, IssuedOffer
+from app.organizations.models import Organization
+from app.organizations.operations import require_paid_plan
+from app.recipients.models import Recipient
+from app.recipients.operations import list_recipients
+from app.schemas.models import Schema
+from app.schemas.operations import list_schemas
+from app.staff.blueprint import bp
+from app.staff.credential_upload import (
+    MAX_ROWS,
+    UploadRefused,
+    read_csv,
+    resolve_recipients,
+    typed_claims,
+)
+from app.staff.page_kit import finished, refusal
+from app.web.access import acting_organization, require_staff
+from app.web.paging import Pager, page_args
+from app.web.requests import base_url, parse_id
+
+GATED_ACTION = "Issuing a credential"
+STATUSES = ("OFFERED", "ISSUED", "REVOKED", "EXPIRED")
+STATUS_WORDS = {
+    "OFFERED": "Offered",
+    "ISSUED": "In the wallet",
+    "REVOKED": "Revoked",
+    "EXPIRED": "Offer expired",
+}
+# Choices in the form's selects; both lists are paginated and nobody scrolls past these.
+SCHEMA_CHOICES, RECIPIENT_CHOICES = 100, 500
+# The recipient's page lists this many of their credentials; the list page filters the rest.
+RECIPIENT_CREDENTIALS = 100
+FORM_FIELDS = ("schema_id", "recipient_id", "name", "description")
+CLAIM_PREFIX = "claim."
+INPUT_TYPES = {
+    "TEXT": "text",
+    "NUMBER": "number",
+    "BOOLEAN": "select",
+    "URL": "url",
+    "DATETIME": "date",
+    "EMAIL": "email",
+}
+
+
+def links() -> IssuerLinks:
+    return IssuerLinks(base_url())
+
+
+# -- the list -------------------------------------------------------------------------------
+
+
+def status_filter() -> str | None:
+    """``?status=`` when it is one of the four, else no filter (a link is not a form error)."""
+    status = request.args.get("status", "").upper()
+    return status if status in STATUSES else None
+
+
+def status_pager(offset: int, limit: int, total: int, status: str | None) -> Pager:
+    page = offset // limit + 1
+    pages = max(1, -(-total // limit))
+    keep = {"status": status} if status else {}
+    previous_url = url_for("staff.credentials", page=page - 1, **keep) if page > 1 else None
+    more = offset + limit < total
+    next_url = url_for("staff.credentials", page=page + 1, **keep) if more else None
+    return Pager(page, pages, total, previous_url, next_url)
+
+
+@bp.get("/credentials")
+@require_staff
+def credentials() -> ResponseReturnValue:
+    """Newest first, filtered by status; the links to issue one or many."""
+    organization = acting_organization()
+    offset, limit = page_args()
+    status = status_filter()
+    rows, total = issuing.list_credentials(
+        organization, status=status, page=offset // limit + 1, limit=limit
+    )
+    return render_template(
+        "staff/credentials/index.html",
+        rows=rows,
+        status=status,
+        statuses=STATUSES,
+        status_words=STATUS_WORDS,
+        pages=status_pager(offset, limit, total, status),
+    )
+
+
+# -- issuing one ----------------------------------------------------------------------------
+
+
+def issuable_schemas(organization: Organization) -> list[Schema]:
+    """Published schemas the organization sees: its own and the public ones."""
+    return [s for s in list_schemas(organization, 0, SCHEMA_CHOICES)[0] if s.published]
+
+
+def form_values() -> dict[str, str]:
+    values = {name: request.values.get(name, "") for name in FORM_FIELDS}
+    values["tx_code"] = "on" if request.values.get("tx_code") else ""
+    for name, value in request.values.items():
+        if name.startswith(CLAIM_PREFIX):
+            values[name] = value
+    return values
+
+
+def claim_values(values: dict[str, str]) -> dict[str, str]:
+    return {
+        k.removeprefix(CLAIM_PREFIX): v for k, v in values.items() if k.startswith(CLAIM_PREFIX)
+    }
+
+
+def form_page(
+    organization: Organization, values: dict[str, str], status: int = 200, error: str | None = None
+) -> tuple[str, int]:
+    schemas = issuable_schemas(organization)
+    schema = next((s for s in schemas if str(s.id) == values.get("schema_id")), None)
+    if schema is None and schemas and not values.get("schema_id"):
+        schema = schemas[0]
+        values = {**values, "schema_id": str(schema.id)}
+    page = render_template(
+        "staff/credentials/new.html",
+        values=values,
+        claims=claim_values(values),
+        schemas=schemas,
+        schema=schema,
+        recipients=list_recipients(organization, 0, RECIPIENT_CHOICES)[0],
+        input_types=INPUT_TYPES,
+        error=error,
+    )
+    return page, status
+
+
+@bp.get("/credentials/new")
+@require_staff
+def credentials_new() -> ResponseReturnValue:
+    """The issue form, on the first published schema or the one chosen; gated like the API."""
+    organization = acting_organization()
+    require_paid_plan(organization, GATED_ACTION)
+    return form_page(organization, form_values())
+
+
+@bp.get("/credentials/attributes")
+@require_staff
+def credentials_attributes() -> ResponseReturnValue:
+    """htmx: the inputs of the chosen schema's attributes, keeping what was typed."""
+    organization = acting_organization()
+    values = form_values()
+    schemas = issuable_schemas(organization)
+    schema = next((s for s in schemas if str(s.id) == values.get("schema_id")), None)
+    return render_template(
+        "staff/credentials/_attributes.html",
+        schema=schema,
+        claims=claim_values(values),
+        input_types=INPUT_TYPES,
+    )
+
+
+def issue_body(organization: Organization, values: dict[str, str]) -> IssueCredential:
+    """The JSON API's body from the form; a value that does not fit its type is refused
+    before anything is stored."""
+    schemas = issuable_schemas(organization)
+    schema = next((s for s in schemas if str(s.id) == values["schema_id"]), None)
+    if schema is None:
+        raise InvalidRequest("Choose one of the published schemas in the list")
+    try:
+        claims = typed_claims(schema.attributes, claim_values(values))
+    except ValueError as exc:
+        raise InvalidRequest(str(exc)) from None
+    return IssueCredential.model_validate(
+        {
+            "name": values["name"] or schema.name,
+            "description": values["description"],
+            "schema_id": values["schema_id"],
+            "recipient_id": values["recipient_id"],
+            "claims": claims,
+            "tx_code": bool(values["tx_code"]),
+        }
+    )
+
+
+def email_offer(credential: Credential) -> None:
+    """Queue the email with the offer page's link; it leaves when the issuance commits."""
+    recipient = credential.recipient
+    if not recipient.email:
+        return
+    mail.send_offer(
+        to=recipient.email,
+        recipient_name=f"{recipient.first_name} {recipient.last_name}",
+        organization=credential.organization.name,
+        credential=credential.name,
+        offer_page=links().offer_page(credential) or "",
+        expires_at=credential.offer_expires_at,
+        tx_code_required=credential.tx_code_hash is not None,
+        reference=str(credential.id),
+    )
+
+
+def commit_and_mail(offers: list[IssuedOffer]) -> list[str]:
+    """Commit the issuance here rather than at the request's end, so the page can say whether
+    each email left; returns the IDs of the credentials whose email failed."""
+    for offer in offers:
+        email_offer(offer.credential)
+    db.session.commit()
+    return mail.undelivered()
+
+
+def form_refusal(exc: ValidationError | ApiError) -> tuple[str, int]:
+    """A recipient or schema that is not the organization's is the form's problem here."""
+    if isinstance(exc, NotFound):
+        db.session.rollback()
+        return "Choose one of your recipients and one of the schemas in the list.", 400
+    return refusal(exc, missing_record_is_a_page=False)
+
+
+@bp.post("/credentials/new")
+@require_staff
+def credentials_create() -> ResponseReturnValue:
+    """Issue, or re-render on "Choose"; the offer email leaves once the issuance is stored."""
+    organization = acting_organization()
+    require_paid_plan(organization, GATED_ACTION)
+    values = form_values()
+    if request.form.get("action") == "choose":
+        return form_page(organization, values)
+    try:
+        offer = issuing.issue_credential(organization, issue_body(organization, values), links())
+    except (ValidationError, ApiError) as exc:
+        message, status = form_refusal(exc)
+        return form_page(organization, values, status, message)
+    undelivered = commit_and_mail([offer])
+    return detail_page(
+        offer.credential, 201, tx_code=offer.tx_code, created=True, undelivered=bool(undelivered)
+    )
+
+
+# -- one credential -------------------------------------------------------------------------
+
+
+def the_credential(credential_id: str) -> Credential:
+    """The acting organization's credential; anyone else's reads as not found (404 page)."""
+    return issuing.get_credential(acting_organization(), parse_id(credential_id))
+
+
+def detail_page(credential: Credential, status: int = 200, **extra: Any) -> tuple[str, int]:
+    page = render_template(
+        "staff/credentials/detail.html",
+        credential=credential,
+        status_words=STATUS_WORDS,
+        offer_page=links().offer_page(credential),
+        **extra,
+    )
+    return page, status
+
+
+@bp.get("/credentials/<credential_id>")
+@require_staff
+def credentials_detail(credential_id: str) -> ResponseReturnValue:
+    """Its status, recipient, claims, and what can still be done with it."""
+    return detail_page(the_credential(credential_id))
+
+
+@bp.post("/credentials/<credential_id>/resend")
+@require_staff
+def credentials_resend(credential_id: str) -> ResponseReturnValue:
+    """A fresh offer (the old link and code stop working) and a fresh email."""
+    organization = acting_organization()
+    credential = the_credential(credential_id)
+    offer = issuing.resend_offer(organization, credential.id, links())
+    undelivered = commit_and_mail([offer])
+    return detail_page(
+        offer.credential, tx_code=offer.tx_code, resent=True, undelivered=bool(undelivered)
+    )
+
+
+@bp.get("/credentials/<credential_id>/revoke")
+@require_staff
+def credentials_confirm_revoke(credential_id: str) -> ResponseReturnValue:
+    """Without JavaScript, the confirmation ``hx-confirm`` would have asked for."""
+    return render_template(
+        "staff/credentials/revoke.html", credential=the_credential(credential_id)
+    )
+
+
+@bp.post("/credentials/<credential_id>/revoke")
+@require_staff
+def credentials_revoke(credential_id: str) -> ResponseReturnValue:
+    """Idempotent, as the API: the status list shows it from the next fetch on."""
+    credential = issuing.revoke_credential(acting_organization(), parse_id(credential_id))
+    return finished(
+        f"“{credential.name}” revoked.", "staff.credentials_detail", credential_id=credential.id
+    )
+
+
+# -- issuing many ---------------------------------------------------------------------------
+
+
+def upload_page(
+    organization: Organization,
+    values: dict[str, str],
+    status: int = 200,
+    problems: list[str] | None = None,
+) -> tuple[str, int]:
+    page = render_template(
+        "staff/credentials/upload.html",
+        values=values,
+        schemas=issuable_schemas(organization),
+        problems=problems or [],
+        max_rows=MAX_ROWS,
+    )
+    return page, status
+
+
+@bp.get("/credentials/upload")
+@require_staff
+def credentials_upload_form() -> ResponseReturnValue:
+    """The CSV form and what the file must look like; gated like issuing one."""
+    organization = acting_organization()
+    require_paid_plan(organization, GATED_ACTION)
+    return upload_page(organization, form_values())
+
+
+@dataclass
+class Bodies:
+    """One API body per row that passed the form's own checks, and each one's file line."""
+
+    bodies: list[IssueCredential] = field(default_factory=list)
+    lines: list[int] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+
+    def add(self, line: int, body: dict[str, Any]) -> None:
+        try:
+            self.bodies.append(IssueCredential.model_validate(body))
+            self.lines.append(line)
+        except ValidationError as exc:
+            self.problems.append(f"Line {line}: {describe_validation_error(exc)}")
+
+
+def upload_bodies(organization: Organization, values: dict[str, str]) -> Bodies:
+    """The API body of every row, and every problem of every row the form can see (file
+    layout, recipients, value types) before the issuing checks see the rest."""
+    schema = next(
+        (s for s in issuable_schemas(organization) if str(s.id) == values["schema_id"]), None
+    )
+    if schema is None:
+        raise UploadRefused(["Choose one of the published schemas in the list."])
+    sent = request.files.get("file")
+    if sent is None or not sent.filename:
+        raise UploadRefused(["Choose a CSV file to upload."])
+    upload = read_csv(sent.read(), schema.attributes)
+    recipients, problems = resolve_recipients(organization, upload)
+    found = Bodies(problems=problems)
+    for row in upload.rows:
+        if row.overflow:
+            found.problems.append(f"Line {row.line}: more cells than the header has columns.")
+            continue
+        try:
+            claims = typed_claims(schema.attributes, row.values)
+        except ValueError as exc:
+            found.problems.append(f"Line {row.line}: {exc}")
+            continue
+        if row.line in recipients:
+            body = {
+                "name": values["name"] or schema.name,
+                "description": values["description"],
+                "schema_id": str(schema.id),
+                "recipient_id": str(recipients[row.line]),
+                "claims": claims,
+                "tx_code": bool(values["tx_code"]),
+            }
+            found.add(row.line, body)
+    return found
+
+
+ROW = re.compile(r"(?:^|; )row (\d+): ")
+
+
+def by_line(message: str, lines: list[int]) -> list[str]:
+    """``issue_many`` numbers bad rows from 1 among those it was given; say their file lines."""
+    parts = ROW.split(message)
+    if len(parts) < 3:
+        return [message]
+    pairs = zip(parts[1::2], parts[2::2], strict=True)
+    return [f"Line {lines[int(number) - 1]}: {text}" for number, text in pairs]
+
+
+def line_number(problem: str) -> int:
+    head = problem.split(":", 1)[0]
+    return int(head.removeprefix("Line ")) if head.startswith("Line ") else 0
+
+
+@bp.post("/credentials/upload")
+@require_staff
+def credentials_upload() -> ResponseReturnValue:
+    """All rows are issued, or none: every problem of the file is listed, nothing stored."""
+    organization = acting_organization()
+    require_paid_plan(organization, GATED_ACTION)
+    values = form_values()
+    try:
+        found = upload_bodies(organization, values)
+    except UploadRefused as exc:
+        return upload_page(organization, values, 400, exc.problems)
+    if found.problems:
+        return upload_page(organization, values, 400, sorted(found.problems, key=line_number))
+    try:
+        offers = issuing.issue_many(organization, found.bodies, links())
+    except InvalidRequest as exc:
+        db.session.rollback()
+        return upload_page(organization, values, 400, by_line(exc.message, found.lines))
+    except ApiError as exc:
+        message, status = form_refusal(exc)
+        return upload_page(organization, values, status, [message])
+    undelivered = commit_and_mail(offers)
+    page = render_template(
+        "staff/credentials/uploaded.html", offers=offers, undelivered=set(undelivered)
+    )
+    return page, 201
+
+
+# -- on a recipient's page ------------------------------------------------------------------
+
+
+def of_recipient(organization: Organization, recipient: Recipient) -> dict[str, Any]:
+    """What the recipient's page shows of their credentials, newest first."""
+    rows, _ = issuing.list_credentials(
+        organization, recipient_id=recipient.id, page=1, limit=RECIPIENT_CREDENTIALS
+    )
+    return {"credentials": rows, "status_words": STATUS_WORDS}

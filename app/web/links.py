@@ -1,0 +1,99 @@
+"""Where this deployment is reached and who it is, as wallets and people see it.
+
+Addresses are built with ``url_for`` from the routes themselves, on the deployment's public
+base URL; the verifier identity is the one the factory settled at start-up.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+from functools import singledispatch
+from urllib.parse import urlencode
+
+from flask import current_app, url_for
+
+from app import clock
+from app.deployment import VERIFIER_EXTENSION
+from app.oid4vp.request import AuthorizationRequest, link_for
+from app.oid4vp.verifier import Verifier
+from app.policies.models import PolicyRequest
+from app.policies.tokens import policy_token
+from app.verifications.models import (
+    Individual,
+    PresentationRequest,
+    PresentationSubject,
+    Verification,
+)
+from app.web.requests import base_url
+
+
+@dataclass(frozen=True)
+class Links:
+    base_url: str
+    verifier: Verifier
+
+    def request_uri(self, request_id: uuid.UUID) -> str:
+        return self.base_url + url_for("public.request_object", request_id=request_id)
+
+    def response_uri(self, request_id: uuid.UUID) -> str:
+        return self.base_url + url_for("wallet.direct_post", request_id=request_id)
+
+    def client_id(self, request_id: uuid.UUID) -> str:
+        """The client ID of a request: in its link, its Request Object, and the KB-JWT ``aud``."""
+        return self.verifier.client_id(self.response_uri(request_id))
+
+    def connection_url(self, request_id: uuid.UUID) -> str:
+        """The ``openid4vp://`` link for a presentation request, passed by reference."""
+        return link_for(
+            self.response_uri(request_id), self.request_uri(request_id), self.verifier.client
+        )
+
+    def person_page(self, subject: PresentationSubject, **query: str) -> str:
+        """The person's page of a subject (``/i/<id>`` or ``/p/<token>``)."""
+        address = self.base_url + page_path(subject)
+        return f"{address}?{urlencode(query)}" if query else address
+
+    def authorization_request(
+        self, request: PresentationRequest, verification: Verification
+    ) -> AuthorizationRequest:
+        """The OpenID4VP request a wallet fetches by reference for one presentation request.
+
+        Client identifier and response encryption key are this verifier's, the identity that
+        made the request's link and that will read its response.
+        """
+        return AuthorizationRequest(
+            client=self.verifier.client,
+            encryption_jwk=self.verifier.response_jwk(str(request.id)),
+            response_uri=self.response_uri(request.id),
+            request_uri=self.request_uri(request.id),
+            nonce=request.nonce,
+            state=request.state,
+            vct=verification.schema.vct,
+            claims=verification.requested_claims(),
+            issued_at=int(clock.now().timestamp()),
+            expires_at=int(request.expires_at.timestamp()),
+            client_name=verification.organization.name,
+        )
+
+
+@singledispatch
+def page_path(subject: PresentationSubject) -> str:
+    raise TypeError(f"no person's page for {type(subject).__name__}")
+
+
+@page_path.register
+def _(subject: Individual) -> str:
+    return url_for("pages.individual_page", individual_id=subject.id)
+
+
+@page_path.register
+def _(subject: PolicyRequest) -> str:
+    # The token is derived, not stored (only its hash is): rebuilt with the deployment's secret.
+    token = policy_token(current_app.config["SECRET_KEY"], subject.id)
+    return url_for("pages.policy_page", token=token)
+
+
+def links() -> Links:
+    """This deployment's links, for the request being answered."""
+    return Links(base_url(), current_app.extensions[VERIFIER_EXTENSION])

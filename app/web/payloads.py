@@ -1,0 +1,458 @@
+"""Wire shapes of the JSON API (DESIGN.md 6), shared by request validation and /openapi.json."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from app.organizations.models import Plan, Role
+from app.verifications.conditions import OPERATORS
+from app.verifications.models import Status
+
+Name = Field(min_length=1, max_length=200)
+Text = Field(default="", max_length=5000)
+
+
+class Body(BaseModel):
+    """Request bodies: unknown fields are refused so that typos do not pass silently."""
+
+    model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
+
+
+class Out(BaseModel):
+    model_config = ConfigDict(from_attributes=True)
+
+
+class ErrorOut(Out):
+    error: str
+    code: str | None = None
+    tier: str | None = None
+
+
+# -- individuals --------------------------------------------------------------------------
+
+
+class OpenIndividual(Body):
+    customer_id: str = Field(min_length=1, max_length=200)
+    verification_id: uuid.UUID
+
+
+class IndividualOut(Out):
+    id: uuid.UUID
+    individual_id: uuid.UUID
+    verification_id: uuid.UUID
+    customer_id: str
+    status: Status
+    validation_error: str | None
+    connection_url: str | None
+    connection_at: datetime | None
+    verified_at: datetime | None
+    created_at: datetime
+    updated_at: datetime
+
+
+class IndividualLookupOut(IndividualOut):
+    claims: dict[str, Any] | None
+    issuer: str | None
+
+
+class IndividualList(Out):
+    results: list[IndividualLookupOut]
+    total: int
+
+
+# -- verifications ------------------------------------------------------------------------
+
+
+CONDITION_VALUE = (
+    "Read by the type of the schema attribute the condition names, when the verification is "
+    'saved: text is accepted for every type ("17", "true", "2000-01-31"). NUMBER takes '
+    'a number or its text; BOOLEAN true/false or "true"/"false"; DATETIME a full-date '
+    "(2000-01-31) or an RFC 3339 date-time (no offset: UTC); URL an absolute URL; EMAIL an "
+    "address (compared ignoring case); TEXT text (a number or boolean reads as its JSON text). "
+    "IN takes a list of such values; AGE_AT_LEAST a whole number of years (0 to 150) and reads "
+    "the claim as a date; EXISTS no value. BIGGER and SMALLER order NUMBER and DATETIME "
+    "attributes; on a TEXT attribute, or a path below a schema attribute (which has no declared "
+    "type and reads as TEXT), they compare by what the value reads as, a number or a date. A "
+    "value that cannot be read so is a 400 INVALID_REQUEST naming the condition "
+    "(attributes[i]). Presented claims are read by the same type and compared as such, never "
+    "by their text; a full-date against a date-time compares calendar days."
+)
+
+
+class Condition(Body):
+    """One condition on a presented claim. Give the attribute as ``attribute_id`` or
+    ``name`` (both are accepted, the same attribute if both are given)."""
+
+    attribute_id: str | None = Field(
+        default=None,
+        max_length=200,
+        description="The schema attribute, or a dotted path below one (address.country).",
+    )
+    name: str | None = Field(default=None, max_length=200, description="Same as attribute_id.")
+    operator: Literal[OPERATORS]  # type: ignore[valid-type]
+    value: Any = Field(default=None, description=CONDITION_VALUE)
+
+
+class VerificationIn(Body):
+    name: str = Name
+    description: str = Text
+    schema_id: uuid.UUID
+    type: Literal["SINGLE", "MULTI"] = "SINGLE"
+    claims: list[str] = Field(default_factory=list, max_length=100)
+    attributes: list[Condition] = Field(default_factory=list, max_length=50)
+    trusted_issuers: list[str] = Field(default_factory=list, max_length=50)
+    return_url: str | None = Field(default=None, max_length=2000, pattern=r"^https?://")
+
+
+class VerificationPatch(Body):
+    name: str | None = Field(default=None, min_length=1, max_length=200)
+    description: str | None = Field(default=None, max_length=5000)
+    schema_id: uuid.UUID | None = None
+    type: Literal["SINGLE", "MULTI"] | None = None
+    claims: list[str] | None = Field(default=None, max_length=100)
+    attributes: list[Condition] | None = Field(default=None, max_length=50)
+    trusted_issuers: list[str] | None = Field(default=None, max_length=50)
+    return_url: str | None = Field(default=None, max_length=2000, pattern=r"^https?://")
+
+
+class ConditionOut(Out):
+    """A condition echoed as the client sent it: under the key it used (``attribute_id`` or
+    ``name``) and with its value exactly as sent (\"17\" stays \"17\"); what it is
+    compared by is the value read by the attribute's type when it was saved."""
+
+    attribute_id: str | None = Field(default=None, description="Present if the client used it.")
+    name: str | None = Field(default=None, description="Present if the client used it.")
+    operator: str
+    value: Any = Field(default=None, description="As sent.")
+
+
+class VerificationOut(Out):
+    id: uuid.UUID
+    name: str
+    description: str
+    schema_id: uuid.UUID
+    type: str
+    claims: list[str]
+    attributes: list[ConditionOut]
+    trusted_issuers: list[str]
+    return_url: str | None
+    created_at: datetime
+    updated_at: datetime
+
+
+class VerificationList(Out):
+    results: list[VerificationOut]
+    total: int
+
+
+# -- schemas ------------------------------------------------------------------------------
+
+
+class SchemaAttribute(Body):
+    name: str = Field(
+        min_length=1, max_length=200, pattern=r"^[A-Za-z0-9_\-]+(\.[A-Za-z0-9_\-]+)*$"
+    )
+    description: str = Field(default="", max_length=1000)
+    type: Literal["TEXT", "NUMBER", "BOOLEAN", "URL", "DATETIME", "EMAIL"] = "TEXT"
+
+
+class SchemaIn(Body):
+    name: str = Name
+    description: str = Text
+    public: bool = False
+    vct: str = Field(min_length=1, max_length=500)
+    premium_plus: bool = False
+    attributes: list[SchemaAttribute] = Field(min_length=1, max_length=100)
+    validity_days: int | None = Field(
+        default=None,
+        strict=True,
+        ge=1,
+        le=3650,
+        description="Days a credential issued with this schema stays valid (its exp); "
+        "none: credentials without exp",
+    )
+
+
+class SchemaPatch(Body):
+    name: str | None = Field(default=None, min_length=1, max_length=200)
+    description: str | None = Field(default=None, max_length=5000)
+    public: bool | None = None
+    vct: str | None = Field(default=None, min_length=1, max_length=500)
+    premium_plus: bool | None = None
+    attributes: list[SchemaAttribute] | None = Field(default=None, min_length=1, max_length=100)
+    validity_days: int | None = Field(default=None, strict=True, ge=1, le=3650)
+
+
+class SchemaAttributeOut(Out):
+    name: str
+    description: str
+    type: str
+
+
+class SchemaOut(Out):
+    id: uuid.UUID
+    name: str
+    description: str
+    public: bool
+    vct: str
+    premium_plus: bool
+    published: bool
+    attributes: list[SchemaAttributeOut]
+    validity_days: int | None
+    created_at: datetime
+    updated_at: datetime
+
+
+class SchemaList(Out):
+    results: list[SchemaOut]
+    total: int
+
+
+# -- recipients ---------------------------------------------------------------------------
+
+
+class RecipientIn(Body):
+    first_name: str = Name
+    last_name: str = Name
+    email: str = Field(min_length=3, max_length=320, pattern=r"^[^@\s]+@[^@\s]+$")
+    customer_id: str | None = Field(default=None, max_length=200)
+
+
+class RecipientPatch(Body):
+    id: uuid.UUID | None = None
+    first_name: str | None = Field(default=None, min_length=1, max_length=200)
+    last_name: str | None = Field(default=None, min_length=1, max_length=200)
+    email: str | None = Field(
+        default=None, min_length=3, max_length=320, pattern=r"^[^@\s]+@[^@\s]+$"
+    )
+    customer_id: str | None = Field(default=None, max_length=200)
+
+
+class RecipientRef(Body):
+    id: uuid.UUID
+
+
+class RecipientOut(Out):
+    id: uuid.UUID
+    first_name: str
+    last_name: str
+    email: str
+    customer_id: str | None
+    created_at: datetime
+    updated_at: datetime
+
+
+class RecipientList(Out):
+    results: list[RecipientOut]
+    total: int
+
+
+# -- credentials --------------------------------------------------------------------------
+
+
+class CredentialClaimOut(Out):
+    name: str
+    value: str | bool | int | float
+
+
+class CredentialOut(Out):
+    """DESIGN.md 6 "Credential"; the offer's link only while it can be taken."""
+
+    id: uuid.UUID
+    name: str
+    description: str
+    schema_id: uuid.UUID
+    recipient_id: uuid.UUID
+    claims: list[CredentialClaimOut]
+    status: Literal["OFFERED", "ISSUED", "REVOKED", "EXPIRED"]
+    issuer: str
+    offer_url: str | None
+    offer_page: str | None
+    offer_expires_at: datetime | None
+    tx_code_required: bool
+    issued_at: datetime | None
+    expires_at: datetime | None
+    revoked_at: datetime | None
+    created_at: datetime
+    updated_at: datetime
+
+
+class CredentialCreated(CredentialOut):
+    """With the transaction code in clear, in this response only, when one was asked for."""
+
+    tx_code: str | None = None
+
+
+class CredentialList(Out):
+    results: list[CredentialOut]
+    total: int
+
+
+# -- policy requests ----------------------------------------------------------------------
+
+
+class PolicyRequestIn(Body):
+    verification_id: uuid.UUID
+    recipient_id: uuid.UUID | None = None
+    expires_in: int = Field(default=900, ge=1, le=86400)
+
+
+class PolicyRequestOut(Out):
+    id: uuid.UUID
+    token: str
+    url: str
+    expires_at: datetime
+    status: Status
+
+
+class PolicyStatusOut(Out):
+    id: uuid.UUID
+    verification_id: uuid.UUID
+    recipient_id: uuid.UUID | None
+    status: Status
+    validation_error: str | None
+    claims: dict[str, Any] | None
+    issuer: str | None
+    expires_at: datetime
+    verified_at: datetime | None
+    created_at: datetime
+
+
+# -- organizations, people, keys ----------------------------------------------------------
+
+
+class OrganizationIn(Body):
+    name: str = Name
+
+
+class OrganizationOut(Out):
+    id: uuid.UUID
+    name: str
+    plan: Plan
+    plan_expires_at: datetime | None
+    created_at: datetime
+
+
+class MembershipOut(Out):
+    organization: OrganizationOut
+    role: Role
+    joined_at: datetime
+
+
+class MemberOut(Out):
+    user_id: uuid.UUID
+    email: str
+    name: str
+    role: Role
+    joined_at: datetime
+
+
+class OrganizationDetail(OrganizationOut):
+    role: Role
+    members: list[MemberOut]
+
+
+class OrganizationList(Out):
+    results: list[MembershipOut]
+    total: int
+
+
+class CodeIn(Body):
+    days: int = Field(default=7, ge=1, le=90)
+    role: Literal["ADMIN", "MEMBER"] = "MEMBER"
+
+
+class CodeOut(Out):
+    code: str
+    organization_id: uuid.UUID
+    role: Role
+    expires_at: datetime
+
+
+class JoinIn(Body):
+    code: str = Field(min_length=1, max_length=200)
+
+
+class UserOut(Out):
+    id: uuid.UUID
+    email: str
+    name: str
+
+
+class MeOut(Out):
+    user: UserOut
+    memberships: list[MembershipOut]
+    default_organization_id: uuid.UUID | None
+    acting_organization_id: uuid.UUID | None
+
+
+class IntegrationIn(Body):
+    name: str = Name
+
+
+class IntegrationOut(Out):
+    id: uuid.UUID
+    name: str
+    key_prefix: str
+    created_at: datetime
+    last_used_at: datetime | None
+
+
+class IntegrationCreated(IntegrationOut):
+    key: str = Field(description="The Secret Key. Shown once; only its hash is stored.")
+
+
+class IntegrationList(Out):
+    results: list[IntegrationOut]
+    total: int
+
+
+class VoucherIn(Body):
+    code: str = Field(min_length=1, max_length=200)
+
+
+class CheckoutIn(Body):
+    plan: Literal["PRO", "PREMIUM_PLUS"]
+    return_url: str | None = Field(default=None, max_length=2000, pattern=r"^https?://")
+
+
+class PortalIn(Body):
+    return_url: str | None = Field(default=None, max_length=2000, pattern=r"^https?://")
+
+
+class RedirectOut(Out):
+    url: str
+
+
+# -- login --------------------------------------------------------------------------------
+
+
+class AuthIn(Body):
+    return_to: str | None = Field(
+        default=None,
+        max_length=2000,
+        description="Where the callback sends the browser with code and state.",
+    )
+
+
+class AuthOut(Out):
+    auth_url: str
+
+
+class SessionIn(Body):
+    code: str = Field(min_length=1, max_length=2000)
+    state: str = Field(min_length=1, max_length=200)
+
+
+class SessionOut(Out):
+    token: str
+    token_type: Literal["Bearer"] = "Bearer"
+    expires_at: datetime
+
+
+class HealthOut(Out):
+    status: str

@@ -1,0 +1,89 @@
+"""What the person reads after sharing through the browser's Digital Credentials API, in
+Debian's Chromium: plain words, never the protocol's. The browser's wallet is played by an init
+script (Chromium has no wallet here); what it answers goes to the real service."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from browser_support import (
+    DESKTOP,
+    Delegate,
+    assert_clean,
+    launched_chromium,
+    loopback_server,
+    screenshot,
+    watched_page,
+)
+from factories import make_staff, make_verification
+
+# A browser with the API whose wallet answers ``answer`` (the DigitalCredential's data).
+WALLET = """
+window.DigitalCredential = function () {};
+Object.defineProperty(navigator.credentials, "get", {
+  value: async () => ({ data: %s }),
+});
+"""
+OUTCOME_TIMEOUT_MS = 10_000
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    with launched_chromium() as launched:
+        yield launched
+
+
+@pytest.fixture
+def person_page(make_app) -> Iterator[str]:
+    """The address of a fresh individual's page, on the app served on loopback."""
+    delegate = Delegate()
+    with loopback_server(delegate) as url:
+        delegate.app = make_app(PUBLIC_URL=url)
+        client = delegate.app.test_client()
+        verification = make_verification(client, make_staff(delegate.app))
+        individual = client.post(
+            "/verifications/individuals",
+            json={"customer_id": "crm-dc", "verification_id": verification["id"]},
+        ).get_json()
+        yield f"{url}/i/{individual['id']}"
+
+
+def shared(browser, person_page: str, answer: dict, problems: list[str]) -> Any:
+    page = watched_page(browser, DESKTOP, problems)
+    page.context.add_init_script(WALLET % json.dumps(answer))
+    page.goto(person_page)
+    page.locator("#dc-api").click()
+    return page
+
+
+def test_a_refused_answer_is_told_in_plain_words(browser, person_page):
+    from playwright.sync_api import expect
+
+    problems: list[str] = []
+    # The service refuses this answer (400: vp_token has no 'credential' entry).
+    page = shared(browser, person_page, {"vp_token": {"other": ["x"]}}, problems)
+    message = page.locator("#dc-api-message")
+    expect(message).to_contain_text("Sharing through this browser did not work.")
+    expect(message).not_to_contain_text("vp_token")
+    screenshot(page, "person-page-dc-api-refused")
+    assert_clean(page, problems)
+    page.context.close()
+
+
+def test_a_failed_presentation_is_told_in_plain_words(browser, person_page):
+    from playwright.sync_api import expect
+
+    problems: list[str] = []
+    page = shared(
+        browser, person_page, {"vp_token": {"credential": ["not-a-credential"]}}, problems
+    )
+    expect(page.locator("#dc-api-message")).to_contain_text("Your wallet answered.")
+    status = page.locator("#status")
+    expect(status).to_contain_text("Not verified.", timeout=OUTCOME_TIMEOUT_MS)
+    expect(status).to_contain_text("This credential could not be checked")
+    expect(status).not_to_contain_text("SD-JWT")
+    assert_clean(page, problems)
+    page.context.close()

@@ -1,0 +1,187 @@
+"""Storage unreachable: 502 STORAGE_UNAVAILABLE with Retry-After, a calm page for the person,
+and one log line when the outage starts and one when it ends (never a traceback per request).
+
+Real outages, no mocks: a SQLite file behind a directory link that is missing and then
+restored, served by gunicorn; PostgreSQL behind a TCP proxy that is stopped and started again;
+Redis (the voucher throttle's storage) on a closed port.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import socket
+import threading
+import uuid
+from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
+
+import pytest
+import requests
+from factories import make_staff
+from served import free_port, prepare, served, service_env
+
+PEOPLE_PAGE = "try again in a moment"
+
+
+def assert_unavailable(status: int, headers, body) -> None:
+    assert status == 502, body
+    assert body == {"error": body["error"], "code": "STORAGE_UNAVAILABLE"}
+    assert int(headers["Retry-After"]) > 0
+
+
+def outage_lines(log: str) -> tuple[list[str], list[str]]:
+    lines = log.splitlines()
+    return (
+        [line for line in lines if "storage unavailable" in line],
+        [line for line in lines if "storage available again" in line],
+    )
+
+
+def test_sqlite_file_that_cannot_be_opened_then_can(tmp_path: Path):
+    real = tmp_path / "real"
+    real.mkdir()
+    link = tmp_path / "link"
+    link.symlink_to(real)
+    env = service_env(f"sqlite:///{link / 'verity.sqlite3'}")
+    prepare(env)
+    link.unlink()  # the file cannot be opened any more
+    with served(env, tmp_path / "server.log") as service:
+        for _ in range(6):
+            response = requests.post(
+                service.url("/verifications/individuals"),
+                json={"customer_id": "c", "verification_id": str(uuid.uuid4())},
+                timeout=30,
+            )
+            assert_unavailable(response.status_code, response.headers, response.json())
+        page = requests.get(service.url(f"/i/{uuid.uuid4()}"), timeout=30)
+        assert page.status_code == 502 and int(page.headers["Retry-After"]) > 0
+        assert page.headers["Content-Type"].startswith("text/html")
+        assert PEOPLE_PAGE in page.text
+        assert "frame-ancestors 'none'" in page.headers["Content-Security-Policy"]
+
+        link.symlink_to(real)  # storage is back
+        # Requests go to whichever worker accepts first, so the one that saw the outage may take
+        # none of the first few: ask until it has (a bounded number of times).
+        for _ in range(60):
+            response = requests.post(
+                service.url("/verifications/individuals"),
+                json={"customer_id": "c", "verification_id": str(uuid.uuid4())},
+                timeout=30,
+            )
+            assert response.status_code == 400 and response.json()["code"] == "NOT_FOUND"
+            if outage_lines(service.log())[1]:
+                break
+        log = service.log()
+    started, ended = outage_lines(log)
+    # One line per worker process at most (two workers), never one per request.
+    assert 1 <= len(started) <= 2, started
+    # A worker logs the end at its first success; one that took no request since may not yet.
+    assert 1 <= len(ended) <= len(started), ended
+    assert "Traceback" not in log and "unhandled error" not in log
+
+
+class Proxy:
+    """A TCP proxy to PostgreSQL that can be stopped (every connection cut) and started."""
+
+    def __init__(self, target: tuple[str, int]) -> None:
+        self.target = target
+        self.port = free_port()
+        self.listener: socket.socket | None = None
+        self.sockets: list[socket.socket] = []
+        self.lock = threading.Lock()
+
+    def start(self) -> None:
+        listener = socket.socket()
+        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        listener.bind(("127.0.0.1", self.port))
+        listener.listen(64)
+        self.listener = listener
+        threading.Thread(target=self._accept, args=(listener,), daemon=True).start()
+
+    def stop(self) -> None:
+        assert self.listener is not None
+        # shutdown wakes the thread blocked in accept(); close alone would leave it listening.
+        with contextlib.suppress(OSError):
+            self.listener.shutdown(socket.SHUT_RDWR)
+        self.listener.close()
+        self.listener = None
+        with self.lock:
+            for sock in self.sockets:
+                with contextlib.suppress(OSError):
+                    sock.shutdown(socket.SHUT_RDWR)
+                sock.close()
+            self.sockets.clear()
+
+    def _accept(self, listener: socket.socket) -> None:
+        while True:
+            try:
+                client, _ = listener.accept()
+            except OSError:
+                return
+            upstream = socket.create_connection(self.target)
+            with self.lock:
+                if self.listener is not listener:  # stopped meanwhile
+                    client.close()
+                    upstream.close()
+                    return
+                self.sockets += [client, upstream]
+            for a, b in ((client, upstream), (upstream, client)):
+                threading.Thread(target=self._pipe, args=(a, b), daemon=True).start()
+
+    @staticmethod
+    def _pipe(source: socket.socket, sink: socket.socket) -> None:
+        with contextlib.suppress(OSError):
+            while data := source.recv(65536):
+                sink.sendall(data)
+        with contextlib.suppress(OSError):
+            sink.shutdown(socket.SHUT_WR)
+
+
+@pytest.mark.skipif(
+    os.environ.get("VERITY_TEST_DB") != "postgresql", reason="runs in the PostgreSQL pass"
+)
+def test_postgresql_stopped_then_back(app, db_url, make_app, caplog):
+    staff = make_staff(app)
+    parts = urlsplit(db_url)
+    proxy = Proxy((parts.hostname or "127.0.0.1", parts.port or 5432))
+    proxied = urlunsplit(parts._replace(netloc=f"{parts.username}@127.0.0.1:{proxy.port}"))
+    proxy.start()
+    served_app = make_app(SQLALCHEMY_DATABASE_URI=proxied)
+    client = served_app.test_client()
+    assert client.get("/me", headers=staff.headers()).status_code == 200
+    caplog.set_level(logging.INFO)
+
+    proxy.stop()
+    for _ in range(5):
+        response = client.get("/me", headers=staff.headers())
+        assert_unavailable(response.status_code, response.headers, response.get_json())
+    page = client.get(f"/i/{uuid.uuid4()}")
+    assert page.status_code == 502 and PEOPLE_PAGE in page.get_data(as_text=True)
+
+    proxy.start()
+    assert client.get("/me", headers=staff.headers()).status_code == 200
+    proxy.stop()
+    started, ended = outage_lines(caplog.text)
+    assert len(started) == 1 and len(ended) == 1, caplog.text
+    assert not [r for r in caplog.records if r.exc_info], "a traceback was logged"
+
+
+def test_redis_down_refuses_voucher_exchange_and_nothing_else(app, make_app, caplog):
+    closed = f"redis://127.0.0.1:{free_port()}/0"
+    served_app = make_app(RATELIMIT_STORAGE_URI=closed)
+    staff = make_staff(app)
+    client = served_app.test_client()
+    for _ in range(3):
+        response = client.post(
+            "/vouchers/exchange", json={"code": "vv_anything"}, headers=staff.headers()
+        )
+        assert_unavailable(response.status_code, response.headers, response.get_json())
+    # Every other endpoint keeps working.
+    assert client.get("/me", headers=staff.headers()).status_code == 200
+    assert (
+        client.post("/organizations", json={"name": "B"}, headers=staff.headers()).status_code
+        == 201
+    )
+    assert not [r for r in caplog.records if r.exc_info], "a traceback was logged"

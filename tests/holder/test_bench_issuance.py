@@ -1,0 +1,54 @@
+"""The benchmark's issuance client (bench/receiving.py) makes whole issuances the service
+completes, against the app served on loopback: what ``make bench`` times is an issued,
+verifiable credential, and each offer serves one issuance only. No timing here."""
+
+from __future__ import annotations
+
+import http.client
+from urllib.parse import urlsplit
+
+import pytest
+from holder_support import issuing_organization as seed
+
+from app.holder.issuance import receive
+from app.holder.store import Wallet
+from bench import presenting, receiving
+
+
+def test_the_bench_client_issues_a_credential_the_issuer_signed(serve):
+    served = serve()
+    staff, body = seed(served)
+    token = staff.token
+    port = urlsplit(served.base).port
+    (code,) = receiving.make_offers("127.0.0.1", port, token, [body])
+    offer = served.app.test_client().post(
+        "/credentials", json=body, headers={"Authorization": f"Bearer {token}"}
+    )
+    issuer, _ = receiving.discover("127.0.0.1", port, offer.get_json()["offer_url"])
+
+    connection = http.client.HTTPConnection("127.0.0.1", port)
+    try:
+        credential = receiving.issue_once(connection, issuer, code)
+        receiving.check_credential(connection, issuer, credential)
+        with pytest.raises(presenting.LoadError, match="400"):
+            receiving.issue_once(connection, issuer, code)  # a pre-authorized code is single-use
+        issuer_jwt, _, rest = credential.partition("~")
+        signed, _, signature = issuer_jwt.rpartition(".")
+        forged = f"{signed}.{signature[::-1]}~{rest}"
+        with pytest.raises(presenting.LoadError, match="does not verify"):
+            receiving.check_credential(connection, issuer, forged)
+    finally:
+        connection.close()
+
+
+def test_the_holder_and_the_bench_client_read_the_same_offer(serve, tmp_path):
+    served = serve()
+    staff, body = seed(served)
+    token = staff.token
+    offer = served.app.test_client().post(
+        "/credentials", json=body, headers={"Authorization": f"Bearer {token}"}
+    )
+
+    result = receive(offer.get_json()["offer_url"], Wallet.open(tmp_path / "w.json"))
+
+    assert result["received"][0]["claims"] == {"given_name": "Erika"}

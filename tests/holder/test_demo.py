@@ -1,0 +1,46 @@
+"""``make demo`` runs ``demo/run.py``: the whole loop on a throwaway database, ending VERIFIED,
+with nothing left running or on disk."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import requests
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_the_demo_issues_presents_and_prints_verified_then_cleans_up():
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "demo" / "run.py")],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+
+    assert done.returncode == 0, done.stdout + done.stderr
+    out = done.stdout
+    assert re.search(r"^  outcome\s+VERIFIED$", out, re.MULTILINE), out
+    assert re.search(r"^  credential\s+ISSUED: ", out, re.MULTILINE), out
+    assert re.search(r"^  sign-in token\s+vs_\S+$", out, re.MULTILINE), out
+    dashboard = re.search(r"^  dashboard\s+(http://127\.0\.0\.1:\d+)/dashboard", out, re.MULTILINE)
+    assert dashboard, out
+    # Only the requested claims travelled; the birthdate only for the age condition.
+    presented = re.search(r"^  presented\s+(.+) to ", out, re.MULTILINE)
+    assert presented, out
+    assert sorted(presented.group(1).split(", ")) == [
+        "birthdate",
+        "family_name",
+        "given_name",
+        "member_number",
+    ]
+    workdir = re.search(r"SQLite in (\S+)\)", out).group(1)
+    assert not Path(workdir).exists()
+    with pytest.raises(requests.ConnectionError):
+        requests.get(f"{dashboard.group(1)}/healthz", timeout=5)

@@ -1,0 +1,33 @@
+"""Run ``wallet_vci.mjs``: npm @openid4vc/openid4vci as the wallet, @sd-jwt/sd-jwt-vc and
+@sd-jwt/jwt-status-list as the verifier (packages pinned in this folder's package-lock.json)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+from support.npm import ensure_node_modules
+
+HERE = Path(__file__).resolve().parent
+
+
+def run(job: dict[str, Any]) -> dict[str, Any]:
+    ensure_node_modules(HERE, "@openid4vc/openid4vci")
+    node = shutil.which("node")
+    if node is None:
+        raise RuntimeError("node is required to run the OpenID4VCI test wallet")
+    completed = subprocess.run(
+        [node, "wallet_vci.mjs"],
+        cwd=HERE,
+        input=json.dumps(job),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    result = json.loads(completed.stdout or "{}")
+    if completed.returncode != 0:
+        raise AssertionError(f"the npm wallet failed: {result.get('error') or completed.stderr}")
+    return result

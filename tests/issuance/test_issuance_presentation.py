@@ -1,0 +1,85 @@
+"""Our verifier accepts our credentials through the ordinary route, with no special case.
+
+A credential issued over OpenID4VCI is presented through a full OpenID4VP 1.0 flow (request
+object by reference, ``direct_post``, a key binding JWT made by PyPI sd-jwt, not our code);
+the verifier resolves ``iss`` through the issuer's ``/.well-known/jwt-vc-issuer`` metadata over
+HTTP and reads its status list: VERIFIED. Once revoked (and the verifier's cached list past its
+``ttl``), a presentation of the same credential FAILs.
+"""
+
+from __future__ import annotations
+
+import json
+
+from factories import make_apikey
+from issuance.issuance_support import Org, Wallet, issue, make_org, receive
+from jwcrypto import jwk
+from wallets import post_response, read_request
+
+from app.trust.fetch import TTLCache
+
+
+def present(client, org: Org, wallet: Wallet, verification_id: str, customer: str, sd_jwt: str):
+    """Open an individual, follow its openid4vp:// link and answer with the credential."""
+    from sd_jwt.holder import SDJWTHolder
+
+    individual = client.post(
+        "/verifications/individuals",
+        json={"customer_id": customer, "verification_id": verification_id},
+    ).get_json()
+    connect = client.get(f"/verifications/{individual['id']}/connect").get_json()
+    request = read_request(client, connect["connection_url"])
+    holder = SDJWTHolder(sd_jwt)
+    holder.create_presentation(
+        {"given_name": True, "degree": True, "grade": True},
+        request.nonce,
+        request.client_id,
+        jwk.JWK.from_json(wallet.key.export_private()),
+        "ES256",
+    )
+    answered = post_response(client, request, holder.sd_jwt_presentation)
+    assert answered.status_code == 200, answered.get_data(as_text=True)
+    return client.get(f"/verifications/{individual['id']}/verify").get_json()
+
+
+def test_our_verifier_accepts_our_credential_then_fails_it_once_revoked(serve) -> None:
+    served = serve()
+    now = [0.0]
+    served.app.extensions["fetcher"].cache = TTLCache(clock=lambda: now[0])
+    client = served.app.test_client()
+    org = make_org(served.app)
+    wallet = Wallet()
+    credential = issue(client, org)
+    sd_jwt = receive(client, org, wallet, credential)
+
+    verification = client.post(
+        "/verifications",
+        json={
+            "name": "Graduates",
+            "description": "We check your degree.",
+            "schema_id": org.schema_id,
+            "claims": ["given_name", "degree"],
+            "attributes": [{"name": "grade", "operator": "BIGGER", "value": 10}],
+            "trusted_issuers": [credential["issuer"]],
+        },
+        headers=org.headers,
+    )
+    assert verification.status_code == 201, verification.get_json()
+    verification_id = verification.get_json()["id"]
+
+    verified = present(client, org, wallet, verification_id, "graduate-1", sd_jwt)
+    assert verified["status"] == "VERIFIED", verified
+    key = make_apikey(served.app, org.id)
+    looked_up = client.get(
+        f"/verifications/{verification_id}/individuals/graduate-1", headers={"apikey": key}
+    ).get_json()
+    assert looked_up["issuer"] == credential["issuer"]
+    assert looked_up["claims"]["degree"] == "Mathematics"
+
+    revoked = client.post(f"/credentials/{credential['id']}/revoke", headers=org.headers)
+    assert revoked.get_json()["status"] == "REVOKED"
+    now[0] += 301  # past the status list's ttl: the verifier fetches it again
+
+    failed = present(client, org, wallet, verification_id, "graduate-2", sd_jwt)
+    assert failed["status"] == "FAILED", json.dumps(failed)
+    assert "revoked" in failed["validation_error"].lower()

@@ -1,0 +1,157 @@
+// A wallet we did not write receives a credential from the issuer under test, and a verifier
+// we did not write checks it.
+//
+//   @openid4vc/openid4vci (OpenWallet Foundation, the library Credo uses): resolves the
+//     credential offer by reference, the issuer and authorization server metadata, redeems
+//     the pre-authorized code (and tx_code), asks the nonce endpoint, builds the key proof
+//     and sends the OpenID4VCI 1.0 Credential Request.
+//   @sd-jwt/sd-jwt-vc: verifies the SD-JWT VC with the issuer key found through the issuer's
+//     /.well-known/jwt-vc-issuer metadata (the kid of the credential's header), fetches the
+//     status list the credential names (checked against the key its own kid names in the
+//     same metadata) and reads its entry with @sd-jwt/jwt-status-list.
+//
+// Job on stdin (JSON):
+//   {"action": "receive", "offer_url": "...", "tx_code": "123456"?}
+//   {"action": "verify", "credential": "<sd-jwt>"}
+// Prints JSON on stdout: {"credential", "payload", "claims", "status", "status_list_typ",
+// "issuer_kid", "holder_jwk"}; on failure prints {"error": "..."} and exits 1.
+
+import crypto from 'node:crypto'
+import { clientAuthenticationAnonymous, setGlobalConfig } from '@openid4vc/oauth2'
+import { Openid4vciClient } from '@openid4vc/openid4vci'
+import { ES256, digest } from '@sd-jwt/crypto-nodejs'
+import { getListFromStatusListJWT } from '@sd-jwt/jwt-status-list'
+import { SDJwtVcInstance } from '@sd-jwt/sd-jwt-vc'
+
+// The issuer under test listens on loopback over http.
+setGlobalConfig({ allowInsecureUrls: true })
+
+const b64url = (buffer) => Buffer.from(buffer).toString('base64url')
+const decodePart = (part) => JSON.parse(Buffer.from(part, 'base64url').toString('utf8'))
+
+function holderKey() {
+  const { privateKey, publicKey } = crypto.generateKeyPairSync('ec', { namedCurve: 'P-256' })
+  const publicJwk = publicKey.export({ format: 'jwk' })
+  return { privateKey, publicJwk }
+}
+
+function callbacks(holder) {
+  return {
+    hash: (data, alg) => crypto.createHash(alg.replace('-', '').toLowerCase()).update(data).digest(),
+    generateRandom: (length) => crypto.randomBytes(length),
+    clientAuthentication: clientAuthenticationAnonymous(),
+    signJwt: async (signer, { header, payload }) => {
+      if (signer.method !== 'jwk' || signer.alg !== 'ES256') {
+        throw new Error(`unexpected signer ${signer.method} ${signer.alg}`)
+      }
+      const input = `${b64url(JSON.stringify(header))}.${b64url(JSON.stringify(payload))}`
+      const signature = crypto.sign('sha256', Buffer.from(input), {
+        key: holder.privateKey,
+        dsaEncoding: 'ieee-p1363',
+      })
+      return { jwt: `${input}.${b64url(signature)}`, signerJwk: holder.publicJwk }
+    },
+  }
+}
+
+async function receive(job) {
+  const holder = holderKey()
+  const client = new Openid4vciClient({ callbacks: callbacks(holder) })
+  const credentialOffer = await client.resolveCredentialOffer(job.offer_url)
+  const issuerMetadata = await client.resolveIssuerMetadata(credentialOffer.credential_issuer)
+  const { accessTokenResponse } = await client.retrievePreAuthorizedCodeAccessTokenFromOffer({
+    credentialOffer,
+    issuerMetadata,
+    txCode: job.tx_code,
+  })
+  const { c_nonce: nonce } = await client.requestNonce({ issuerMetadata })
+  const credentialConfigurationId = credentialOffer.credential_configuration_ids[0]
+  const { jwt } = await client.createCredentialRequestJwtProof({
+    issuerMetadata,
+    credentialConfigurationId,
+    signer: { method: 'jwk', alg: 'ES256', publicJwk: holder.publicJwk },
+    nonce,
+  })
+  const response = await client.retrieveCredentials({
+    issuerMetadata,
+    accessToken: accessTokenResponse.access_token,
+    credentialConfigurationId,
+    proofs: { jwt: [jwt] },
+  })
+  const credential = response.credentialResponse.credentials[0].credential
+  return { ...(await verify(credential)), holder_jwk: holder.publicJwk }
+}
+
+// SD-JWT VC §5: the well-known segment goes between the host and the path of `iss`.
+async function issuerKey(iss, kid) {
+  const url = new URL(iss)
+  const metadataUrl = `${url.origin}/.well-known/jwt-vc-issuer${url.pathname.replace(/\/$/, '')}`
+  const response = await fetch(metadataUrl)
+  if (!response.ok) throw new Error(`jwt-vc-issuer metadata: HTTP ${response.status}`)
+  const metadata = await response.json()
+  if (metadata.issuer !== iss) throw new Error('jwt-vc-issuer metadata names another issuer')
+  const key = metadata.jwks.keys.find((candidate) => candidate.kid === kid)
+  if (!key) throw new Error(`no key ${kid} in the issuer's JWKS`)
+  return key
+}
+
+async function verify(credential) {
+  const [issuerJwt] = credential.split('~')
+  const [headerPart, payloadPart] = issuerJwt.split('.')
+  const header = decodePart(headerPart)
+  const payload = decodePart(payloadPart)
+  const key = await issuerKey(payload.iss, header.kid)
+  let status = null
+  let statusListTyp = null
+  let statusListKey = null
+  const sdjwt = new SDJwtVcInstance({
+    hasher: digest,
+    hashAlg: 'sha-256',
+    verifier: await ES256.getVerifier(key),
+    statusListFetcher: async (uri) => {
+      const fetched = await fetch(uri, { headers: { Accept: 'application/statuslist+jwt' } })
+      if (!fetched.ok) throw new Error(`status list: HTTP ${fetched.status}`)
+      if (!(fetched.headers.get('content-type') || '').includes('application/statuslist+jwt')) {
+        throw new Error('status list: not application/statuslist+jwt')
+      }
+      const token = await fetched.text()
+      const statusHeader = decodePart(token.split('.')[0])
+      statusListTyp = statusHeader.typ
+      // The list is signed by the issuer's current key, found like the credential's.
+      statusListKey = await issuerKey(payload.iss, statusHeader.kid)
+      // Read again by the status list package itself, beside the SD-JWT VC library's check.
+      const list = getListFromStatusListJWT(token)
+      if (list.getBitsPerStatus() !== 1) throw new Error('status list is not one bit per entry')
+      return token
+    },
+    statusVerifier: async (data, signature) =>
+      (await ES256.getVerifier(statusListKey))(data, signature),
+    statusValidator: async (value) => {
+      status = value
+    },
+  })
+  const verified = await sdjwt.verify(credential)
+  const claims = await sdjwt.getClaims(credential)
+  return {
+    credential,
+    header: verified.header,
+    payload: verified.payload,
+    claims,
+    status,
+    status_list_typ: statusListTyp,
+    issuer_kid: key.kid,
+  }
+}
+
+async function main() {
+  const chunks = []
+  for await (const chunk of process.stdin) chunks.push(chunk)
+  const job = JSON.parse(Buffer.concat(chunks).toString('utf8'))
+  const result = job.action === 'receive' ? await receive(job) : await verify(job.credential)
+  process.stdout.write(JSON.stringify(result))
+}
+
+main().catch((error) => {
+  process.stdout.write(JSON.stringify({ error: String(error && (error.stack || error)) }))
+  process.exit(1)
+})

@@ -1,0 +1,173 @@
+"""The shape of the code: which parts may import which.
+
+Read from the source (``ast``), so a lazy import inside a function counts like any other;
+imports under ``if TYPE_CHECKING:`` do not, since they never run.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+APP = Path(__file__).resolve().parents[1] / "app"
+
+# Domain and protocol code: what it does must not depend on being called over HTTP, so it
+# imports nothing of Flask or Werkzeug (the database session comes from ``app.extensions``,
+# errors from ``app.errors``).
+DOMAIN = (
+    "billing",
+    "identity",
+    "integrations",
+    "issuance",
+    "oid4vp",
+    "organizations",
+    "policies",
+    "presentations",
+    "recipients",
+    "schemas",
+    "sdjwt",
+    "statuslist",
+    "trust",
+    "verifications",
+    "vouchers",
+)
+# Protocol code knows no database either.
+PROTOCOL = ("oid4vp", "sdjwt", "statuslist", "trust")
+WEB = ("flask", "flask_sqlalchemy", "flask_migrate", "flask_limiter", "werkzeug")
+
+
+def modules() -> Iterator[tuple[str, Path]]:
+    for path in sorted(APP.rglob("*.py")):
+        parts = path.relative_to(APP.parent).with_suffix("").parts
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        yield ".".join(parts), path
+
+
+def type_checking_only(node: ast.If) -> bool:
+    test = node.test
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
+
+
+def imports_of(module: str, path: Path) -> set[str]:
+    """Every module ``module`` imports when it runs, as absolute dotted names."""
+    found: set[str] = set()
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+
+    def visit(node: ast.AST) -> None:
+        if isinstance(node, ast.If) and type_checking_only(node):
+            for child in node.orelse:
+                visit(child)
+            return
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join([*anchor, base] if base else anchor)
+            found.add(base)
+            # ``from app import clock`` imports the module app.clock.
+            found.update(f"{base}.{alias.name}" for alias in node.names)
+        for child in ast.iter_child_nodes(node):
+            visit(child)
+
+    visit(ast.parse(path.read_text(), str(path)))
+    return found
+
+
+def part_of(module: str) -> str | None:
+    """The part of the application a module belongs to: ``app.api.public`` -> ``api``."""
+    parts = module.split(".")
+    if parts[0] != "app" or len(parts) < 2:
+        return None
+    return parts[1]
+
+
+def part_graph() -> dict[str, set[str]]:
+    """Which parts import which (the factory, ``app/__init__.py``, wires them all: left out)."""
+    known = {part_of(name) for name, _ in modules()} - {None}
+    graph: dict[str, set[str]] = {part: set() for part in known}
+    for name, path in modules():
+        source = part_of(name)
+        if source is None:
+            continue
+        for imported in imports_of(name, path):
+            target = part_of(imported)
+            if target in known and target != source:
+                graph[source].add(target)
+    return graph
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Every strongly connected group of more than one part (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[list[str]] = []
+
+    def connect(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        for target in sorted(graph[node]):
+            if target not in index:
+                connect(target)
+                low[node] = min(low[node], low[target])
+            elif target in stack:
+                low[node] = min(low[node], index[target])
+        if low[node] == index[node]:
+            group = []
+            while True:
+                member = stack.pop()
+                group.append(member)
+                if member == node:
+                    break
+            if len(group) > 1:
+                found.append(sorted(group))
+
+    for node in sorted(graph):
+        if node not in index:
+            connect(node)
+    return found
+
+
+def test_the_parts_of_the_application_import_each_other_without_cycles():
+    assert cycles(part_graph()) == []
+
+
+def test_the_cycle_check_finds_a_cycle():
+    # Without this the test above would pass against a check that finds nothing.
+    assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+@pytest.mark.parametrize("part", DOMAIN)
+def test_domain_and_protocol_code_imports_no_flask(part: str):
+    offending = {
+        name: sorted(i for i in imports_of(name, path) if i.split(".")[0] in WEB)
+        for name, path in modules()
+        if part_of(name) == part
+    }
+    assert {name: found for name, found in offending.items() if found} == {}
+
+
+@pytest.mark.parametrize("part", PROTOCOL)
+def test_protocol_code_imports_no_database(part: str):
+    offending = {
+        name: sorted(
+            i
+            for i in imports_of(name, path)
+            if i.split(".")[0] == "sqlalchemy" or i in ("app.extensions", "app.database")
+        )
+        for name, path in modules()
+        if part_of(name) == part
+    }
+    assert {name: found for name, found in offending.items() if found} == {}
+
+
+def test_the_dashboard_does_not_import_the_json_api():
+    assert "api" not in part_graph()["staff"]
