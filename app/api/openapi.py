@@ -29,6 +29,17 @@ UNAUTHORIZED = {
 }
 UPGRADE_REQUIRED = "The acting organization is on the Free plan: code UPGRADE_REQUIRED, tier FREE"
 FORBIDDEN = "Not allowed: current-identity names an organization the caller is not a member of"
+UNSUPPORTED_MEDIA = "The body is not declared JSON: code UNSUPPORTED_MEDIA_TYPE"
+UNAVAILABLE = (
+    "Storage cannot be reached right now (code STORAGE_UNAVAILABLE: retry after Retry-After "
+    "seconds), or an upstream answered badly (code UPSTREAM_FAILED)"
+)
+RETRY_AFTER = {
+    "Retry-After": {
+        "description": "Seconds to wait before retrying; sent with STORAGE_UNAVAILABLE",
+        "schema": {"type": "integer"},
+    }
+}
 CURRENT_IDENTITY = {
     "name": "current-identity",
     "in": "header",
@@ -150,5 +161,11 @@ def _operation(
         responses.setdefault("402", {"description": UPGRADE_REQUIRED, "content": error})
     if auth == "session":
         responses.setdefault("403", {"description": FORBIDDEN, "content": error})
+    if _has_body(doc, method):
+        responses.setdefault("415", {"description": UNSUPPORTED_MEDIA, "content": error})
+    # Every documented route reads or writes storage, so every one can meet an outage.
+    responses.setdefault(
+        "502", {"description": UNAVAILABLE, "headers": RETRY_AFTER, "content": error}
+    )
     responses["default"] = {"description": "Error: JSON with a stable `code`", "content": error}
     return operation

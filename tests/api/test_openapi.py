@@ -405,3 +405,14 @@ def test_every_operation_declares_its_security(client) -> None:
         else:
             expected = SESSION_ONLY
         assert operation["security"] == expected, key
+
+
+def test_every_operation_documents_the_outage_answer_and_bodies_their_media_type(client) -> None:
+    """A client generated from the document learns the 502 with Retry-After and the 415."""
+    document = client.get("/openapi.json").get_json()
+    for key, operation in operations(document):
+        outage = operation["responses"]["502"]
+        assert "STORAGE_UNAVAILABLE" in outage["description"], key
+        assert "Retry-After" in outage["headers"], key
+        if "requestBody" in operation:
+            assert "UNSUPPORTED_MEDIA_TYPE" in operation["responses"]["415"]["description"], key
