@@ -129,6 +129,9 @@ def test_staff_issue_a_credential_and_the_offer_page_shows_its_qr(browser, issue
     expect(page.get_by_role("heading", name="Credentials", exact=True)).to_be_visible()
     look("empty")
     page.get_by_role("button", name="Issue a credential").click()
+    # htmx binds the schema picker once the page has loaded; a change before that is lost.
+    expect(page.get_by_role("heading", name="Issue a credential")).to_be_visible()
+    page.wait_for_load_state()
     page.get_by_label("Recipient").select_option(label="Ada Lovelace (ada@example.test)")
     page.get_by_label("Credential schema").select_option(label="Nurse licence")
     # htmx swapped in the schema's attributes, one typed input each.
