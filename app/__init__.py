@@ -114,6 +114,8 @@ def register_extensions(app: Flask) -> None:
 
 def register_trust(app: Flask) -> None:
     """One outbound fetcher per process (its cache is only a cache) and the configured anchors."""
+    from app.deployment import kept_status_check
+    from app.retention import jobs as retention_jobs
     from app.trust import Fetcher, load_pem_anchors
 
     app.extensions["fetcher"] = Fetcher(
@@ -121,6 +123,8 @@ def register_trust(app: Flask) -> None:
     )
     pem = app.config["TRUST_ANCHORS_PEM"]
     app.extensions["trust_anchors"] = load_pem_anchors(pem) if pem else []
+    # The revocation re-check job reads kept status references with the same fetcher.
+    retention_jobs.provide(kept_status_check)
 
 
 def register_blueprints(app: Flask) -> None:

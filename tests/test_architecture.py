@@ -27,6 +27,7 @@ DOMAIN = (
     "policies",
     "presentations",
     "recipients",
+    "retention",
     "schemas",
     "sdjwt",
     "statuslist",

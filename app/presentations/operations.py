@@ -71,9 +71,20 @@ def set_status(
         subject.validation_error = decision.reason
         subject.issuer = decision.issuer
         if decision.verified:
-            subject.claims = decision.claims
             subject.verified_at = clock.now()
+            keep_claims(subject, decision)
     return True
+
+
+def keep_claims(subject: PresentationSubject, decision: Decision) -> None:
+    """Keep the decision's claims, unless the verification keeps none (``retention_days`` 0);
+    an individual also keeps where its credential's status can be checked again."""
+    if subject.verification.retention_days <= 0:
+        return
+    subject.claims = decision.claims
+    if isinstance(subject, Individual) and decision.status_reference is not None:
+        subject.status_reference = decision.status_reference
+        subject.status_checked_at = subject.verified_at
 
 
 def mint_presentation_request(
