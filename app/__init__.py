@@ -110,6 +110,14 @@ def register_extensions(app: Flask) -> None:
     register_issuing(app)
     mail.init_app(app)
     register_trust(app)
+    register_jobs(app)
+
+
+def register_jobs(app: Flask) -> None:
+    """The job queue, bound to every registered job (webhook deliveries, scheduled work)."""
+    from app.jobs import queue
+
+    queue.init_app(app)
 
 
 def register_trust(app: Flask) -> None:
@@ -170,5 +178,7 @@ def register_error_handlers(app: Flask) -> None:
 
 def register_commands(app: Flask) -> None:
     from app.cli import register
+    from app.jobs.cli import jobs_cli
 
     register(app)
+    app.cli.add_command(jobs_cli)
