@@ -12,13 +12,17 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
-from app import clock
+from app import clock, jobs
 from app.extensions import db
 from app.retention import operations
 from app.statuslist import StatusError, StatusResult
 
 log = logging.getLogger(__name__)
 
+# When the queue's scheduler runs them (UTC). Re-check intervals are whole hours, so a run
+# every quarter hour checks each individual at most 15 minutes after it falls due.
+SWEEP_SCHEDULE = jobs.crontab(minute="7")
+CHECK_SCHEDULE = jobs.crontab(minute="*/15")
 # Individuals checked per run; the rest wait for the next run, longest-waiting first.
 CHECK_BATCH = 500
 
@@ -33,6 +37,7 @@ def provide(status_check: Callable[[], StatusCheck]) -> None:
     _status_check = status_check
 
 
+@jobs.periodic(SWEEP_SCHEDULE, name="retention.delete_expired_claims")
 def delete_expired_claims() -> int:
     """Delete claims kept past their verification's ``retention_days``."""
     erased = operations.expire_claims(clock.now())
@@ -41,6 +46,7 @@ def delete_expired_claims() -> int:
     return erased
 
 
+@jobs.periodic(CHECK_SCHEDULE, name="retention.check_revocations")
 def check_revocations(limit: int = CHECK_BATCH) -> int:
     """Check again the credential status of VERIFIED individuals that are due; returns how
     many were found revoked (each gets ``revoked_at`` and an ``individual.revoked`` event)."""

@@ -196,3 +196,32 @@ def test_erasure_needs_the_organizations_key(app, client):
     )
     assert (wrong.status_code, wrong.get_json()) == (400, NOT_FOUND)
     assert lookup(client, key, verification).get_json()["claims"] == CLAIMS
+
+
+# -- on the job queue --------------------------------------------------------------------------
+
+
+def test_the_jobs_are_on_the_queues_schedule_and_run_from_it(make_app, tmp_path, client, now):
+    from app import jobs
+    from app.jobs.queue import queue_of
+
+    registered = jobs.registered()
+    for name in ("retention.delete_expired_claims", "retention.check_revocations"):
+        assert registered[name].schedule is not None, name
+    # Hourly sweep, re-checks every quarter hour (huey's crontab takes the time to match).
+    sweep_at = registered["retention.delete_expired_claims"].schedule
+    check_at = registered["retention.check_revocations"].schedule
+    assert check_at(now[0].replace(minute=45)) and not check_at(now[0].replace(minute=44))
+    assert sweep_at(now[0].replace(minute=7)) and not sweep_at(now[0].replace(minute=8))
+
+    queue_app = make_app(JOBS_QUEUE_URL=f"sqlite:///{tmp_path / 'jobs.sqlite3'}")
+    staff = make_staff(queue_app)
+    key = make_apikey(queue_app, staff.organization_id)
+    verification = make_verification(client, staff, retention_days=1)["id"]
+    verified_individual(queue_app, verification)
+    now[0] += timedelta(days=1, seconds=1)
+    with queue_app.app_context():
+        jobs.enqueue("retention.delete_expired_claims")
+        jobs.enqueue("retention.check_revocations")
+    assert queue_of(queue_app).run_pending() == 2
+    assert lookup(client, key, verification).get_json()["claims"] is None
