@@ -44,7 +44,7 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 # Modules whose import registers jobs (imported by the factory, in this order).
-JOB_MODULES: tuple[str, ...] = ()
+JOB_MODULES: tuple[str, ...] = ("app.webhooks.jobs",)
 
 
 @dataclass(frozen=True)

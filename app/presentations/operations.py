@@ -38,6 +38,7 @@ from app.verifications.models import (
     Verification,
 )
 from app.verifications.operations import get_individual
+from app.webhooks import outbox
 
 CREDENTIAL_QUERY_ID = "credential"
 MAX_PRESENTATIONS = 1
@@ -73,7 +74,16 @@ def set_status(
         if decision.verified:
             subject.claims = decision.claims
             subject.verified_at = clock.now()
+    _notify(subject, status)
     return True
+
+
+def _notify(subject: PresentationSubject, status: Status) -> None:
+    """The webhook event of a status change, in the same transaction (the outbox)."""
+    kind = "individual" if subject.request_key == "individual_id" else "policy_request"
+    event_type = f"{kind}.{status.value.lower()}"
+    if event_type in outbox.EVENT_TYPES:
+        outbox.emit(event_type, subject, subject.verification.organization_id, subject.id)
 
 
 def mint_presentation_request(
