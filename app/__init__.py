@@ -111,6 +111,21 @@ def register_extensions(app: Flask) -> None:
     mail.init_app(app)
     register_trust(app)
     register_jobs(app)
+    register_webhooks(app)
+
+
+def register_webhooks(app: Flask) -> None:
+    """Events are written with the change that causes them and rendered as the API shows
+    records; deliveries read the running application's settings."""
+    from flask import current_app
+
+    from app.api.webhook_endpoints import provide_renderers
+    from app.webhooks import outbox
+    from app.webhooks import settings as webhook_settings
+
+    webhook_settings.provide(lambda: webhook_settings.from_config(current_app.config))
+    outbox.listen()
+    provide_renderers()
 
 
 def register_jobs(app: Flask) -> None:
@@ -147,6 +162,7 @@ def register_blueprints(app: Flask) -> None:
         public,
         staff_api,
         wallet,
+        webhook_endpoints,
         webhooks,
     )
     from app.request_log import register_request_log
@@ -161,6 +177,7 @@ def register_blueprints(app: Flask) -> None:
         issuer,
         auth,
         webhooks,
+        webhook_endpoints,
         dc_api,
         pages,
         staff,

@@ -86,6 +86,8 @@ def from_environment() -> dict[str, Any]:
         # The job queue (webhook deliveries, scheduled jobs): empty for a SQLite file beside
         # the database, or redis://... (app/jobs/queue.py).
         "JOBS_QUEUE_URL": env("JOBS_QUEUE_URL", ""),
+        # The queue's name inside its storage: deployments sharing one Redis need their own.
+        "JOBS_QUEUE_NAME": env("JOBS_QUEUE_NAME", "verity"),
     }
 
 

@@ -34,6 +34,7 @@ DOMAIN = (
     "trust",
     "verifications",
     "vouchers",
+    "webhooks",
 )
 # Protocol code knows no database either.
 PROTOCOL = ("oid4vp", "sdjwt", "statuslist", "trust")

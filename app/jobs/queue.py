@@ -57,6 +57,9 @@ class JobQueue:
         (or ``limit`` ran); delayed jobs stay scheduled. For tests and one-off commands."""
         ran = 0
         while limit is None or ran < limit:
+            # Asked first: Redis storage blocks a second on an empty dequeue.
+            if self.huey.pending_count() == 0:
+                break
             task: Task | None = self.huey.dequeue()
             if task is None:
                 break

@@ -38,6 +38,7 @@ from app.verifications.models import (
     Verification,
 )
 from app.verifications.operations import get_individual
+from app.webhooks import outbox
 
 CREDENTIAL_QUERY_ID = "credential"
 MAX_PRESENTATIONS = 1
@@ -73,6 +74,7 @@ def set_status(
         if decision.verified:
             subject.verified_at = clock.now()
             keep_claims(subject, decision)
+    _notify(subject, status)
     return True
 
 
@@ -85,6 +87,14 @@ def keep_claims(subject: PresentationSubject, decision: Decision) -> None:
     if isinstance(subject, Individual) and decision.status_reference is not None:
         subject.status_reference = decision.status_reference
         subject.status_checked_at = subject.verified_at
+
+
+def _notify(subject: PresentationSubject, status: Status) -> None:
+    """The webhook event of a status change, in the same transaction (the outbox)."""
+    kind = "individual" if subject.request_key == "individual_id" else "policy_request"
+    event_type = f"{kind}.{status.value.lower()}"
+    if event_type in outbox.EVENT_TYPES:
+        outbox.emit(event_type, subject, subject.verification.organization_id, subject.id)
 
 
 def mint_presentation_request(
