@@ -19,6 +19,8 @@ from app.extensions import db
 from app.policies.models import PolicyRequest
 from app.statuslist import StatusResult
 from app.verifications.models import Individual, Status, Verification
+from app.webhooks import outbox
+from app.webhooks.models import WebhookEvent
 
 # -- retention -------------------------------------------------------------------------------
 
@@ -31,16 +33,24 @@ def expire_claims(now: datetime) -> int:
         cutoff = now - timedelta(days=max(days, 0))
         of_verifications = select(Verification.id).where(Verification.retention_days == days)
         for model in (Individual, PolicyRequest):
+            expired = select(model.id).where(
+                model.verification_id.in_(of_verifications),
+                model.claims.is_not(None),
+                model.verified_at < cutoff,
+            )
+            # Claims waiting in the outbox for endpoints that opted in go with the record's.
+            db.session.execute(
+                update(WebhookEvent)
+                .where(WebhookEvent.subject_id.in_(expired), WebhookEvent.claims.is_not(None))
+                .values(claims=null())
+                .execution_options(synchronize_session=False)
+            )
             values: dict[str, Any] = {"claims": null()}
             if model is Individual:  # re-checking stops with the claims (it is "while kept")
                 values["status_reference"] = null()
             result = db.session.execute(
                 update(model)
-                .where(
-                    model.verification_id.in_(of_verifications),
-                    model.claims.is_not(None),
-                    model.verified_at < cutoff,
-                )
+                .where(model.id.in_(expired))
                 .values(**values)
                 .execution_options(synchronize_session=False)
             )
@@ -112,6 +122,13 @@ def record_status_check(
     # issuer vouches for now. The status stays VERIFIED (it is final); revoked_at says why not.
     if result is not None and result.revoked:
         individual.revoked_at = now
+        # In this transaction (the outbox): the event exists exactly when revoked_at does.
+        outbox.emit(
+            "individual.revoked",
+            individual,
+            individual.verification.organization_id,
+            individual.id,
+        )
         db.session.flush()
         return individual
     db.session.flush()

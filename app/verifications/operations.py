@@ -18,6 +18,7 @@ from app.schemas.operations import get_schema, require_schema_entitlement
 from app.trust.policy import parse_pins
 from app.verifications.conditions import check_conditions, echoed, known_attribute
 from app.verifications.models import Individual, Verification
+from app.webhooks.models import WebhookEvent
 
 # -- definitions ----------------------------------------------------------------------------
 
@@ -206,9 +207,17 @@ def erase_individual(
     """Erase a person's record on request: the individual, its links and its attempts.
 
     Unlike the retention job, which keeps the outcome and the audit trail, nothing of the
-    person stays; the customer_id may be opened again as a new individual.
+    person stays, nor the webhook events about them; the customer_id may be opened again as
+    a new individual.
     """
     individual = lookup_individual(organization, verification_id, customer_id)
+    # Events about the person leave the outbox too (their deliveries and attempts with them,
+    # ON DELETE CASCADE): what is still undelivered is not sent.
+    db.session.execute(
+        delete(WebhookEvent)
+        .where(WebhookEvent.subject_id == individual.id)
+        .execution_options(synchronize_session=False)
+    )
     # The database removes the individual's presentation requests and their attempts
     # (ON DELETE CASCADE on both foreign keys).
     db.session.execute(

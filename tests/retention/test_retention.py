@@ -113,6 +113,31 @@ def test_claims_past_retention_are_deleted_and_the_outcome_and_attempts_stay(app
     assert lookup(client, key, default).get_json()["claims"] is None
 
 
+def test_claims_waiting_in_the_webhook_outbox_expire_with_the_records(app, client, now):
+    from app.webhooks import operations as hooks
+    from app.webhooks.models import WebhookEvent
+
+    staff = make_staff(app)
+    verification = make_verification(client, staff, retention_days=1)["id"]
+    with app.app_context():
+        organization = db.session.get(Organization, uuid.UUID(staff.organization_id))
+        hooks.create_endpoint(organization, "https://hooks.example.test/x", include_claims=True)
+        db.session.commit()
+        db.session.remove()
+    verified_individual(app, verification)
+
+    def outbox_claims() -> dict:
+        with app.app_context():
+            found = {e.type: e.claims for e in db.session.scalars(select(WebhookEvent))}
+            db.session.remove()
+            return found
+
+    assert outbox_claims()["individual.verified"] == CLAIMS
+    now[0] += timedelta(days=1, seconds=1)
+    assert sweep(app) == 1
+    assert outbox_claims() == {"individual.requested": None, "individual.verified": None}
+
+
 def test_retention_zero_keeps_the_decision_only(app, client):
     staff = make_staff(app)
     key = make_apikey(app, staff.organization_id)
@@ -163,6 +188,23 @@ def test_erasing_a_person_removes_the_record_and_its_attempts(app, client):
     verified_individual(app, verification, "customer-2")
     path = f"/verifications/{verification}/individuals/customer-1"
 
+    with app.app_context():
+        from app.webhooks import operations as hooks
+        from app.webhooks.models import WebhookEvent
+
+        organization = db.session.get(Organization, uuid.UUID(staff.organization_id))
+        hooks.create_endpoint(organization, "https://hooks.example.test/x")
+        db.session.commit()
+        db.session.remove()
+    verified_individual(app, verification, "customer-3")  # events only once subscribed
+
+    erased = client.delete(
+        f"/verifications/{verification}/individuals/customer-3", headers={"apikey": key}
+    )
+    assert erased.status_code == 204 and erased.get_data() == b""
+    with app.app_context():
+        assert db.session.scalar(select(func.count()).select_from(WebhookEvent)) == 0
+        db.session.remove()
     erased = client.delete(path, headers={"apikey": key})
     assert erased.status_code == 204 and erased.get_data() == b""
     assert lookup(client, key, verification).status_code == 400

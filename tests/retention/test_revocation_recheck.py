@@ -198,3 +198,40 @@ def test_claims_deleted_by_retention_end_the_re_checks(serve):
     looked_up = scene.lookup()
     assert looked_up["claims"] is None and looked_up["revoked_at"] is None
     assert looked_up["status"] == "VERIFIED"
+
+
+def test_the_revocation_is_delivered_as_a_signed_individual_revoked_event(serve):
+    from webhooks.receiver import Receiver
+
+    from app.jobs.queue import queue_of
+    from app.webhooks import delivery
+
+    receiver = Receiver()
+    try:
+        scene = Scene(serve)
+        added = scene.client.post(
+            "/webhooks/endpoints",
+            json={"url": receiver.url, "events": ["individual.revoked"]},
+            headers=scene.org.headers,
+        )
+        assert added.status_code == 201, added.get_json()
+        secret = added.get_json()["secret"]
+        scene.verified()
+        scene.revoke()
+        scene.clock.advance(days=1, seconds=1)
+        assert scene.check() == 1
+        with scene.app.app_context():
+            delivery.enqueue_deliveries(delivery.relay())
+            db.session.commit()
+            db.session.remove()
+        queue_of(scene.app).run_pending()
+
+        [received] = receiver.received
+        event = received.verified(secret)
+        assert event["type"] == "individual.revoked"
+        assert event["data"]["customer_id"] == "graduate-1"
+        assert event["data"]["status"] == "VERIFIED"
+        assert event["data"]["revoked_at"] == scene.lookup()["revoked_at"]
+        assert "claims" not in event["data"]  # this endpoint did not opt in
+    finally:
+        receiver.close()
