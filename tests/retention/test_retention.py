@@ -267,3 +267,39 @@ def test_the_jobs_are_on_the_queues_schedule_and_run_from_it(make_app, tmp_path,
         jobs.enqueue("retention.check_revocations")
     assert queue_of(queue_app).run_pending() == 2
     assert lookup(client, key, verification).get_json()["claims"] is None
+
+
+def test_a_deleted_verifications_people_can_still_be_erased_and_their_claims_expire(
+    app, client, now
+):
+    staff = make_staff(app)
+    key = make_apikey(app, staff.organization_id)
+    verification = make_verification(client, staff, retention_days=1)["id"]
+    verified_individual(app, verification)
+    verified_individual(app, verification, "customer-2")
+    deleted = client.delete(f"/verifications/{verification}", headers=staff.headers())
+    assert deleted.status_code == 204
+    now[0] += timedelta(days=1, seconds=1)
+    assert sweep(app) == 2
+    erased = client.delete(
+        f"/verifications/{verification}/individuals/customer-2", headers={"apikey": key}
+    )
+    assert erased.status_code == 204
+    with app.app_context():
+        assert db.session.scalars(select(Individual.customer_id)).all() == ["customer-1"]
+        db.session.remove()
+
+
+def test_lowering_retention_to_zero_deletes_the_claims_already_kept(app, client, now):
+    staff = make_staff(app)
+    key = make_apikey(app, staff.organization_id)
+    verification = make_verification(client, staff)["id"]
+    verified_individual(app, verification)
+    assert sweep(app) == 0
+    changed = client.put(
+        f"/verifications/{verification}", json={"retention_days": 0}, headers=staff.headers()
+    )
+    assert changed.status_code == 200
+    now[0] += timedelta(seconds=1)
+    assert sweep(app) == 1
+    assert lookup(client, key, verification).get_json()["claims"] is None
