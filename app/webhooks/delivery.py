@@ -61,12 +61,13 @@ _ERROR_LENGTH = 500
 
 
 def retry_delay(attempts: int, rand: float | None = None) -> timedelta:
-    """Wait after the ``attempts``-th failed attempt: 30 s doubling each time, up to 12 hours,
-    each stretched by a random 0-100 % so that retries after an outage do not arrive together
-    (the first retry comes within a minute)."""
+    """Wait after the ``attempts``-th failed attempt: 30 s doubling each time, each stretched
+    by a random 0-100 % so that retries after an outage do not arrive together, and never more
+    than 12 hours (the first retry comes within a minute)."""
     base = min(FIRST_RETRY * (2 ** max(attempts - 1, 0)), LONGEST_WAIT)
     jitter = random.random() if rand is None else rand
-    return base * (1 + jitter) if base < LONGEST_WAIT else base + FIRST_RETRY * jitter
+    wait = base * (1 + jitter)
+    return wait if wait < LONGEST_WAIT else LONGEST_WAIT - FIRST_RETRY * jitter
 
 
 # -- the relay --------------------------------------------------------------------------------
