@@ -44,7 +44,7 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 # Modules whose import registers jobs (imported by the factory, in this order).
-JOB_MODULES: tuple[str, ...] = ("app.webhooks.jobs", "app.retention.jobs")
+JOB_MODULES: tuple[str, ...] = ("app.webhooks.jobs", "app.policies.jobs", "app.retention.jobs")
 
 
 @dataclass(frozen=True)

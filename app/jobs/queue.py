@@ -13,8 +13,9 @@ from pathlib import Path
 from typing import Any
 
 from flask import Flask, current_app
-from huey import Huey, MemoryHuey, RedisHuey, SqliteHuey
+from huey import Huey, MemoryHuey, RedisHuey
 from huey.api import Task, TaskWrapper
+from huey.storage import SqliteStorage
 from sqlalchemy.engine import make_url
 
 from app import config as settings
@@ -91,6 +92,18 @@ def _in_app_context(app: Flask, func: Callable[..., Any]) -> Callable[..., Any]:
     return run
 
 
+class DurableSqliteStorage(SqliteStorage):
+    """Huey's SQLite storage with ``synchronous=NORMAL``: in WAL mode that cannot corrupt the
+    file, and a power cut may lose only the last few enqueues, which the webhook sweep finds
+    again in the database (the queue holds hints, the database the truth). Huey's default
+    (FULL, an fsync per enqueue) measured about 40 times slower (bench/delivering.py)."""
+
+    def _create_connection(self) -> Any:
+        connection = super()._create_connection()
+        connection.execute("pragma synchronous=1")
+        return connection
+
+
 def build_huey(config: Mapping[str, Any]) -> Huey:
     url = config.get("JOBS_QUEUE_URL") or ""
     name = config.get("JOBS_QUEUE_NAME") or "verity"
@@ -101,10 +114,14 @@ def build_huey(config: Mapping[str, Any]) -> Huey:
     if url.startswith("memory://"):
         return MemoryHuey(name, **options)
     if url.startswith("sqlite:///"):
-        return SqliteHuey(name, filename=url.removeprefix("sqlite:///"), **options)
+        return _sqlite_huey(name, url.removeprefix("sqlite:///"), options)
     if url:
         raise RuntimeError(f"JOBS_QUEUE_URL must be redis://, sqlite:/// or memory://: {url!r}")
-    return SqliteHuey(name, filename=str(default_sqlite_path(config)), **options)
+    return _sqlite_huey(name, str(default_sqlite_path(config)), options)
+
+
+def _sqlite_huey(name: str, filename: str, options: dict[str, Any]) -> Huey:
+    return Huey(name, storage_class=DurableSqliteStorage, filename=filename, **options)
 
 
 def default_sqlite_path(config: Mapping[str, Any]) -> Path:

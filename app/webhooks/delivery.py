@@ -22,12 +22,14 @@ import logging
 import random
 import time
 import uuid
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from functools import cache
 from typing import Any
 
-from sqlalchemy import and_, exists, or_, select, update
+from sqlalchemy import and_, bindparam, exists, or_, select, update
 from sqlalchemy.exc import IntegrityError
-from sqlalchemy.orm import aliased
+from sqlalchemy.orm import aliased, joinedload
 from standardwebhooks import Webhook
 
 from app import clock, jobs
@@ -59,12 +61,13 @@ _ERROR_LENGTH = 500
 
 
 def retry_delay(attempts: int, rand: float | None = None) -> timedelta:
-    """Wait after the ``attempts``-th failed attempt: 30 s doubling each time, up to 12 hours,
-    each stretched by a random 0-100 % so that retries after an outage do not arrive together
-    (the first retry comes within a minute)."""
+    """Wait after the ``attempts``-th failed attempt: 30 s doubling each time, each stretched
+    by a random 0-100 % so that retries after an outage do not arrive together, and never more
+    than 12 hours (the first retry comes within a minute)."""
     base = min(FIRST_RETRY * (2 ** max(attempts - 1, 0)), LONGEST_WAIT)
     jitter = random.random() if rand is None else rand
-    return base * (1 + jitter) if base < LONGEST_WAIT else base + FIRST_RETRY * jitter
+    wait = base * (1 + jitter)
+    return wait if wait < LONGEST_WAIT else LONGEST_WAIT - FIRST_RETRY * jitter
 
 
 # -- the relay --------------------------------------------------------------------------------
@@ -133,53 +136,52 @@ def _dispatch(sequence: int) -> list[uuid.UUID]:
 # -- one attempt ------------------------------------------------------------------------------
 
 
-def _earlier_pending(delivery: WebhookDelivery) -> Any:
+def _first_in_line() -> Any:
+    """No earlier event of the same subject is still to go to the same endpoint: neither a
+    pending delivery, nor an event the relay has not fanned out yet (two relays at once may
+    commit out of order, so an earlier event's delivery may not exist yet)."""
     earlier = aliased(WebhookDelivery)
-    return exists().where(
-        earlier.endpoint_id == delivery.endpoint_id,
-        earlier.subject_id == delivery.subject_id,
-        earlier.event_sequence < delivery.event_sequence,
-        earlier.state == DeliveryState.PENDING,
+    return and_(
+        ~exists().where(
+            earlier.endpoint_id == WebhookDelivery.endpoint_id,
+            earlier.subject_id == WebhookDelivery.subject_id,
+            earlier.event_sequence < WebhookDelivery.event_sequence,
+            earlier.state == DeliveryState.PENDING,
+        ),
+        ~exists().where(
+            WebhookEvent.subject_id == WebhookDelivery.subject_id,
+            WebhookEvent.sequence < WebhookDelivery.event_sequence,
+            WebhookEvent.dispatched_at.is_(None),
+        ),
     )
 
 
-def _earlier_undispatched(delivery: WebhookDelivery) -> Any:
-    """An earlier event of the subject the relay has not fanned out yet (two relays at once
-    may commit out of order): its delivery may not exist yet, but it goes first."""
-    return exists().where(
-        WebhookEvent.subject_id == delivery.subject_id,
-        WebhookEvent.sequence < delivery.event_sequence,
-        WebhookEvent.dispatched_at.is_(None),
-    )
-
-
-def _take_lease(delivery_id: uuid.UUID, now: datetime) -> WebhookDelivery | None:
-    """The delivery, leased to this worker; None when it is not due, already delivered or
-    given up, held by another worker, or waiting behind an earlier event of its subject."""
-    delivery = db.session.get(WebhookDelivery, delivery_id)
-    if delivery is None or delivery.state != DeliveryState.PENDING:
-        return None
-    if db.session.scalar(select(_earlier_pending(delivery))) or db.session.scalar(
-        select(_earlier_undispatched(delivery))
-    ):
-        return None
-    taken = db.session.execute(
+@cache
+def _lease_statement() -> Any:
+    """Built once: the statement is the same for every delivery, only its parameters vary."""
+    now = bindparam("now")
+    return (
         update(WebhookDelivery)
         .where(
-            WebhookDelivery.id == delivery_id,
+            WebhookDelivery.id == bindparam("delivery_id"),
             WebhookDelivery.state == DeliveryState.PENDING,
             or_(WebhookDelivery.next_attempt_at.is_(None), WebhookDelivery.next_attempt_at <= now),
             or_(WebhookDelivery.leased_until.is_(None), WebhookDelivery.leased_until <= now),
+            _first_in_line(),
         )
-        .values(leased_until=now + LEASE)
+        .values(leased_until=bindparam("until"))
         .execution_options(synchronize_session=False)
     )
-    if taken.rowcount != 1:
-        db.session.rollback()
-        return None
+
+
+def _take_lease(delivery_id: uuid.UUID, now: datetime) -> bool:
+    """Lease the delivery to this worker: one conditional update, whose row count says
+    whether it is pending, due, free, and first in line for its subject."""
+    taken = db.session.execute(
+        _lease_statement(), {"delivery_id": delivery_id, "now": now, "until": now + LEASE}
+    )
     db.session.commit()
-    db.session.refresh(delivery)
-    return delivery
+    return taken.rowcount == 1
 
 
 def body_of(event: WebhookEvent, endpoint: WebhookEndpoint) -> str:
@@ -210,63 +212,118 @@ def signed_headers(webhook_id: str, body: str, secrets: list[str]) -> dict[str, 
     }
 
 
-def deliver(delivery_id: uuid.UUID) -> list[uuid.UUID]:
-    """Attempt one delivery if it is due and free; returns the deliveries to enqueue next
-    (the next event of the same subject, once this one is settled)."""
-    now = clock.now()
-    delivery = _take_lease(delivery_id, now)
-    if delivery is None:
-        return []
+@dataclass(frozen=True)
+class _Leased:
+    """What one attempt needs, read in one query before the request goes out."""
+
+    delivery_id: uuid.UUID
+    endpoint_id: uuid.UUID
+    subject_id: uuid.UUID
+    event_sequence: int
+    event_created_at: datetime
+    attempt_count: int
+    enabled: bool
+    url: str
+    body: str
+    headers: dict[str, str]
+
+
+def _read_leased(delivery_id: uuid.UUID) -> _Leased:
+    delivery = db.session.scalars(
+        select(WebhookDelivery)
+        .where(WebhookDelivery.id == delivery_id)
+        .options(joinedload(WebhookDelivery.endpoint), joinedload(WebhookDelivery.event))
+    ).one()
     endpoint, event = delivery.endpoint, delivery.event
-    if not endpoint.enabled:
-        _settle(delivery, DeliveryState.FAILED, error="The endpoint is disabled")
-        return _next_of(delivery)
-    body = body_of(event, endpoint)
-    headers = signed_headers(event.webhook_id, body, signing_secrets(endpoint))
-    url = endpoint.url
+    body = body_of(event, endpoint) if endpoint.enabled else ""
+    headers = (
+        signed_headers(event.webhook_id, body, signing_secrets(endpoint))
+        if endpoint.enabled
+        else {}
+    )
+    leased = _Leased(
+        delivery_id=delivery.id,
+        endpoint_id=endpoint.id,
+        subject_id=delivery.subject_id,
+        event_sequence=delivery.event_sequence,
+        event_created_at=event.created_at,
+        attempt_count=delivery.attempt_count,
+        enabled=endpoint.enabled,
+        url=endpoint.url,
+        body=body,
+        headers=headers,
+    )
     db.session.commit()  # no transaction stays open while the receiver answers
+    return leased
+
+
+def deliver(delivery_id: uuid.UUID) -> list[uuid.UUID]:
+    """Attempt one delivery if it is due, free and first in line; returns the deliveries to
+    enqueue next (the next event of the same subject, once this one is settled)."""
+    now = clock.now()
+    if not _take_lease(delivery_id, now):
+        return []
+    leased = _read_leased(delivery_id)
+    if not leased.enabled:
+        _record(leased, DeliveryState.FAILED, last_error="The endpoint is disabled")
+        return _next_of(leased)
 
     started = time.monotonic()
     status_code: int | None = None
     error: str | None = None
     try:
-        status_code = _fetcher().post(url, body.encode("utf-8"), headers)
+        status_code = _fetcher().post(leased.url, leased.body.encode("utf-8"), leased.headers)
     except FetchError as exc:
         error = str(exc)[:_ERROR_LENGTH]
-    duration_ms = int((time.monotonic() - started) * 1000)
-
-    delivery = db.session.get(WebhookDelivery, delivery_id, with_for_update=True)
-    if delivery is None:  # the endpoint was deleted meanwhile
-        db.session.rollback()
-        return []
     db.session.add(
         WebhookAttempt(
-            delivery_id=delivery.id,
+            delivery_id=leased.delivery_id,
             started_at=now,
-            duration_ms=duration_ms,
+            duration_ms=int((time.monotonic() - started) * 1000),
             status_code=status_code,
             error=error,
         )
     )
-    delivery.attempt_count += 1
-    delivery.last_status_code = status_code
-    delivery.last_error = error
+    outcome = {"attempt_count": leased.attempt_count + 1, "last_status_code": status_code}
     if status_code is not None and 200 <= status_code < 300:
-        _settle(delivery, DeliveryState.DELIVERED)
-        return _next_of(delivery)
+        _record(leased, DeliveryState.DELIVERED, **outcome, last_error=None)
+        return _next_of(leased)
     if status_code == 410:
-        _disable(delivery.endpoint, "The endpoint answered 410 Gone")
-        _settle(delivery, DeliveryState.FAILED, error="The endpoint answered 410 Gone")
-        return _next_of(delivery)
-    retry_at = clock.now() + retry_delay(delivery.attempt_count)
-    if retry_at > delivery.event.created_at + RETRY_WINDOW:
-        _settle(delivery, DeliveryState.FAILED)
-        return _next_of(delivery)
-    delivery.next_attempt_at = retry_at
-    delivery.leased_until = None
-    db.session.commit()
-    _enqueue_delivery(delivery.id, delay=(retry_at - clock.now()).total_seconds())
+        gone = "The endpoint answered 410 Gone"
+        db.session.execute(
+            update(WebhookEndpoint)
+            .where(WebhookEndpoint.id == leased.endpoint_id)
+            .values(enabled=False, disabled_at=clock.now(), disabled_reason=gone)
+            .execution_options(synchronize_session=False)
+        )
+        _record(leased, DeliveryState.FAILED, **outcome, last_error=gone)
+        return _next_of(leased)
+    retry_at = clock.now() + retry_delay(leased.attempt_count + 1)
+    if retry_at > leased.event_created_at + RETRY_WINDOW:
+        _record(leased, DeliveryState.FAILED, **outcome, last_error=error)
+        return _next_of(leased)
+    _record(leased, DeliveryState.PENDING, **outcome, last_error=error, next_attempt_at=retry_at)
+    _enqueue_delivery(leased.delivery_id, delay=(retry_at - clock.now()).total_seconds())
     return []
+
+
+def _record(leased: _Leased, state: DeliveryState, **values: Any) -> None:
+    """Write the attempt's outcome and free the lease, in one statement. A delivery deleted
+    meanwhile (with its endpoint) is simply not there to update."""
+    if state == DeliveryState.DELIVERED:
+        values["delivered_at"] = clock.now()
+    if state != DeliveryState.PENDING:
+        values["next_attempt_at"] = None
+    try:
+        db.session.execute(
+            update(WebhookDelivery)
+            .where(WebhookDelivery.id == leased.delivery_id)
+            .values(state=state, leased_until=None, **values)
+            .execution_options(synchronize_session=False)
+        )
+        db.session.commit()
+    except IntegrityError:  # the attempt's delivery is gone: nothing to record
+        db.session.rollback()
 
 
 def _fetcher() -> Fetcher:
@@ -274,36 +331,20 @@ def _fetcher() -> Fetcher:
     return Fetcher(timeout=current.timeout, allow_private=current.allow_private, cache_ttl=0)
 
 
-def _settle(delivery: WebhookDelivery, state: DeliveryState, error: str | None = None) -> None:
-    delivery.state = state
-    delivery.leased_until = None
-    delivery.next_attempt_at = None
-    if state == DeliveryState.DELIVERED:
-        delivery.delivered_at = clock.now()
-    if error is not None:
-        delivery.last_error = error
-    db.session.commit()
-
-
-def _disable(endpoint: WebhookEndpoint, reason: str) -> None:
-    endpoint.enabled = False
-    endpoint.disabled_at = clock.now()
-    endpoint.disabled_reason = reason
-
-
-def _next_of(delivery: WebhookDelivery) -> list[uuid.UUID]:
+def _next_of(leased: _Leased) -> list[uuid.UUID]:
     """The endpoint's next pending delivery of the same subject, now free to go."""
     following = db.session.scalar(
         select(WebhookDelivery.id)
         .where(
-            WebhookDelivery.endpoint_id == delivery.endpoint_id,
-            WebhookDelivery.subject_id == delivery.subject_id,
-            WebhookDelivery.event_sequence > delivery.event_sequence,
+            WebhookDelivery.endpoint_id == leased.endpoint_id,
+            WebhookDelivery.subject_id == leased.subject_id,
+            WebhookDelivery.event_sequence > leased.event_sequence,
             WebhookDelivery.state == DeliveryState.PENDING,
         )
         .order_by(WebhookDelivery.event_sequence)
         .limit(1)
     )
+    db.session.commit()
     return [following] if following is not None else []
 
 
@@ -338,23 +379,16 @@ def sweep() -> list[uuid.UUID]:
         .execution_options(synchronize_session=False)
     )
     db.session.commit()
-    earlier = aliased(WebhookDelivery)
     due = db.session.scalars(
         select(WebhookDelivery.id)
         .where(
             WebhookDelivery.state == DeliveryState.PENDING,
             WebhookDelivery.leased_until.is_(None),
             or_(WebhookDelivery.next_attempt_at.is_(None), WebhookDelivery.next_attempt_at <= now),
-            ~exists().where(
-                and_(
-                    earlier.endpoint_id == WebhookDelivery.endpoint_id,
-                    earlier.subject_id == WebhookDelivery.subject_id,
-                    earlier.event_sequence < WebhookDelivery.event_sequence,
-                    earlier.state == DeliveryState.PENDING,
-                )
-            ),
+            _first_in_line(),
         )
         .order_by(WebhookDelivery.event_sequence)
         .limit(SWEEP_BATCH)
-    )
+    ).all()
+    db.session.commit()
     return list(dict.fromkeys([*made, *due]))

@@ -24,6 +24,7 @@ from sqlalchemy import (
     String,
     Text,
     UniqueConstraint,
+    text,
 )
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
@@ -86,6 +87,14 @@ class WebhookEvent(db.Model):
     __table_args__ = (
         # The relay's scan: events not yet fanned out, oldest first.
         Index("ix_webhook_events_dispatched_at_sequence", "dispatched_at", "sequence"),
+        # A policy request lapses once: two sweeps at once cannot both report it.
+        Index(
+            "uq_webhook_events_policy_request_expired",
+            "subject_id",
+            unique=True,
+            sqlite_where=text("type = 'policy_request.expired'"),
+            postgresql_where=text("type = 'policy_request.expired'"),
+        ),
     )
 
     sequence: Mapped[int] = mapped_column(SEQUENCE, primary_key=True, autoincrement=True)

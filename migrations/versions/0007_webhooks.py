@@ -80,6 +80,13 @@ def upgrade():
         batch_op.create_index(
             batch_op.f("ix_webhook_events_organization_id"), ["organization_id"], unique=False
         )
+        batch_op.create_index(
+            "uq_webhook_events_policy_request_expired",
+            ["subject_id"],
+            unique=True,
+            sqlite_where=sa.text("type = 'policy_request.expired'"),
+            postgresql_where=sa.text("type = 'policy_request.expired'"),
+        )
 
     op.create_table(
         "webhook_deliveries",
@@ -175,6 +182,7 @@ def downgrade():
 
     op.drop_table("webhook_deliveries")
     with op.batch_alter_table("webhook_events", schema=None) as batch_op:
+        batch_op.drop_index("uq_webhook_events_policy_request_expired")
         batch_op.drop_index(batch_op.f("ix_webhook_events_organization_id"))
         batch_op.drop_index("ix_webhook_events_dispatched_at_sequence")
 

@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 from flask import Flask
-from huey import RedisHuey, SqliteHuey
+from huey import RedisHuey
 from sqlalchemy import select
 
 from app import jobs
 from app.extensions import db
-from app.jobs.queue import build_huey, default_sqlite_path, queue_of
+from app.jobs.queue import DurableSqliteStorage, build_huey, default_sqlite_path, queue_of
 from app.organizations.models import Organization
 
 ran: list[str] = []
@@ -102,7 +102,10 @@ def test_the_default_storage_is_a_sqlite_file_beside_the_database(tmp_path: Path
     database = f"sqlite:///{tmp_path / 'verity.sqlite3'}"
     config = {"SQLALCHEMY_DATABASE_URI": database, "JOBS_QUEUE_URL": ""}
     assert default_sqlite_path(config) == tmp_path / "verity-jobs.sqlite3"
-    assert isinstance(build_huey(config), SqliteHuey)
+    storage = build_huey(config).storage
+    assert isinstance(storage, DurableSqliteStorage)
+    assert storage.filename == str(tmp_path / "verity-jobs.sqlite3")
+    assert storage.conn.execute("pragma synchronous").fetchone() == (1,)
 
 
 def test_a_redis_url_selects_redis_storage():

@@ -8,14 +8,16 @@ import uuid
 from datetime import timedelta
 from itertools import pairwise
 
-from factories import make_staff
+from factories import make_apikey, make_staff
 from issuance.issuance_support import Wallet, issue, make_org, receive
 from receiver import Receiver
 from sqlalchemy import select
 from standardwebhooks import Webhook
+from wallets import Issuer, post_response, python_presentation, read_request
 from webhook_support import Person, add_endpoint, drain, sweep, verification
 
 from app.extensions import db
+from app.jobs.queue import queue_of
 from app.webhooks import delivery
 from app.webhooks.models import DeliveryState, WebhookDelivery, WebhookEndpoint, WebhookEvent
 
@@ -290,3 +292,49 @@ def test_after_a_rotation_both_secrets_sign_for_a_day(hooks_app, receiver, moved
     with hooks_app.app_context():
         stored = db.session.get(WebhookEndpoint, uuid.UUID(endpoint["id"]))
         assert new_secret.encode() not in stored.sealed_secret
+
+
+def policy_request(app, client, staff, **body) -> tuple[dict, dict]:
+    headers = {"apikey": make_apikey(app, staff.organization_id)}
+    created = client.post(
+        "/policy-requests",
+        json={"verification_id": verification(client, staff), **body},
+        headers=headers,
+    )
+    assert created.status_code == 201, created.get_json()
+    return created.get_json(), headers
+
+
+def test_policy_request_outcomes_and_expiry_arrive_once(hooks_app, receiver, moved_clock):
+    from app.policies.operations import connect_policy
+    from app.web.links import links
+
+    client = hooks_app.test_client()
+    staff = make_staff(hooks_app)
+    endpoint = add_endpoint(
+        client,
+        staff,
+        receiver.url,
+        events=["policy_request.verified", "policy_request.expired"],
+    )
+    answered, _ = policy_request(hooks_app, client, staff)
+    lapsing, _ = policy_request(hooks_app, client, staff, expires_in=60)
+    with hooks_app.test_request_context():
+        _, request = connect_policy(answered["token"], 120, 600)
+        db.session.commit()
+        url = links().connection_url(request.id)
+    wallet_request = read_request(client, url)
+    post_response(client, wallet_request, python_presentation(wallet_request, Issuer()))
+
+    moved_clock.advance(timedelta(minutes=2))
+    queue_of(hooks_app).tasks["policies.report_expired"].call_local()
+    queue_of(hooks_app).tasks["policies.report_expired"].call_local()  # a second sweep: no twin
+    drain(hooks_app)
+
+    received = payloads(receiver, endpoint["secret"])
+    assert [(p["type"], p["data"]["id"]) for p in received] == [
+        ("policy_request.verified", answered["id"]),
+        ("policy_request.expired", lapsing["id"]),
+    ]
+    assert received[0]["data"]["status"] == "VERIFIED"
+    assert "claims" not in received[0]["data"]

@@ -4,6 +4,8 @@ stored sealed, another organization's endpoints out of reach, bad input refused 
 from __future__ import annotations
 
 import uuid
+from datetime import timedelta
+from itertools import pairwise
 
 import pytest
 from factories import make_apikey, make_staff
@@ -121,3 +123,15 @@ def test_the_endpoints_are_in_the_openapi_document(client):
     assert set(paths["/webhooks/endpoints"]) == {"get", "post"}
     assert set(paths["/webhooks/endpoints/{endpoint_id}"]) == {"delete"}
     assert set(paths["/webhooks/endpoints/{endpoint_id}/deliveries"]) == {"get"}
+
+
+@pytest.mark.parametrize("rand", [0.0, 0.5, 0.999])
+def test_retry_waits_grow_from_under_a_minute_to_at_most_twelve_hours(rand):
+    from app.webhooks.delivery import LONGEST_WAIT, retry_delay
+
+    waits = [retry_delay(attempt, rand) for attempt in range(1, 30)]
+    assert timedelta(seconds=30) <= waits[0] < timedelta(minutes=1)
+    assert all(wait <= LONGEST_WAIT for wait in waits)
+    assert waits[-1] > LONGEST_WAIT - timedelta(minutes=1)
+    growing = waits[: next(i for i, wait in enumerate(waits) if wait >= LONGEST_WAIT / 2)]
+    assert all(later > earlier for earlier, later in pairwise(growing))
