@@ -45,10 +45,10 @@ from app.webhooks.models import (
     WebhookEvent,
 )
 from app.webhooks.operations import signing_secrets
+from app.webhooks.outbox import DELIVER_JOB
 
 log = logging.getLogger(__name__)
 
-DELIVER_JOB = "webhooks.deliver"
 RETRY_WINDOW = timedelta(days=3)
 FIRST_RETRY = timedelta(seconds=30)
 LONGEST_WAIT = timedelta(hours=12)

@@ -6,7 +6,7 @@ import uuid
 
 from app import jobs
 from app.webhooks import delivery
-from app.webhooks.outbox import RELAY_JOB
+from app.webhooks.outbox import DELIVER_JOB, RELAY_JOB
 
 SWEEP_JOB = "webhooks.sweep"
 
@@ -16,7 +16,7 @@ def relay() -> None:
     delivery.enqueue_deliveries(delivery.relay())
 
 
-@jobs.job(name=delivery.DELIVER_JOB)
+@jobs.job(name=DELIVER_JOB)
 def deliver(delivery_id: str) -> None:
     delivery.enqueue_deliveries(delivery.deliver(uuid.UUID(delivery_id)))
 

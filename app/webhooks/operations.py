@@ -19,7 +19,7 @@ from app.extensions import db
 from app.organizations.models import Organization
 from app.webhooks import settings
 from app.webhooks.models import DeliveryState, WebhookAttempt, WebhookDelivery, WebhookEndpoint
-from app.webhooks.outbox import EVENT_TYPES
+from app.webhooks.outbox import EVENT_TYPES, deliver_after_commit
 from app.webhooks.sealing import new_secret, open_sealed, seal
 
 # After a rotation the previous secret keeps signing this long beside the new one.
@@ -172,8 +172,9 @@ def attempts_of(delivery: WebhookDelivery) -> list[WebhookAttempt]:
 def replay_delivery(
     organization: Organization, endpoint_id: uuid.UUID, delivery_id: uuid.UUID
 ) -> WebhookDelivery:
-    """Send a delivery again (same ``webhook-id``), whatever became of it; the next sweep or
-    the job the caller enqueues picks it up."""
+    """Send a delivery again (same ``webhook-id``), whatever became of it: it is handed to the
+    queue when the caller's transaction commits. A replay of an event older than the retry
+    window is tried once."""
     endpoint = get_endpoint(organization, endpoint_id)
     delivery = db.session.get(WebhookDelivery, delivery_id)
     if delivery is None or delivery.endpoint_id != endpoint.id:
@@ -190,4 +191,5 @@ def replay_delivery(
         .execution_options(synchronize_session="fetch")
     )
     db.session.flush()
+    deliver_after_commit(delivery.id)
     return delivery

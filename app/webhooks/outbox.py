@@ -40,8 +40,11 @@ EVENT_TYPES = (
     "credential.revoked",
 )
 RELAY_JOB = "webhooks.relay"
+DELIVER_JOB = "webhooks.deliver"
 # Set on a session whose transaction added events: after its commit the relay is kicked.
 _PENDING_KEY = "webhook_events_added"
+# Deliveries to hand to the queue once the transaction that made them due commits.
+_DELIVERIES_KEY = "webhook_deliveries_due"
 
 
 class Rendered:
@@ -104,18 +107,28 @@ def _subscribed(organization_id: uuid.UUID) -> bool:
     )
 
 
+def deliver_after_commit(delivery_id: uuid.UUID) -> None:
+    """Hand the delivery to the queue once the open transaction commits (before that, a worker
+    would not see the change that made it due)."""
+    db.session.info.setdefault(_DELIVERIES_KEY, []).append(str(delivery_id))
+
+
 def _kick_relay(session: Session) -> None:
-    if not session.info.pop(_PENDING_KEY, False):
-        return
+    kick = session.info.pop(_PENDING_KEY, False)
+    due = session.info.pop(_DELIVERIES_KEY, [])
     try:
-        jobs.enqueue(RELAY_JOB)
+        if kick:
+            jobs.enqueue(RELAY_JOB)
+        for delivery_id in due:
+            jobs.enqueue(DELIVER_JOB, delivery_id)
     except Exception:
-        # The events are committed; the periodic sweep relays them within a minute.
-        log.warning("webhook relay not enqueued; the sweep will pick the events up", exc_info=True)
+        # What was committed stays; the periodic sweep hands it over within a minute.
+        log.warning("webhook job not enqueued; the sweep will pick it up", exc_info=True)
 
 
 def _forget(session: Session, *_: Any) -> None:
     session.info.pop(_PENDING_KEY, None)
+    session.info.pop(_DELIVERIES_KEY, None)
 
 
 def listen() -> None:

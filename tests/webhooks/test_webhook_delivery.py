@@ -338,3 +338,28 @@ def test_policy_request_outcomes_and_expiry_arrive_once(hooks_app, receiver, mov
     ]
     assert received[0]["data"]["status"] == "VERIFIED"
     assert "claims" not in received[0]["data"]
+
+
+def test_a_replayed_delivery_is_sent_again_with_the_same_webhook_id(hooks_app, receiver):
+    from app.organizations.models import Organization
+    from app.webhooks.operations import replay_delivery
+
+    client = hooks_app.test_client()
+    staff = make_staff(hooks_app)
+    endpoint = add_endpoint(client, staff, receiver.url, events=["individual.verified"])
+    Person(client, verification(client, staff), "crm-12").present()
+    drain(hooks_app)
+    with hooks_app.app_context():
+        organization = db.session.get(Organization, uuid.UUID(staff.organization_id))
+        delivery_id = db.session.scalar(select(WebhookDelivery.id))
+        replay_delivery(organization, uuid.UUID(endpoint["id"]), delivery_id)
+        assert queue_of(hooks_app).pending_count() == 0  # handed over only once committed
+        db.session.commit()
+    drain(hooks_app)
+
+    first, second = receiver.received
+    assert first.webhook_id == second.webhook_id
+    assert second.verified(endpoint["secret"])["type"] == "individual.verified"
+    with hooks_app.app_context():
+        row = db.session.get(WebhookDelivery, delivery_id)
+        assert row.state == DeliveryState.DELIVERED and row.attempt_count == 2
