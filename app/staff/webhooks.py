@@ -8,7 +8,6 @@ what disabling and replaying do) is the webhooks domain's.
 
 from __future__ import annotations
 
-import uuid
 from typing import Any
 
 from flask import render_template, request
@@ -21,7 +20,6 @@ from app.staff.page_kit import finished, form_values, refusal
 from app.web.access import acting_organization, require_staff, tier_gated, upgrade_prompt
 from app.web.paging import page_args, pager
 from app.web.requests import parse_id
-from app.webhooks import delivery
 from app.webhooks import operations as hooks
 from app.webhooks.models import WebhookEndpoint
 from app.webhooks.outbox import EVENT_TYPES
@@ -164,11 +162,8 @@ def webhooks_enable(endpoint_id: str) -> ResponseReturnValue:
 def webhooks_replay(endpoint_id: str, delivery_id: str) -> ResponseReturnValue:
     """Send one delivery again, with the same ``webhook-id`` (receivers de-duplicate by it)."""
     endpoint = the_endpoint(endpoint_id)
-    replayed = hooks.replay_delivery(acting_organization(), endpoint.id, parse_id(delivery_id))
-    replayed_id: uuid.UUID = replayed.id
-    # If the job runs before this request commits, it finds nothing to send; the queue's
-    # minute sweep sends it then.
-    delivery.enqueue_deliveries([replayed_id])
+    # Handed to the queue once this request commits.
+    hooks.replay_delivery(acting_organization(), endpoint.id, parse_id(delivery_id))
     return finished(
         "Delivery queued to be sent again.", "staff.webhooks_detail", endpoint_id=endpoint.id
     )
