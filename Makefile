@@ -29,8 +29,13 @@ migrate: $(RUNTIME)
 seed: migrate
 	$(BIN)/flask --app wsgi schemas seed > /dev/null
 
+# The web server and the job worker together: when either stops (or Ctrl-C), both stop.
+run: SHELL := /bin/bash
 run: seed
-	$(BIN)/gunicorn --workers $(WORKERS) --bind $(HOST):$(PORT) wsgi:app
+	@$(BIN)/flask --app wsgi jobs worker & worker=$$!; \
+	$(BIN)/gunicorn --workers $(WORKERS) --bind $(HOST):$(PORT) wsgi:app & web=$$!; \
+	trap 'kill $$worker $$web 2>/dev/null; wait' EXIT; \
+	wait -n $$worker $$web
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

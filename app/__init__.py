@@ -110,10 +110,35 @@ def register_extensions(app: Flask) -> None:
     register_issuing(app)
     mail.init_app(app)
     register_trust(app)
+    register_jobs(app)
+    register_webhooks(app)
+
+
+def register_webhooks(app: Flask) -> None:
+    """Events are written with the change that causes them and rendered as the API shows
+    records; deliveries read the running application's settings."""
+    from flask import current_app
+
+    from app.api.webhook_endpoints import provide_renderers
+    from app.webhooks import outbox
+    from app.webhooks import settings as webhook_settings
+
+    webhook_settings.provide(lambda: webhook_settings.from_config(current_app.config))
+    outbox.listen()
+    provide_renderers()
+
+
+def register_jobs(app: Flask) -> None:
+    """The job queue, bound to every registered job (webhook deliveries, scheduled work)."""
+    from app.jobs import queue
+
+    queue.init_app(app)
 
 
 def register_trust(app: Flask) -> None:
     """One outbound fetcher per process (its cache is only a cache) and the configured anchors."""
+    from app.deployment import kept_status_check
+    from app.retention import jobs as retention_jobs
     from app.trust import Fetcher, load_pem_anchors
 
     app.extensions["fetcher"] = Fetcher(
@@ -121,6 +146,8 @@ def register_trust(app: Flask) -> None:
     )
     pem = app.config["TRUST_ANCHORS_PEM"]
     app.extensions["trust_anchors"] = load_pem_anchors(pem) if pem else []
+    # The revocation re-check job reads kept status references with the same fetcher.
+    retention_jobs.provide(kept_status_check)
 
 
 def register_blueprints(app: Flask) -> None:
@@ -135,6 +162,7 @@ def register_blueprints(app: Flask) -> None:
         public,
         staff_api,
         wallet,
+        webhook_endpoints,
         webhooks,
     )
     from app.request_log import register_request_log
@@ -149,6 +177,7 @@ def register_blueprints(app: Flask) -> None:
         issuer,
         auth,
         webhooks,
+        webhook_endpoints,
         dc_api,
         pages,
         staff,
@@ -166,5 +195,7 @@ def register_error_handlers(app: Flask) -> None:
 
 def register_commands(app: Flask) -> None:
     from app.cli import register
+    from app.jobs.cli import jobs_cli
 
     register(app)
+    app.cli.add_command(jobs_cli)

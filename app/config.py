@@ -83,6 +83,11 @@ def from_environment() -> dict[str, Any]:
         "ISSUER_NONCE_SECONDS": _int("ISSUER_NONCE_SECONDS", 300),
         "STATUS_LIST_TTL_SECONDS": _int("STATUS_LIST_TTL_SECONDS", 300),
         "STATUS_LIST_VALID_SECONDS": _int("STATUS_LIST_VALID_SECONDS", 24 * 3600),
+        # The job queue (webhook deliveries, scheduled jobs): empty for a SQLite file beside
+        # the database, or redis://... (app/jobs/queue.py).
+        "JOBS_QUEUE_URL": env("JOBS_QUEUE_URL", ""),
+        # The queue's name inside its storage: deployments sharing one Redis need their own.
+        "JOBS_QUEUE_NAME": env("JOBS_QUEUE_NAME", "verity"),
     }
 
 

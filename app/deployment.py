@@ -7,7 +7,8 @@ of producing requests every wallet refuses.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +24,7 @@ from app.oid4vp.client import (
 )
 from app.oid4vp.encryption import ResponseEncryption
 from app.oid4vp.verifier import Verifier
+from app.statuslist import StatusResult, check_kept
 
 # Where the application keeps its Verifier (``app.extensions``).
 VERIFIER_EXTENSION = "oid4vp_verifier"
@@ -37,6 +39,14 @@ def register_issuing(app: Flask) -> None:
     (several applications may live in one process, and their configuration is read as it is
     when asked, like the database session's)."""
     issuing_settings.provide(lambda: issuing_settings.from_config(current_app.config))
+
+
+def kept_status_check() -> Callable[[dict[str, Any], datetime], StatusResult]:
+    """How the running application reads a kept status reference again: with the fetcher and
+    trust anchors its presentations are checked with."""
+    fetcher = current_app.extensions["fetcher"]
+    anchors = current_app.extensions["trust_anchors"]
+    return lambda kept, now: check_kept(kept, fetcher=fetcher, anchors=anchors, now=now)
 
 
 def verifier_from_config(config: Mapping[str, Any]) -> Verifier:

@@ -14,6 +14,7 @@ from app.verifications.models import (
     Verification,
 )
 from app.vouchers.models import Voucher, VoucherRedemption
+from app.webhooks.models import WebhookAttempt, WebhookDelivery, WebhookEndpoint, WebhookEvent
 
 __all__ = [
     "Credential",
@@ -33,4 +34,8 @@ __all__ = [
     "Verification",
     "Voucher",
     "VoucherRedemption",
+    "WebhookAttempt",
+    "WebhookDelivery",
+    "WebhookEndpoint",
+    "WebhookEvent",
 ]

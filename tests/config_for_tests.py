@@ -13,4 +13,6 @@ TEST_CONFIG = {
     "OIDC_CLIENT_SECRET": "",
     "RATELIMIT_STORAGE_URI": "memory://",
     "TRUSTED_PROXY_COUNT": 0,
+    # No worker runs for the shared test app; tests that deliver build a queue of their own.
+    "JOBS_QUEUE_URL": "memory://",
 }

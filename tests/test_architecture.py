@@ -27,12 +27,14 @@ DOMAIN = (
     "policies",
     "presentations",
     "recipients",
+    "retention",
     "schemas",
     "sdjwt",
     "statuslist",
     "trust",
     "verifications",
     "vouchers",
+    "webhooks",
 )
 # Protocol code knows no database either.
 PROTOCOL = ("oid4vp", "sdjwt", "statuslist", "trust")

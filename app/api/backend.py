@@ -44,6 +44,21 @@ def lookup_individual(verification_id: str, customer_id: str):
     return json_response(render.individual_for_owner(individual, links()))
 
 
+@bp.delete(
+    "/verifications/<verification_id>/individuals/<anytext:customer_id>", merge_slashes=False
+)
+@require_apikey
+@documented(
+    "Erase a person's record on request: the individual, its claims and its attempts",
+    responses={204: None},
+    tags=("individuals",),
+)
+def erase_individual(verification_id: str, customer_id: str):
+    """Nothing of the person is kept; unknown is 400 like the lookup."""
+    individuals.erase_individual(acting_organization(), parse_id(verification_id), customer_id)
+    return "", 204
+
+
 @bp.post("/policy-requests")
 @require_apikey
 @documented(

@@ -42,7 +42,12 @@ def individual(row: Individual, links: Links | None = None) -> dict[str, Any]:
 
 def individual_for_owner(row: Individual, links: Links | None = None) -> dict[str, Any]:
     """The authenticated lookup adds the requested claims and the issuer."""
-    return {**individual(row, links), "claims": row.claims, "issuer": row.issuer}
+    return {
+        **individual(row, links),
+        "claims": row.claims,
+        "issuer": row.issuer,
+        "revoked_at": _time(row.revoked_at),
+    }
 
 
 def verification(row: Verification) -> dict[str, Any]:
@@ -56,6 +61,8 @@ def verification(row: Verification) -> dict[str, Any]:
         "attributes": [echoed(condition) for condition in row.attributes],
         "trusted_issuers": row.trusted_issuers,
         "return_url": row.return_url,
+        "retention_days": row.retention_days,
+        "status_check_hours": row.status_check_hours,
         "created_at": _time(row.created_at),
         "updated_at": _time(row.updated_at),
     }

@@ -33,6 +33,7 @@ from app.recipients.models import Recipient
 from app.schemas.models import Schema
 from app.schemas.operations import require_schema_entitlement
 from app.tokens import hash_secret
+from app.webhooks import outbox
 
 ALLOCATION_ATTEMPTS = 40
 MAX_CLAIMS = 200
@@ -132,6 +133,7 @@ def _offer(organization: Organization, body: IssueCredential, schema: Schema) ->
     )
     tx_code = _new_offer(credential, with_tx_code=body.tx_code)
     _store_with_status_entry(credential)
+    outbox.emit("credential.offered", credential, organization.id, credential.id)
     return IssuedOffer(credential, tx_code)
 
 
@@ -262,6 +264,7 @@ def revoke_credential(organization: Organization, credential_id: uuid.UUID) -> C
         credential.pre_authorized_code_hash = None
         db.session.execute(delete(AccessToken).where(AccessToken.credential_id == credential.id))
         db.session.flush()
+        outbox.emit("credential.revoked", credential, organization.id, credential.id)
     return credential
 
 
@@ -282,6 +285,7 @@ def resend_offer(
     tx_code = _new_offer(credential, with_tx_code=credential.tx_code_hash is not None)
     credential.recorded_status = CredentialStatus.OFFERED
     db.session.flush()
+    outbox.emit("credential.offered", credential, organization.id, credential.id)
     return IssuedOffer(credential, tx_code)
 
 

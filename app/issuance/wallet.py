@@ -45,6 +45,7 @@ from app.oid4vci.statuslist import sign_status_list
 from app.organizations.models import Organization
 from app.schemas.models import Schema
 from app.tokens import hash_secret, same
+from app.webhooks import outbox
 
 MAX_TX_CODE_FAILURES = 5
 VALUE_TYPES = {"NUMBER": "number", "BOOLEAN": "boolean"}
@@ -307,6 +308,7 @@ def _sign(
     credential.holder_key_thumbprint = jwk_thumbprint(holder_jwk)
     db.session.execute(delete(AccessToken).where(AccessToken.credential_id == credential.id))
     db.session.flush()
+    outbox.emit("credential.issued", credential, organization.id, credential.id)
     return signed
 
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 import uuid
 from datetime import timedelta
 
-from sqlalchemy import select
+from sqlalchemy import exists, select
+from sqlalchemy.exc import IntegrityError
 
 from app import clock
 from app.errors import Expired, NotFound
@@ -16,10 +17,16 @@ from app.policies.tokens import policy_token
 from app.presentations import operations as presentations
 from app.recipients.operations import get_recipient
 from app.tokens import hash_secret
-from app.verifications.models import PresentationRequest
+from app.verifications.models import PresentationRequest, Status
 from app.verifications.operations import get_verification
+from app.webhooks import outbox
+from app.webhooks.models import WebhookEndpoint, WebhookEvent
 
 DEFAULT_EXPIRES_IN = 900
+# Expiry is a moment, not a write: a scheduled job reports requests that lapsed this recently
+# (it runs every minute, so a day is ample and keeps its scan short).
+EXPIRY_REPORT_WINDOW = timedelta(days=1)
+EXPIRY_REPORT_BATCH = 500
 
 
 def create_policy_request(
@@ -78,3 +85,39 @@ def connect_policy(
     policy = policy_for_token(token)
     db.session.refresh(policy, with_for_update=True)
     return policy, presentations.connect(policy, link_seconds, request_seconds)
+
+
+def report_expired() -> int:
+    """Write ``policy_request.expired`` for each request that lapsed without a result, once:
+    a partial unique index on the events keeps a second sweep (or a second worker) from
+    writing it again. Only organizations with an enabled webhook endpoint are looked at."""
+    now = clock.now()
+    lapsed = db.session.scalars(
+        select(PolicyRequest)
+        .where(
+            PolicyRequest.expires_at <= now,
+            PolicyRequest.expires_at > now - EXPIRY_REPORT_WINDOW,
+            PolicyRequest.status.in_((Status.CREATED, Status.REQUESTED)),
+            exists().where(
+                WebhookEndpoint.organization_id == PolicyRequest.organization_id,
+                WebhookEndpoint.enabled.is_(True),
+            ),
+            ~exists().where(
+                WebhookEvent.subject_id == PolicyRequest.id,
+                WebhookEvent.type == "policy_request.expired",
+            ),
+        )
+        .order_by(PolicyRequest.expires_at)
+        .limit(EXPIRY_REPORT_BATCH)
+    ).all()
+    written = 0
+    for policy in lapsed:
+        try:
+            with db.session.begin_nested():
+                written += bool(
+                    outbox.emit("policy_request.expired", policy, policy.organization_id, policy.id)
+                )
+                db.session.flush()
+        except IntegrityError:
+            continue  # another sweep wrote it first
+    return written

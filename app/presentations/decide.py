@@ -23,7 +23,7 @@ from cryptography import x509
 from app.presentations.reasons import NO_ISSUER_PINNED, Family, family_of, untrusted_issuer
 from app.sdjwt import KeyBindingCheck, SdJwtError, parse_presentation, verify_presentation
 from app.sdjwt.jws import read_unverified
-from app.statuslist import StatusError, check_status
+from app.statuslist import StatusError, check_status, reference_to_keep
 from app.trust import Fetcher, ResolvedIssuer, TrustError, is_trusted, resolve_issuer_key
 from app.verifications.conditions import MISSING, claim_value, failed_condition
 
@@ -62,6 +62,9 @@ class Decision:
     reason: str | None = None
     issuer: str | None = None
     claims: dict[str, Any] = field(default_factory=dict)
+    # Where the credential's status can be read again later (``app.statuslist.kept``); only
+    # for a verified credential that carried a status list reference.
+    status_reference: dict[str, Any] | None = None
 
     @property
     def family(self) -> Family | None:
@@ -162,7 +165,8 @@ def _judge(
     missing = [c for c in rules.requested_claims if claim_value(claims, c) is MISSING]
     if missing:
         return Decision(False, f"Requested claim {missing[0]} was not disclosed", name, kept)
-    return Decision(True, None, name, kept)
+    reference = reference_to_keep(status, issuer) if status is not None else None
+    return Decision(True, None, name, kept, reference)
 
 
 def _status_problem(status: dict[str, Any], issuer: ResolvedIssuer, context: Context) -> str | None:

@@ -38,6 +38,7 @@ from app.verifications.models import (
     Verification,
 )
 from app.verifications.operations import get_individual
+from app.webhooks import outbox
 
 CREDENTIAL_QUERY_ID = "credential"
 MAX_PRESENTATIONS = 1
@@ -71,9 +72,29 @@ def set_status(
         subject.validation_error = decision.reason
         subject.issuer = decision.issuer
         if decision.verified:
-            subject.claims = decision.claims
             subject.verified_at = clock.now()
+            keep_claims(subject, decision)
+    _notify(subject, status)
     return True
+
+
+def keep_claims(subject: PresentationSubject, decision: Decision) -> None:
+    """Keep the decision's claims, unless the verification keeps none (``retention_days`` 0);
+    an individual also keeps where its credential's status can be checked again."""
+    if subject.verification.retention_days <= 0:
+        return
+    subject.claims = decision.claims
+    if isinstance(subject, Individual) and decision.status_reference is not None:
+        subject.status_reference = decision.status_reference
+        subject.status_checked_at = subject.verified_at
+
+
+def _notify(subject: PresentationSubject, status: Status) -> None:
+    """The webhook event of a status change, in the same transaction (the outbox)."""
+    kind = "individual" if subject.request_key == "individual_id" else "policy_request"
+    event_type = f"{kind}.{status.value.lower()}"
+    if event_type in outbox.EVENT_TYPES:
+        outbox.emit(event_type, subject, subject.verification.organization_id, subject.id)
 
 
 def mint_presentation_request(

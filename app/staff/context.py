@@ -15,6 +15,7 @@ SECTIONS = (
     ("staff.verifications", "Verifications"),
     ("staff.credentials", "Credentials"),
     ("staff.integrations", "Integrations"),
+    ("staff.webhooks", "Webhooks"),
     ("staff.recipients", "Recipients"),
     ("staff.schemas", "Schemas"),
     ("staff.plan", "Plan"),

@@ -19,7 +19,11 @@ from werkzeug.datastructures import MultiDict
 
 from app.schemas.models import Schema
 from app.verifications.conditions import OPERATORS, echoed
-from app.verifications.models import Verification
+from app.verifications.models import (
+    DEFAULT_RETENTION_DAYS,
+    DEFAULT_STATUS_CHECK_HOURS,
+    Verification,
+)
 
 # The builder posts ``conditions-<n>-<part>``; indexes need not be contiguous (htmx appends
 # rows with the next free index, and removed rows leave gaps).
@@ -72,6 +76,8 @@ class VerificationForm:
     conditions: list[ConditionRow] = field(default_factory=list)
     trusted_issuers: str = ""
     return_url: str = ""
+    retention_days: str = str(DEFAULT_RETENTION_DAYS)
+    status_check_hours: str = str(DEFAULT_STATUS_CHECK_HOURS)
     # The highest row index the browser sent: the next added row takes the one after it.
     last_index: int = -1
 
@@ -92,6 +98,8 @@ class VerificationForm:
             ],
             trusted_issuers="\n".join(verification.trusted_issuers or []),
             return_url=verification.return_url or "",
+            retention_days=str(verification.retention_days),
+            status_check_hours=str(verification.status_check_hours),
         )
 
     @classmethod
@@ -119,6 +127,8 @@ class VerificationForm:
             conditions=conditions,
             trusted_issuers=data.get("trusted_issuers", ""),
             return_url=data.get("return_url", "").strip(),
+            retention_days=data.get("retention_days", "").strip(),
+            status_check_hours=data.get("status_check_hours", "").strip(),
             last_index=max(rows, default=-1),
         )
 
@@ -160,6 +170,11 @@ class VerificationForm:
         }
         if self.return_url:
             body["return_url"] = self.return_url
+        # Whole numbers as numbers; anything else is passed on for the API's model to refuse.
+        for key in ("retention_days", "status_check_hours"):
+            text = getattr(self, key)
+            if text:
+                body[key] = int(text) if _INTEGER.match(text) else text
         return body
 
 

@@ -11,6 +11,7 @@ from app.statuslist.encoding import (
     encode_status_list,
 )
 from app.statuslist.errors import StatusError
+from app.statuslist.kept import check_kept, reference_to_keep
 
 __all__ = [
     "INVALID",
@@ -20,8 +21,10 @@ __all__ = [
     "StatusList",
     "StatusReference",
     "StatusResult",
+    "check_kept",
     "check_status",
     "decode_status_list",
     "encode_status_list",
     "parse_reference",
+    "reference_to_keep",
 ]

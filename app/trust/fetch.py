@@ -27,7 +27,7 @@ import socket
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
@@ -221,6 +221,60 @@ class Fetcher:
         body = self._fetch(url, accept)
         self.cache.set(key, body, ttl, size=len(body))
         return body
+
+    def post(self, url: str, body: bytes, headers: Mapping[str, str]) -> int:
+        """POST ``body`` to ``url`` under the same rules as every fetch (checked addresses,
+        no redirects followed, the timeout); returns the answer's status code, whatever it is,
+        for the caller to judge. The answer's body is not read."""
+        target = self._target(url)
+        addresses = self._resolve(target.host, target.port)
+        deadline = time.monotonic() + self.timeout
+        for address in addresses:
+            try:
+                return self._post_to(target, address, body, headers, deadline)
+            except _ConnectFailed:
+                continue
+        raise FetchError(f"Could not connect to {target.host}")
+
+    def _post_to(
+        self,
+        target: _Target,
+        address: str,
+        body: bytes,
+        headers: Mapping[str, str],
+        deadline: float,
+    ) -> int:
+        remaining = max(deadline - time.monotonic(), 0.001)
+        with requests.Session() as session:
+            session.trust_env = False
+            adapter = _PinnedAdapter(address, target.host)
+            session.mount("https://", adapter)
+            session.mount("http://", adapter)
+            try:
+                response = session.post(
+                    target.url,
+                    data=body,
+                    headers={
+                        **headers,
+                        "Host": target.host_header,
+                        "Accept-Encoding": "identity",
+                        "User-Agent": "Verity",
+                    },
+                    timeout=(remaining, remaining),
+                    allow_redirects=False,
+                    stream=True,
+                    verify=self.ca_bundle or True,
+                )
+            except requests.exceptions.SSLError as exc:
+                raise FetchError(f"TLS with {target.host} failed: {_tls_reason(exc)}") from exc
+            except requests.exceptions.Timeout as exc:
+                raise FetchError(f"{target.url} did not answer within {self.timeout:g} s") from exc
+            except requests.exceptions.ConnectionError as exc:
+                raise _ConnectFailed() from exc
+            except requests.exceptions.RequestException as exc:
+                raise FetchError(f"Posting to {target.url} failed") from exc
+            response.close()
+            return response.status_code
 
     def _fetch(self, url: str, accept: str) -> bytes:
         target = self._target(url)

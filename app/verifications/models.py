@@ -54,6 +54,12 @@ TRANSITIONS: dict[Status, frozenset[Status]] = {
 }
 
 
+DEFAULT_RETENTION_DAYS = 30
+MAX_RETENTION_DAYS = 3650
+DEFAULT_STATUS_CHECK_HOURS = 24
+MAX_STATUS_CHECK_HOURS = 24 * 365
+
+
 def status_column() -> Mapped[Status]:
     return mapped_column(
         Enum(Status, native_enum=False, length=20, validate_strings=True), default=Status.CREATED
@@ -74,6 +80,11 @@ class Verification(IdMixin, TimestampMixin, db.Model):
     attributes: Mapped[list[dict[str, Any]]] = mapped_column(JSON, default=list)
     trusted_issuers: Mapped[list[str]] = mapped_column(JSON, default=list)
     return_url: Mapped[str | None] = mapped_column(String(2000))
+    # How long the claims of a decision are kept, in days after it; 0 keeps the decision only.
+    retention_days: Mapped[int] = mapped_column(default=DEFAULT_RETENTION_DAYS)
+    # How often a VERIFIED individual's credential status is checked again while its claims
+    # are kept, in hours; 0 checks it only when presented.
+    status_check_hours: Mapped[int] = mapped_column(default=DEFAULT_STATUS_CHECK_HOURS)
     # Deleting keeps the record (and its individuals' audit trail) but hides it everywhere.
     deleted_at: Mapped[datetime | None]
 
@@ -145,6 +156,12 @@ class Individual(PresentationSubject, db.Model):
     retries_after_failure = True
 
     customer_id: Mapped[str] = mapped_column(String(200))
+    # Where the presented credential's status can be read again (its status list entry and
+    # the issuer that signs the list), kept with the claims and deleted with them.
+    status_reference: Mapped[dict[str, Any] | None] = mapped_column(JSON)
+    status_checked_at: Mapped[datetime | None] = mapped_column(index=True)
+    # Set when a later check finds the credential no longer valid; VERIFIED stays final.
+    revoked_at: Mapped[datetime | None]
 
 
 class PresentationRequest(IdMixin, db.Model):

@@ -6,7 +6,7 @@ import contextlib
 import uuid
 from typing import Any
 
-from sqlalchemy import func, select
+from sqlalchemy import delete, func, select
 from sqlalchemy.exc import IntegrityError
 
 from app import clock
@@ -18,6 +18,7 @@ from app.schemas.operations import get_schema, require_schema_entitlement
 from app.trust.policy import parse_pins
 from app.verifications.conditions import check_conditions, echoed, known_attribute
 from app.verifications.models import Individual, Verification
+from app.webhooks.models import WebhookEvent
 
 # -- definitions ----------------------------------------------------------------------------
 
@@ -83,7 +84,14 @@ def _apply(organization: Organization, verification: Verification, fields: dict[
     require_schema_entitlement(organization, schema)
     schema_changed = verification.schema_id is not None and verification.schema_id != schema.id
     verification.schema_id = schema.id
-    for key in ("name", "description", "type", "return_url"):
+    for key in (
+        "name",
+        "description",
+        "type",
+        "return_url",
+        "retention_days",
+        "status_check_hours",
+    ):
         if key in fields and fields[key] is not None:
             setattr(verification, key, fields[key])
     if not (verification.name or "").strip():
@@ -191,6 +199,33 @@ def lookup_individual(
     if individual is None:
         raise NotFound()
     return individual
+
+
+def erase_individual(
+    organization: Organization, verification_id: uuid.UUID, customer_id: str
+) -> None:
+    """Erase a person's record on request: the individual, its links and its attempts.
+
+    Unlike the retention job, which keeps the outcome and the audit trail, nothing of the
+    person stays, nor the webhook events about them; the customer_id may be opened again as
+    a new individual.
+    """
+    individual = lookup_individual(organization, verification_id, customer_id)
+    # Events about the person leave the outbox too (their deliveries and attempts with them,
+    # ON DELETE CASCADE): what is still undelivered is not sent.
+    db.session.execute(
+        delete(WebhookEvent)
+        .where(WebhookEvent.subject_id == individual.id)
+        .execution_options(synchronize_session=False)
+    )
+    # The database removes the individual's presentation requests and their attempts
+    # (ON DELETE CASCADE on both foreign keys).
+    db.session.execute(
+        delete(Individual)
+        .where(Individual.id == individual.id)
+        .execution_options(synchronize_session=False)
+    )
+    db.session.expunge(individual)
 
 
 def list_individuals(

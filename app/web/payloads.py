@@ -10,7 +10,13 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from app.organizations.models import Plan, Role
 from app.verifications.conditions import OPERATORS
-from app.verifications.models import Status
+from app.verifications.models import (
+    DEFAULT_RETENTION_DAYS,
+    DEFAULT_STATUS_CHECK_HOURS,
+    MAX_RETENTION_DAYS,
+    MAX_STATUS_CHECK_HOURS,
+    Status,
+)
 
 Name = Field(min_length=1, max_length=200)
 Text = Field(default="", max_length=5000)
@@ -55,8 +61,16 @@ class IndividualOut(Out):
 
 
 class IndividualLookupOut(IndividualOut):
-    claims: dict[str, Any] | None
+    claims: dict[str, Any] | None = Field(
+        description="The claims the verification asked for, while they are kept "
+        "(the verification's retention_days); null once deleted."
+    )
     issuer: str | None
+    revoked_at: datetime | None = Field(
+        description="When a later check of the credential's status list found it no longer "
+        "valid (revoked or suspended). The status stays VERIFIED: the decision was right when "
+        "it was made; this says the credential has since been withdrawn."
+    )
 
 
 class IndividualList(Out):
@@ -83,6 +97,17 @@ CONDITION_VALUE = (
 )
 
 
+RETENTION_DAYS = (
+    "How many days after the decision the received claims are kept; then they are deleted and "
+    "the outcome and the attempts stay. 0 keeps no claims at all: the decision only."
+)
+STATUS_CHECK_HOURS = (
+    "How often, in hours, a VERIFIED individual's credential status (its status list entry) "
+    "is checked again while its claims are kept; a withdrawn credential sets the individual's "
+    "revoked_at. 0: checked only when presented."
+)
+
+
 class Condition(Body):
     """One condition on a presented claim. Give the attribute as ``attribute_id`` or
     ``name`` (both are accepted, the same attribute if both are given)."""
@@ -106,6 +131,15 @@ class VerificationIn(Body):
     attributes: list[Condition] = Field(default_factory=list, max_length=50)
     trusted_issuers: list[str] = Field(default_factory=list, max_length=50)
     return_url: str | None = Field(default=None, max_length=2000, pattern=r"^https?://")
+    retention_days: int = Field(
+        default=DEFAULT_RETENTION_DAYS, ge=0, le=MAX_RETENTION_DAYS, description=RETENTION_DAYS
+    )
+    status_check_hours: int = Field(
+        default=DEFAULT_STATUS_CHECK_HOURS,
+        ge=0,
+        le=MAX_STATUS_CHECK_HOURS,
+        description=STATUS_CHECK_HOURS,
+    )
 
 
 class VerificationPatch(Body):
@@ -117,6 +151,12 @@ class VerificationPatch(Body):
     attributes: list[Condition] | None = Field(default=None, max_length=50)
     trusted_issuers: list[str] | None = Field(default=None, max_length=50)
     return_url: str | None = Field(default=None, max_length=2000, pattern=r"^https?://")
+    retention_days: int | None = Field(
+        default=None, ge=0, le=MAX_RETENTION_DAYS, description=RETENTION_DAYS
+    )
+    status_check_hours: int | None = Field(
+        default=None, ge=0, le=MAX_STATUS_CHECK_HOURS, description=STATUS_CHECK_HOURS
+    )
 
 
 class ConditionOut(Out):
@@ -140,6 +180,8 @@ class VerificationOut(Out):
     attributes: list[ConditionOut]
     trusted_issuers: list[str]
     return_url: str | None
+    retention_days: int
+    status_check_hours: int
     created_at: datetime
     updated_at: datetime
 

@@ -59,6 +59,7 @@ CONTRACT_OPERATIONS = {
 # INTERFACE.md 5.1: the operations an integration key reaches, and no other.
 APIKEY_OPERATIONS = {
     ("GET", "/verifications/{verification_id}/individuals/{customer_id}"),
+    ("DELETE", "/verifications/{verification_id}/individuals/{customer_id}"),
     ("POST", "/policy-requests"),
     ("GET", "/policy-requests/{policy_id}/status"),
     ("GET", "/recipients"),

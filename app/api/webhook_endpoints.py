@@ -1,0 +1,205 @@
+"""Webhook endpoints of the acting organization and their delivery log (session token).
+
+Not to be confused with ``app.api.webhooks``, which receives the payment processor's events;
+these are the endpoints this service sends its own events to. Creating one is tier-gated like
+integration keys; its signing secret is in the creating response only.
+"""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+from typing import Any, Literal
+
+from flask import Blueprint, current_app, has_request_context
+from pydantic import Field
+
+from app.api import render
+from app.api.common import documented, json_response, listing, page_args, parse_body, parse_id
+from app.issuance.links import IssuerLinks
+from app.web.access import acting_organization, require_session, tier_gated
+from app.web.links import links
+from app.web.payloads import Body, Out, Text
+from app.web.requests import base_url
+from app.webhooks import operations as webhooks
+from app.webhooks.models import WebhookDelivery, WebhookEndpoint
+from app.webhooks.outbox import EVENT_TYPES, Rendered, provide_renderer
+
+bp = Blueprint("webhook_endpoints", __name__)
+
+EventType = Literal[EVENT_TYPES]  # type: ignore[valid-type]
+
+
+class WebhookEndpointIn(Body):
+    url: str = Field(min_length=1, max_length=webhooks.MAX_URL_LENGTH)
+    events: list[EventType] = Field(  # type: ignore[valid-type]
+        default_factory=list, description="Event types to receive; empty or absent: all."
+    )
+    description: str = Text
+    include_claims: bool = Field(
+        default=False, description="Send disclosed claims in events (off: outcomes only)."
+    )
+
+
+class WebhookEndpointOut(Out):
+    id: uuid.UUID
+    url: str
+    events: list[str]
+    description: str
+    include_claims: bool
+    enabled: bool
+    disabled_reason: str | None
+    created_at: datetime
+
+
+class WebhookEndpointCreated(WebhookEndpointOut):
+    secret: str = Field(
+        description="The signing secret (whsec_...). Shown once; stored sealed, never shown again."
+    )
+
+
+class WebhookEndpointList(Out):
+    results: list[WebhookEndpointOut]
+    total: int
+
+
+class WebhookDeliveryOut(Out):
+    id: uuid.UUID
+    event_id: uuid.UUID
+    webhook_id: str
+    type: str
+    state: Literal["PENDING", "DELIVERED", "FAILED"]
+    attempts: int
+    last_status_code: int | None
+    last_error: str | None
+    next_attempt_at: datetime | None
+    delivered_at: datetime | None
+    created_at: datetime
+
+
+class WebhookDeliveryList(Out):
+    results: list[WebhookDeliveryOut]
+    total: int
+
+
+def _time(value: datetime | None) -> str | None:
+    return value.isoformat() if value is not None else None
+
+
+def endpoint_json(row: WebhookEndpoint) -> dict[str, Any]:
+    return {
+        "id": str(row.id),
+        "url": row.url,
+        "events": row.events,
+        "description": row.description,
+        "include_claims": row.include_claims,
+        "enabled": row.enabled,
+        "disabled_reason": row.disabled_reason,
+        "created_at": _time(row.created_at),
+    }
+
+
+def delivery_json(row: WebhookDelivery) -> dict[str, Any]:
+    return {
+        "id": str(row.id),
+        "event_id": str(row.event.id),
+        "webhook_id": row.event.webhook_id,
+        "type": row.event.type,
+        "state": row.state.value,
+        "attempts": row.attempt_count,
+        "last_status_code": row.last_status_code,
+        "last_error": row.last_error,
+        "next_attempt_at": _time(row.next_attempt_at),
+        "delivered_at": _time(row.delivered_at),
+        "created_at": _time(row.created_at),
+    }
+
+
+@bp.get("/webhooks/endpoints")
+@require_session
+@documented(
+    "Webhook endpoints of the acting organization (secrets are never shown again)",
+    responses={200: WebhookEndpointList},
+    tags=("webhooks",),
+)
+def list_endpoints():
+    rows = webhooks.list_endpoints(acting_organization())
+    return json_response(listing(rows, len(rows), endpoint_json))
+
+
+@bp.post("/webhooks/endpoints")
+@require_session
+@tier_gated("Adding a webhook endpoint")
+@documented(
+    "Add a webhook endpoint (tier-gated; its signing secret is shown once)",
+    body=WebhookEndpointIn,
+    responses={201: WebhookEndpointCreated},
+    tags=("webhooks",),
+)
+def create_endpoint():
+    """The only response that ever contains the signing secret."""
+    body = parse_body(WebhookEndpointIn)
+    created = webhooks.create_endpoint(
+        acting_organization(),
+        body.url,
+        events=list(body.events),
+        description=body.description,
+        include_claims=body.include_claims,
+    )
+    return json_response({**endpoint_json(created.endpoint), "secret": created.secret}, 201)
+
+
+@bp.delete("/webhooks/endpoints/<endpoint_id>")
+@require_session
+@documented(
+    "Delete a webhook endpoint; its pending deliveries are dropped",
+    responses={204: None},
+    tags=("webhooks",),
+)
+def delete_endpoint(endpoint_id: str):
+    webhooks.delete_endpoint(acting_organization(), parse_id(endpoint_id))
+    return "", 204
+
+
+@bp.get("/webhooks/endpoints/<endpoint_id>/deliveries")
+@require_session
+@documented(
+    "An endpoint's deliveries, newest first: state, attempts, last response code",
+    responses={200: WebhookDeliveryList},
+    query={"page": "Page, from 1", "limit": "1 to 100"},
+    tags=("webhooks",),
+)
+def list_deliveries(endpoint_id: str):
+    offset, limit = page_args()
+    rows, total = webhooks.list_deliveries(
+        acting_organization(), parse_id(endpoint_id), offset, limit
+    )
+    return json_response(listing(rows, total, delivery_json))
+
+
+# -- how records appear in events -------------------------------------------------------------
+
+
+def _individual(row: Any) -> Rendered:
+    """As the authenticated lookup returns it; the claims apart."""
+    data = render.individual_for_owner(row, links() if has_request_context() else None)
+    claims = data.pop("claims")
+    return Rendered(data, claims)
+
+
+def _policy_request(row: Any) -> Rendered:
+    data = render.policy_status(row)
+    return Rendered(data, data.pop("claims"))
+
+
+def _credential(row: Any) -> Rendered:
+    base = base_url() if has_request_context() else current_app.config["PUBLIC_URL"]
+    data = render.credential(row, IssuerLinks(base))
+    return Rendered(data, data.pop("claims"))
+
+
+def provide_renderers() -> None:
+    """Called by the application factory: events carry records in their API shapes."""
+    provide_renderer("individual", _individual)
+    provide_renderer("policy_request", _policy_request)
+    provide_renderer("credential", _credential)

@@ -1,0 +1,86 @@
+"""Checking a credential's status again after the decision, without keeping the credential.
+
+At the decision the service keeps only what reading the status list entry needs: its ``uri``
+and ``idx`` and the issuer that must have signed the list (identifier, how it was resolved, and
+its public key, which an x5c issuer may sign its list with without naming itself again; Token
+Status List 11.3). A later check reads the list as at the decision (``check_status``), with the
+same signer rules, so a list from anyone else is refused the same way.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from cryptography import x509
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import ec, ed448, ed25519, rsa
+
+from app.statuslist.check import StatusResult, check_status, parse_reference
+from app.statuslist.errors import StatusError
+from app.trust.fetch import Fetcher
+from app.trust.issuers import ResolvedIssuer
+
+_KEY_TYPES = (
+    ec.EllipticCurvePublicKey,
+    rsa.RSAPublicKey,
+    ed25519.Ed25519PublicKey,
+    ed448.Ed448PublicKey,
+)
+_METHODS = ("did:jwk", "did:web", "jwt-vc-issuer", "x5c")
+
+
+def reference_to_keep(status_claim: Any, issuer: ResolvedIssuer) -> dict[str, Any] | None:
+    """What checking this credential's status again needs, as JSON; None without a reference."""
+    try:
+        reference = parse_reference(status_claim)
+    except StatusError:
+        return None
+    key = issuer.key.public_bytes(
+        serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
+    )
+    return {
+        "uri": reference.uri,
+        "idx": reference.idx,
+        "issuer": issuer.identifier,
+        "method": issuer.method,
+        "key": key.decode("ascii"),
+    }
+
+
+def check_kept(
+    kept: Any,
+    *,
+    fetcher: Fetcher,
+    anchors: Sequence[x509.Certificate],
+    now: datetime,
+) -> StatusResult:
+    """The status now of the credential ``kept`` was made from; StatusError when no statement
+    can be made (the list cannot be fetched or verified, or ``kept`` is not one of ours)."""
+    return check_status(
+        {"status_list": {"uri": _field(kept, "uri"), "idx": _field(kept, "idx")}},
+        credential_issuer=_issuer(kept),
+        fetcher=fetcher,
+        anchors=anchors,
+        now=now,
+    )
+
+
+def _field(kept: Any, name: str) -> Any:
+    if not isinstance(kept, dict) or name not in kept:
+        raise StatusError(f"Kept status reference has no {name}")
+    return kept[name]
+
+
+def _issuer(kept: Any) -> ResolvedIssuer:
+    identifier, method, pem = _field(kept, "issuer"), _field(kept, "method"), _field(kept, "key")
+    if not isinstance(identifier, str) or method not in _METHODS or not isinstance(pem, str):
+        raise StatusError("Kept status reference names no issuer")
+    try:
+        key = serialization.load_pem_public_key(pem.encode("ascii"))
+    except (ValueError, UnicodeEncodeError) as exc:
+        raise StatusError("Kept status reference has no readable issuer key") from exc
+    if not isinstance(key, _KEY_TYPES):
+        raise StatusError("Kept status reference has an issuer key of an unsupported type")
+    return ResolvedIssuer(identifier, key, method)

@@ -1,0 +1,2 @@
+"""Signed webhooks: endpoints an organization registers, events written in the same
+transaction as the change that causes them (an outbox), and their deliveries."""

@@ -1,0 +1,394 @@
+"""Getting events to endpoints: the relay, each delivery attempt, the sweep.
+
+- The relay turns each event of the outbox into one delivery per enabled endpoint that takes
+  its type. A conditional update marks the event dispatched, so of two relays running at once
+  exactly one fans it out (and the unique (event, endpoint) pair backs that up).
+- A delivery is attempted under a lease (a conditional update decides which worker holds it),
+  with no database transaction open while the HTTP request is in flight. Deliveries of one
+  subject to one endpoint go out in event order: a later one waits while an earlier one is
+  pending. A 2xx delivers; 410 Gone disables the endpoint; anything else (another status, a
+  refused address, a timeout) retries with exponential backoff and jitter, the first retry
+  within a minute, until ``RETRY_WINDOW`` after the event.
+- The sweep (every minute) relays events whose relay request was lost, frees leases a crashed
+  worker left behind, and hands due retries to the queue: nothing depends on an enqueue that
+  never happened. Delivery is at least once: a worker killed after the receiver answered but
+  before it recorded the answer sends the event again, with the same ``webhook-id``.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import random
+import time
+import uuid
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from functools import cache
+from typing import Any
+
+from sqlalchemy import and_, bindparam, exists, or_, select, update
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import aliased, joinedload
+from standardwebhooks import Webhook
+
+from app import clock, jobs
+from app.extensions import db
+from app.trust import Fetcher
+from app.trust.errors import FetchError
+from app.webhooks import settings
+from app.webhooks.models import (
+    DeliveryState,
+    WebhookAttempt,
+    WebhookDelivery,
+    WebhookEndpoint,
+    WebhookEvent,
+)
+from app.webhooks.operations import signing_secrets
+from app.webhooks.outbox import DELIVER_JOB
+
+log = logging.getLogger(__name__)
+
+RETRY_WINDOW = timedelta(days=3)
+FIRST_RETRY = timedelta(seconds=30)
+LONGEST_WAIT = timedelta(hours=12)
+# A worker holds a delivery this long: past the request timeout, so only a dead worker's
+# lease ever expires.
+LEASE = timedelta(seconds=60)
+RELAY_BATCH = 500
+SWEEP_BATCH = 1000
+_ERROR_LENGTH = 500
+
+
+def retry_delay(attempts: int, rand: float | None = None) -> timedelta:
+    """Wait after the ``attempts``-th failed attempt: 30 s doubling each time, each stretched
+    by a random 0-100 % so that retries after an outage do not arrive together, and never more
+    than 12 hours (the first retry comes within a minute)."""
+    base = min(FIRST_RETRY * (2 ** max(attempts - 1, 0)), LONGEST_WAIT)
+    jitter = random.random() if rand is None else rand
+    wait = base * (1 + jitter)
+    return wait if wait < LONGEST_WAIT else LONGEST_WAIT - FIRST_RETRY * jitter
+
+
+# -- the relay --------------------------------------------------------------------------------
+
+
+def relay() -> list[uuid.UUID]:
+    """Fan the outbox's undispatched events out into deliveries, oldest first; commits each
+    event's fan-out and returns the deliveries made (to be enqueued)."""
+    made: list[uuid.UUID] = []
+    while True:
+        sequences = list(
+            db.session.scalars(
+                select(WebhookEvent.sequence)
+                .where(WebhookEvent.dispatched_at.is_(None))
+                .order_by(WebhookEvent.sequence)
+                .limit(RELAY_BATCH)
+            )
+        )
+        db.session.commit()
+        for sequence in sequences:
+            made.extend(_dispatch(sequence))
+        if len(sequences) < RELAY_BATCH:
+            return made
+
+
+def _dispatch(sequence: int) -> list[uuid.UUID]:
+    now = clock.now()
+    claimed = db.session.execute(
+        update(WebhookEvent)
+        .where(WebhookEvent.sequence == sequence, WebhookEvent.dispatched_at.is_(None))
+        .values(dispatched_at=now)
+        .execution_options(synchronize_session=False)
+    )
+    if claimed.rowcount != 1:  # another relay has it
+        db.session.rollback()
+        return []
+    event = db.session.get(WebhookEvent, sequence)
+    assert event is not None
+    endpoints = db.session.scalars(
+        select(WebhookEndpoint).where(
+            WebhookEndpoint.organization_id == event.organization_id,
+            WebhookEndpoint.enabled.is_(True),
+        )
+    )
+    deliveries = [
+        WebhookDelivery(
+            event_sequence=event.sequence,
+            endpoint_id=endpoint.id,
+            subject_id=event.subject_id,
+            state=DeliveryState.PENDING,
+            next_attempt_at=now,
+            created_at=now,
+        )
+        for endpoint in endpoints
+        if endpoint.receives(event.type)
+    ]
+    db.session.add_all(deliveries)
+    try:
+        db.session.commit()
+    except IntegrityError:
+        db.session.rollback()
+        return []
+    return [delivery.id for delivery in deliveries]
+
+
+# -- one attempt ------------------------------------------------------------------------------
+
+
+def _first_in_line() -> Any:
+    """No earlier event of the same subject is still to go to the same endpoint: neither a
+    pending delivery, nor an event the relay has not fanned out yet (two relays at once may
+    commit out of order, so an earlier event's delivery may not exist yet)."""
+    earlier = aliased(WebhookDelivery)
+    return and_(
+        ~exists().where(
+            earlier.endpoint_id == WebhookDelivery.endpoint_id,
+            earlier.subject_id == WebhookDelivery.subject_id,
+            earlier.event_sequence < WebhookDelivery.event_sequence,
+            earlier.state == DeliveryState.PENDING,
+        ),
+        ~exists().where(
+            WebhookEvent.subject_id == WebhookDelivery.subject_id,
+            WebhookEvent.sequence < WebhookDelivery.event_sequence,
+            WebhookEvent.dispatched_at.is_(None),
+        ),
+    )
+
+
+@cache
+def _lease_statement() -> Any:
+    """Built once: the statement is the same for every delivery, only its parameters vary."""
+    now = bindparam("now")
+    return (
+        update(WebhookDelivery)
+        .where(
+            WebhookDelivery.id == bindparam("delivery_id"),
+            WebhookDelivery.state == DeliveryState.PENDING,
+            or_(WebhookDelivery.next_attempt_at.is_(None), WebhookDelivery.next_attempt_at <= now),
+            or_(WebhookDelivery.leased_until.is_(None), WebhookDelivery.leased_until <= now),
+            _first_in_line(),
+        )
+        .values(leased_until=bindparam("until"))
+        .execution_options(synchronize_session=False)
+    )
+
+
+def _take_lease(delivery_id: uuid.UUID, now: datetime) -> bool:
+    """Lease the delivery to this worker: one conditional update, whose row count says
+    whether it is pending, due, free, and first in line for its subject."""
+    taken = db.session.execute(
+        _lease_statement(), {"delivery_id": delivery_id, "now": now, "until": now + LEASE}
+    )
+    db.session.commit()
+    return taken.rowcount == 1
+
+
+def body_of(event: WebhookEvent, endpoint: WebhookEndpoint) -> str:
+    """``{"type", "timestamp", "data"}``; ``data`` carries the claims only for endpoints that
+    opted in."""
+    data = dict(event.data)
+    if endpoint.include_claims and event.claims is not None:
+        data["claims"] = event.claims
+    return json.dumps(
+        {"type": event.type, "timestamp": event.created_at.isoformat(), "data": data},
+        separators=(",", ":"),
+    )
+
+
+def signed_headers(webhook_id: str, body: str, secrets: list[str]) -> dict[str, str]:
+    """Standard Webhooks headers, signed by the ``standardwebhooks`` library with each secret
+    (several ``v1,`` signatures while a rotation overlaps). The timestamp is the wall clock of
+    the attempt: receivers refuse signatures older than a few minutes."""
+    sent_at = datetime.fromtimestamp(int(time.time()), tz=UTC)
+    signatures = [
+        Webhook(secret).sign(msg_id=webhook_id, timestamp=sent_at, data=body) for secret in secrets
+    ]
+    return {
+        "content-type": "application/json",
+        "webhook-id": webhook_id,
+        "webhook-timestamp": str(int(sent_at.timestamp())),
+        "webhook-signature": " ".join(signatures),
+    }
+
+
+@dataclass(frozen=True)
+class _Leased:
+    """What one attempt needs, read in one query before the request goes out."""
+
+    delivery_id: uuid.UUID
+    endpoint_id: uuid.UUID
+    subject_id: uuid.UUID
+    event_sequence: int
+    event_created_at: datetime
+    attempt_count: int
+    enabled: bool
+    url: str
+    body: str
+    headers: dict[str, str]
+
+
+def _read_leased(delivery_id: uuid.UUID) -> _Leased:
+    delivery = db.session.scalars(
+        select(WebhookDelivery)
+        .where(WebhookDelivery.id == delivery_id)
+        .options(joinedload(WebhookDelivery.endpoint), joinedload(WebhookDelivery.event))
+    ).one()
+    endpoint, event = delivery.endpoint, delivery.event
+    body = body_of(event, endpoint) if endpoint.enabled else ""
+    headers = (
+        signed_headers(event.webhook_id, body, signing_secrets(endpoint))
+        if endpoint.enabled
+        else {}
+    )
+    leased = _Leased(
+        delivery_id=delivery.id,
+        endpoint_id=endpoint.id,
+        subject_id=delivery.subject_id,
+        event_sequence=delivery.event_sequence,
+        event_created_at=event.created_at,
+        attempt_count=delivery.attempt_count,
+        enabled=endpoint.enabled,
+        url=endpoint.url,
+        body=body,
+        headers=headers,
+    )
+    db.session.commit()  # no transaction stays open while the receiver answers
+    return leased
+
+
+def deliver(delivery_id: uuid.UUID) -> list[uuid.UUID]:
+    """Attempt one delivery if it is due, free and first in line; returns the deliveries to
+    enqueue next (the next event of the same subject, once this one is settled)."""
+    now = clock.now()
+    if not _take_lease(delivery_id, now):
+        return []
+    leased = _read_leased(delivery_id)
+    if not leased.enabled:
+        _record(leased, DeliveryState.FAILED, last_error="The endpoint is disabled")
+        return _next_of(leased)
+
+    started = time.monotonic()
+    status_code: int | None = None
+    error: str | None = None
+    try:
+        status_code = _fetcher().post(leased.url, leased.body.encode("utf-8"), leased.headers)
+    except FetchError as exc:
+        error = str(exc)[:_ERROR_LENGTH]
+    db.session.add(
+        WebhookAttempt(
+            delivery_id=leased.delivery_id,
+            started_at=now,
+            duration_ms=int((time.monotonic() - started) * 1000),
+            status_code=status_code,
+            error=error,
+        )
+    )
+    outcome = {"attempt_count": leased.attempt_count + 1, "last_status_code": status_code}
+    if status_code is not None and 200 <= status_code < 300:
+        _record(leased, DeliveryState.DELIVERED, **outcome, last_error=None)
+        return _next_of(leased)
+    if status_code == 410:
+        gone = "The endpoint answered 410 Gone"
+        db.session.execute(
+            update(WebhookEndpoint)
+            .where(WebhookEndpoint.id == leased.endpoint_id)
+            .values(enabled=False, disabled_at=clock.now(), disabled_reason=gone)
+            .execution_options(synchronize_session=False)
+        )
+        _record(leased, DeliveryState.FAILED, **outcome, last_error=gone)
+        return _next_of(leased)
+    retry_at = clock.now() + retry_delay(leased.attempt_count + 1)
+    if retry_at > leased.event_created_at + RETRY_WINDOW:
+        _record(leased, DeliveryState.FAILED, **outcome, last_error=error)
+        return _next_of(leased)
+    _record(leased, DeliveryState.PENDING, **outcome, last_error=error, next_attempt_at=retry_at)
+    _enqueue_delivery(leased.delivery_id, delay=(retry_at - clock.now()).total_seconds())
+    return []
+
+
+def _record(leased: _Leased, state: DeliveryState, **values: Any) -> None:
+    """Write the attempt's outcome and free the lease, in one statement. A delivery deleted
+    meanwhile (with its endpoint) is simply not there to update."""
+    if state == DeliveryState.DELIVERED:
+        values["delivered_at"] = clock.now()
+    if state != DeliveryState.PENDING:
+        values["next_attempt_at"] = None
+    try:
+        db.session.execute(
+            update(WebhookDelivery)
+            .where(WebhookDelivery.id == leased.delivery_id)
+            .values(state=state, leased_until=None, **values)
+            .execution_options(synchronize_session=False)
+        )
+        db.session.commit()
+    except IntegrityError:  # the attempt's delivery is gone: nothing to record
+        db.session.rollback()
+
+
+def _fetcher() -> Fetcher:
+    current = settings.current()
+    return Fetcher(timeout=current.timeout, allow_private=current.allow_private, cache_ttl=0)
+
+
+def _next_of(leased: _Leased) -> list[uuid.UUID]:
+    """The endpoint's next pending delivery of the same subject, now free to go."""
+    following = db.session.scalar(
+        select(WebhookDelivery.id)
+        .where(
+            WebhookDelivery.endpoint_id == leased.endpoint_id,
+            WebhookDelivery.subject_id == leased.subject_id,
+            WebhookDelivery.event_sequence > leased.event_sequence,
+            WebhookDelivery.state == DeliveryState.PENDING,
+        )
+        .order_by(WebhookDelivery.event_sequence)
+        .limit(1)
+    )
+    db.session.commit()
+    return [following] if following is not None else []
+
+
+def _enqueue_delivery(delivery_id: uuid.UUID, delay: float | None = None) -> None:
+    try:
+        jobs.enqueue(DELIVER_JOB, str(delivery_id), delay=delay if delay and delay > 0 else None)
+    except Exception:
+        log.warning("webhook delivery not enqueued; the sweep will retry it", exc_info=True)
+
+
+def enqueue_deliveries(delivery_ids: list[uuid.UUID]) -> None:
+    for delivery_id in delivery_ids:
+        _enqueue_delivery(delivery_id)
+
+
+# -- the sweep --------------------------------------------------------------------------------
+
+
+def sweep() -> list[uuid.UUID]:
+    """Relay what the outbox still holds, free expired leases, and return every due delivery
+    that is first in line for its subject (to be enqueued)."""
+    made = relay()
+    now = clock.now()
+    db.session.execute(
+        update(WebhookDelivery)
+        .where(
+            WebhookDelivery.state == DeliveryState.PENDING,
+            WebhookDelivery.leased_until.is_not(None),
+            WebhookDelivery.leased_until <= now,
+        )
+        .values(leased_until=None)
+        .execution_options(synchronize_session=False)
+    )
+    db.session.commit()
+    due = db.session.scalars(
+        select(WebhookDelivery.id)
+        .where(
+            WebhookDelivery.state == DeliveryState.PENDING,
+            WebhookDelivery.leased_until.is_(None),
+            or_(WebhookDelivery.next_attempt_at.is_(None), WebhookDelivery.next_attempt_at <= now),
+            _first_in_line(),
+        )
+        .order_by(WebhookDelivery.event_sequence)
+        .limit(SWEEP_BATCH)
+    ).all()
+    db.session.commit()
+    return list(dict.fromkeys([*made, *due]))
