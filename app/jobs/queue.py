@@ -96,11 +96,25 @@ class DurableSqliteStorage(SqliteStorage):
     """Huey's SQLite storage with ``synchronous=NORMAL``: in WAL mode that cannot corrupt the
     file, and a power cut may lose only the last few enqueues, which the webhook sweep finds
     again in the database (the queue holds hints, the database the truth). Huey's default
-    (FULL, an fsync per enqueue) measured about 40 times slower (bench/delivering.py)."""
+    (FULL, an fsync per enqueue) measured about 40 times slower (bench/delivering.py).
+
+    The file is opened (and its tables made) on first use, not when the application is built,
+    so the service starts and answers even while the storage cannot be opened.
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        self._schema_ready = False
+        super().__init__(*args, **{**kwargs, "create_tables": False})
 
     def _create_connection(self) -> Any:
         connection = super()._create_connection()
         connection.execute("pragma synchronous=1")
+        if not self._schema_ready:
+            connection.execute(self.begin_sql)
+            for statement in self.ddl:
+                connection.execute(statement)
+            connection.commit()
+            self._schema_ready = True
         return connection
 
 
