@@ -449,3 +449,56 @@ def test_a_posting_wallet_answers_with_the_encryption_it_named(signed_encrypted,
     compact = encrypt_response(request, payload, enc="A256GCM")
     assert post_encrypted_response(client, request, compact).status_code == 200
     assert status_of(client, individual) == "VERIFIED"
+
+
+# -- the Digital Credentials API, signed (Appendix A.3.2) ------------------------------------
+
+
+@pytest.mark.parametrize("prefix", ["x509_san_dns", "x509_hash"])
+def test_a_signed_deployment_signs_its_dc_api_request(make_app, tmp_path, pki, issuer, prefix):
+    app = make_app(
+        REQUEST_CLIENT_ID_PREFIX=prefix, RESPONSE_ENCRYPTION=True, **write_files(tmp_path, pki)
+    )
+    client = app.test_client()
+    individual, link = start(app, client)
+    request_id = link_parameters(link)["request_uri"].rsplit("/", 1)[1]
+    response = client.get(f"/oid4vp/dc-requests/{request_id}")
+    assert response.headers["Cache-Control"] == "no-store"
+    (entry,) = response.get_json()["requests"]
+    assert entry["protocol"] == "openid4vp-v1-signed"
+    assert set(entry["data"]) == {"request"}
+    claims = verified_claims(entry["data"]["request"], pki.leaf)
+    client_id = (
+        f"x509_san_dns:{HOST}" if prefix == "x509_san_dns" else (f"x509_hash:{leaf_hash(pki.leaf)}")
+    )
+    assert claims["client_id"] == client_id
+    assert claims["expected_origins"] == ["https://verity.test"]
+    assert claims["response_mode"] == "dc_api"
+    # No state over the API; no response key, since a dc_api response is not encrypted.
+    assert "state" not in claims and "response_uri" not in claims
+    assert "jwks" not in claims["client_metadata"]
+    # Appendix A.4: the audience is the origin, even for signed requests.
+    request = WalletRequest(
+        request_id=request_id,
+        client_id=claims["client_id"],
+        nonce=claims["nonce"],
+        state="",
+        response_uri="",
+        claims=claims,
+    )
+    presentation = node_presentation(request, issuer, aud="origin:https://verity.test")
+    answer = client.post(
+        f"/oid4vp/dc-responses/{request_id}",
+        json={"vp_token": {"credential": [presentation]}},
+        headers={"Origin": "https://verity.test"},
+    )
+    assert answer.get_json()["status"] == "VERIFIED"
+    assert status_of(client, individual) == "VERIFIED"
+
+
+def test_an_unsigned_deployment_keeps_the_unsigned_dc_api_request(app, client):
+    _, link = start(app, client)
+    request_id = read_request(client, link).request_id
+    (entry,) = client.get(f"/oid4vp/dc-requests/{request_id}").get_json()["requests"]
+    assert entry["protocol"] == "openid4vp-v1-unsigned"
+    assert "client_id" not in entry["data"] and "request" not in entry["data"]
