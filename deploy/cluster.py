@@ -322,8 +322,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     args.logs.mkdir(parents=True, exist_ok=True)
     instances: list[Instance] = []
     proxy: Nginx | None = None
-    # SIGTERM unwinds like Ctrl-C, so everything started is stopped.
+    # SIGTERM unwinds like Ctrl-C, so everything started is stopped; SIGHUP restarts the
+    # instances started so far.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    signal.signal(signal.SIGINT, signal.default_int_handler)  # even when started in background
+    signal.signal(signal.SIGHUP, lambda *_: [instance.reload() for instance in instances])
     try:
         prepare(env)
         for number in range(args.instances):
@@ -336,7 +339,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         prefix = nginx_prefix()
         config = write_nginx_config(prefix, args.listen, [i.address for i in instances])
         proxy = start_nginx(config, args.listen, args.logs / "nginx.log")
-        signal.signal(signal.SIGHUP, lambda *_: [i.reload() for i in instances])
         print(
             f"cluster: nginx on http://{args.listen} in front of "
             f"{', '.join(i.address for i in instances)}; logs in {args.logs}",

@@ -65,6 +65,7 @@ class Counted:
     """Requests that began once every person had arrived and ``SETTLE`` seconds had passed."""
 
     def __init__(self) -> None:
+        self.started = time.time()
         self.since: float | None = None
         self.latencies: dict[str, list[float]] = {}
         self.errors: dict[str, list[str]] = {}
@@ -83,6 +84,7 @@ class Counted:
             json.dumps(
                 {
                     "seconds": time.time() - self.since if self.since else 0,
+                    "all_arrived_after": self.since - SETTLE - self.started if self.since else None,
                     "latencies_ms": self.latencies,
                     "errors": self.errors,
                     "verified": self.verified,
@@ -93,6 +95,11 @@ class Counted:
 
 
 counted = Counted()
+
+
+@events.test_start.add_listener
+def _started(**_: object) -> None:
+    counted.started = time.time()
 
 
 @events.spawning_complete.add_listener
