@@ -71,8 +71,10 @@ class Counted:
         self.errors: dict[str, list[str]] = {}
         self.verified = 0
         self.arrived = 0
+        self.requests = 0  # in the whole run, counted or not
 
     def request(self, name: str, response_time: float, exception: BaseException | None) -> None:
+        self.requests += 1
         if self.since is None or time.time() - response_time / 1000 < self.since:
             return
         self.latencies.setdefault(name, []).append(response_time)
@@ -89,6 +91,7 @@ class Counted:
                     "errors": self.errors,
                     "verified": self.verified,
                     "arrived": self.arrived,
+                    "requests": self.requests,
                 }
             )
         )
@@ -134,6 +137,7 @@ class Person(FastHttpUser):
         )
         self.polls = 0
         self.presented = False
+        self.wallet_link: str | None = None
         body = {"customer_id": f"load-{uuid.uuid4()}", "verification_id": VERIFICATION_ID}
         with self.client.post(
             "/verifications/individuals", json=body, name=OPEN, catch_response=True
@@ -182,16 +186,28 @@ class Person(FastHttpUser):
                 answer.failure(f"{answer.status_code}")
                 return
             self.read_region(answer.text or "")
-            if self.presented and self.poll_path is None and "Verified." not in self.region:
-                answer.failure(f"the page shows no success: {self.region[:300]}")
+            if self.presented:  # the region changed after the wallet answered: the outcome
+                if self.poll_path is None and "Verified." in self.region:
+                    counted.verified += 1
+                else:
+                    answer.failure(f"the page shows no success: {self.region[:300]}")
+                self.poll_path = None
         if self.poll_path is None:  # the page stopped polling: this person is done
-            if self.presented and "Verified." in self.region:
-                counted.verified += 1
             self.arrive()
 
     def present(self) -> None:
         """The wallet on the person's phone answers the request behind the page's link."""
         self.presented = True
+        if self.wallet_link is None:
+            events.request.fire(
+                request_type="GET",
+                name=REQUEST,
+                response_time=0,
+                response_length=0,
+                exception=LookupError("the page shows no wallet link"),
+                context={},
+            )
+            return
         request_path = presenting.request_path(self.wallet_link)
         with self.client.get(request_path, name=REQUEST, catch_response=True) as fetched:
             if fetched.status_code != 200:

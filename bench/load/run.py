@@ -149,8 +149,10 @@ def show(counted: dict, settings: LoadSettings, cpu: dict[str, float]) -> None:
         f"counted {seconds:.0f} s."
     )
     print(
-        f"CPU over the whole locust run: gunicorn {cpu['server']:.0%} of a core, "
-        f"locust {cpu['locust']:.0%} of a core (the machine has {os.cpu_count()} cores)."
+        f"CPU over the whole locust run: gunicorn {cpu['server']:.0%} of a core "
+        f"({cpu['server_seconds'] * 1000 / max(1, counted['requests']):.2f} ms per request), "
+        f"locust {cpu['locust']:.0%}; the machine has {os.cpu_count()} cores, load average "
+        f"{cpu['load_before']:.1f} before the run and {cpu['load_after']:.1f} at its end."
     )
     print(
         f"target: p99 < {TARGET_P99_MS:.0f} ms and 0 errors: {verdict} "
@@ -177,13 +179,17 @@ def measure(settings: LoadSettings, database_url: str, workdir: Path) -> None:
         )
         server_cpu = bench.server_cpu_seconds(server.process.pid) or 0.0
         client_cpu = children_cpu_seconds()
+        load_before = os.getloadavg()[0]
         started = time.monotonic()
         counted = run_locust(settings, server.base, verification_id, workdir)
         elapsed = time.monotonic() - started
+        server_seconds = (bench.server_cpu_seconds(server.process.pid) or 0.0) - server_cpu
         cpu = {
-            "server": ((bench.server_cpu_seconds(server.process.pid) or 0.0) - server_cpu)
-            / elapsed,
+            "server": server_seconds / elapsed,
+            "server_seconds": server_seconds,
             "locust": (children_cpu_seconds() - client_cpu) / elapsed,
+            "load_before": load_before,
+            "load_after": os.getloadavg()[0],
         }
     finally:
         server.stop()
