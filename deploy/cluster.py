@@ -112,17 +112,28 @@ def wait_healthy(base: str, alive: Callable[[], bool], log: Callable[[], str]) -
         time.sleep(0.1)
 
 
-def stop_group(process: subprocess.Popen, sig: int = signal.SIGTERM) -> None:
-    """End a process started in a session of its own, with everything it started."""
+def signal_group(process: subprocess.Popen, sig: int) -> None:
     if process.poll() is None:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(process.pid, sig)
-        try:
-            process.wait(STOP_TIMEOUT)
-        except subprocess.TimeoutExpired:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(process.pid, signal.SIGKILL)
-            process.wait(STOP_TIMEOUT)
+
+
+def stop_group(process: subprocess.Popen, sig: int = signal.SIGTERM) -> None:
+    """End a process started in a session of its own, with everything it started."""
+    signal_group(process, sig)
+    try:
+        process.wait(STOP_TIMEOUT)
+    except subprocess.TimeoutExpired:
+        signal_group(process, signal.SIGKILL)
+        process.wait(STOP_TIMEOUT)
+
+
+def stop_all(processes: Sequence[subprocess.Popen], sig: int = signal.SIGTERM) -> None:
+    """Signal them all first, then wait for each: they wind down side by side."""
+    for process in processes:
+        signal_group(process, sig)
+    for process in processes:
+        stop_group(process, sig)
 
 
 def children(pid: int) -> set[int]:
@@ -170,13 +181,22 @@ class Instance:
             os.killpg(self.process.pid, signal.SIGKILL)
         self.process.wait(STOP_TIMEOUT)
 
+    def wait_ready(self) -> None:
+        """Until it answers /healthz; stopped if it does not."""
+        try:
+            wait_healthy(self.base, lambda: self.process.poll() is None, self.log)
+        except BaseException:
+            self.stop()
+            raise
+
     def stop(self) -> None:
         stop_group(self.process)
 
 
-def start_instance(
+def launch_instance(
     name: str, env: Mapping[str, str], port: int, workers: int, log_path: Path
 ) -> Instance:
+    """Start gunicorn without waiting for it (see ``Instance.wait_ready``)."""
     with log_path.open("ab") as log_file:
         process = subprocess.Popen(
             [
@@ -196,12 +216,14 @@ def start_instance(
             stderr=subprocess.STDOUT,
             start_new_session=True,
         )
-    instance = Instance(name, port, process, log_path)
-    try:
-        wait_healthy(instance.base, lambda: process.poll() is None, instance.log)
-    except BaseException:
-        instance.stop()
-        raise
+    return Instance(name, port, process, log_path)
+
+
+def start_instance(
+    name: str, env: Mapping[str, str], port: int, workers: int, log_path: Path
+) -> Instance:
+    instance = launch_instance(name, env, port, workers, log_path)
+    instance.wait_ready()
     return instance
 
 
@@ -332,10 +354,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         for number in range(args.instances):
             name = f"instance-{number + 1}"
             instances.append(
-                start_instance(
+                launch_instance(
                     name, env, args.first_port + number, args.workers, args.logs / f"{name}.log"
                 )
             )
+        for instance in instances:
+            instance.wait_ready()
         prefix = nginx_prefix()
         config = write_nginx_config(prefix, args.listen, [i.address for i in instances])
         proxy = start_nginx(config, args.listen, args.logs / "nginx.log")
@@ -357,8 +381,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if proxy is not None:
             proxy.stop()
             shutil.rmtree(proxy.prefix, ignore_errors=True)
-        for instance in instances:
-            instance.stop()
+        stop_all([instance.process for instance in instances])
 
 
 if __name__ == "__main__":

@@ -21,9 +21,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from factories import make_staff
 from sqlalchemy import create_engine, text
 from sqlalchemy.engine import Engine, make_url
 
+from app import create_app
+from app.extensions import db
 from deploy import cluster
 
 # Settings of the developer's environment that would change the deployment under test.
@@ -179,21 +182,20 @@ def deployment(tmp_path_factory) -> Iterator[Deployment]:
         assert cluster.check_environment(env) == []
         env = cluster.instance_environment(env, f"http://{listen}")
         cluster.prepare(env)
-        cluster.flask(env, "users", "create", "--email", EMAIL)
-        cluster.flask(
-            env, "orgs", "create", "--name", "Two", "--owner-email", EMAIL, "--plan", "PRO"
-        )
-        token = json.loads(cluster.flask(env, "tokens", "create", "--email", EMAIL))["token"]
         instances: list[cluster.Instance] = []
         proxy = None
         prefix = cluster.nginx_prefix()
         try:
-            for number, port in enumerate((free_port(), free_port()), start=1):
+            for number in (1, 2):
+                name = f"instance-{number}"
                 instances.append(
-                    cluster.start_instance(
-                        f"instance-{number}", env, port, WORKERS, workdir / f"instance-{number}.log"
+                    cluster.launch_instance(
+                        name, env, free_port(), WORKERS, workdir / f"{name}.log"
                     )
                 )
+            token = staff_token(database_url)  # while the instances start
+            for instance in instances:
+                instance.wait_ready()
             config = cluster.write_nginx_config(prefix, listen, [i.address for i in instances])
             proxy = cluster.start_nginx(config, listen, workdir / "nginx.log")
             deployment = Deployment(proxy, instances, env, engine, token, workdir)
@@ -202,9 +204,18 @@ def deployment(tmp_path_factory) -> Iterator[Deployment]:
         finally:
             if proxy is not None:
                 proxy.stop()
-            for instance in instances:
-                instance.stop()
+            cluster.stop_all([instance.process for instance in instances])
             shutil.rmtree(prefix, ignore_errors=True)
+
+
+def staff_token(database_url: str) -> str:
+    """A session token of a PRO organization's owner, made in this process."""
+    app = create_app({"SQLALCHEMY_DATABASE_URI": database_url, "TESTING": True})
+    try:
+        return make_staff(app, EMAIL, org_name="Two").token
+    finally:
+        with app.app_context():
+            db.engine.dispose()
 
 
 def seed(deployment: Deployment) -> None:
