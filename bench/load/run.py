@@ -4,7 +4,7 @@ It builds a throwaway database (SQLite; PostgreSQL with ``BENCH_DATABASE_URL``, 
 its own), seeds it with the operator commands and the HTTP API (a PRO organization and a
 verification any ``did:jwk`` issuer can answer), starts gunicorn as ``make run`` does and runs
 bench/load/locustfile.py headless: ``BENCH_LOAD_USERS`` people (1000) arrive at
-``BENCH_LOAD_SPAWN_RATE`` a second (50), each opens the person's page and polls it every 2 s,
+``BENCH_LOAD_SPAWN_RATE`` a second (20), each opens the person's page and polls it every 2 s,
 and ``BENCH_LOAD_PRESENTING`` percent of them (10) present through the bench's wallet. Requests
 are counted from ``BENCH_LOAD_SETTLE`` seconds (10) after the last person arrived, for
 ``BENCH_LOAD_SECONDS`` (60). Other settings: ``BENCH_WORKERS`` (gunicorn workers, 2).
@@ -54,7 +54,7 @@ class LoadSettings:
             raise bench.BenchError("BENCH_LOAD_PRESENTING is a percentage: at most 100")
         return cls(
             users=bench.setting("BENCH_LOAD_USERS", 1000),
-            spawn_rate=bench.setting("BENCH_LOAD_SPAWN_RATE", 50),
+            spawn_rate=bench.setting("BENCH_LOAD_SPAWN_RATE", 20),
             settle=bench.setting("BENCH_LOAD_SETTLE", 10, minimum=0),
             seconds=bench.setting("BENCH_LOAD_SECONDS", 60),
             presenting=presenting,
