@@ -9,7 +9,7 @@ WORKERS ?= 2
 RUNTIME := $(VENV)/.installed-runtime
 STAMP := $(VENV)/.installed-test
 
-.PHONY: run test lint migrate seed bench clean chromium wrk demo
+.PHONY: run test lint migrate seed bench bench-load clean chromium wrk nginx cluster demo
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -49,8 +49,16 @@ chromium:
 		$$SUDO apt-get update -qq && \
 		DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium >/dev/null; }
 
+# The tests of instances behind nginx (tests/deploy) need Debian's nginx; install it like
+# chromium. Debian puts it in /usr/sbin, which not every user has on PATH.
+nginx:
+	@command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ] || { \
+		SUDO=$$( [ "$$(id -u)" = 0 ] || echo "sudo -n" ); \
+		$$SUDO apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq nginx >/dev/null; }
+
 # The suite runs on SQLite; with TEST_DATABASE_URL set it runs again on PostgreSQL.
-test: $(STAMP) lint chromium
+test: $(STAMP) lint chromium nginx
 	$(BIN)/pytest
 	@if [ -n "$$TEST_DATABASE_URL" ]; then \
 		echo "== again on PostgreSQL"; \
@@ -71,6 +79,21 @@ demo: $(RUNTIME)
 
 bench: $(STAMP) wrk
 	$(BIN)/python bench/run.py
+
+# The person's page under load (bench/load/): locust, from the bench extra, drives gunicorn.
+$(VENV)/.installed-bench: pyproject.toml $(STAMP)
+	$(BIN)/pip install --quiet -e '.[test,bench]'
+	touch $@
+
+bench-load: $(VENV)/.installed-bench
+	$(BIN)/python bench/load/run.py
+
+# INSTANCES gunicorn instances behind nginx on HOST:PORT (deploy/cluster.py); needs
+# DATABASE_URL (PostgreSQL), RATELIMIT_STORAGE_URI (Redis), SECRET_KEY and ISSUER_KEY_SECRET.
+INSTANCES ?= 2
+cluster: $(RUNTIME) nginx
+	$(BIN)/python deploy/cluster.py --instances $(INSTANCES) --workers $(WORKERS) \
+		--listen $(HOST):$(PORT)
 
 clean:
 	rm -rf $(VENV) instance .pytest_cache

@@ -1,0 +1,1 @@
+"""Running several Verity instances behind nginx (deploy/cluster.py, deploy/nginx/)."""
