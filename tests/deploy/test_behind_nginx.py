@@ -87,8 +87,10 @@ def test_the_connect_link_is_the_same_whichever_instance_answers(deployment):
     links = {a.json()["connection_url"] for a in answers}
     assert len(links) == 1, links
     # The link names the deployment (nginx), not the instance that made it.
-    request_uri = parse_qs(urlsplit(next(iter(links))).query)["request_uri"][0]
-    assert request_uri.startswith(deployment.base + "/oid4vp/requests/"), request_uri
+    query = parse_qs(urlsplit(next(iter(links))).query)
+    # By value the link names where to answer; by reference, where to fetch the request.
+    wallet_uri = (query.get("request_uri") or query["response_uri"])[0]
+    assert wallet_uri.startswith(deployment.base + "/oid4vp/"), wallet_uri
     both_answered(deployment, answers)
 
 
@@ -108,16 +110,19 @@ def test_parallel_opens_split_across_instances_make_one_individual(deployment):
 
 
 def wallet_response(deployment: Deployment, connect_on, fetch_on) -> tuple[str, str, dict]:
-    """A person opens the page (the link from ``connect_on``), the wallet fetches the request
-    object from ``fetch_on`` and makes its response; the individual, where to post, the form."""
+    """A person opens the page (the link from ``connect_on``), the wallet reads the request
+    (fetched from ``fetch_on`` when the link passes it by reference) and makes its response;
+    the individual, where to post, the form."""
     opened = open_individual(deployment, f"present-{uuid.uuid4()}")
     individual_id = opened.json()["id"]
     connected = send(connect_on.base, "GET", f"/verifications/{individual_id}/connect")
     assert connected.status == 200, connected.body
-    request_path = presenting.request_path(connected.json()["connection_url"])
-    request_object = send(fetch_on.base, "GET", request_path)
-    assert request_object.status == 200, request_object.body
-    claims = presenting.request_claims(request_object.body.decode("ascii"))
+    link = connected.json()["connection_url"]
+    claims = presenting.carried_request(link)
+    if claims is None:
+        request_object = send(fetch_on.base, "GET", presenting.request_path(link))
+        assert request_object.status == 200, request_object.body
+        claims = presenting.request_claims(request_object.body.decode("ascii"))
     path, form = presenting.response(presenting.issue(), claims)
     return individual_id, path, form
 
