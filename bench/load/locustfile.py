@@ -195,6 +195,15 @@ class Person(FastHttpUser):
         if self.poll_path is None:  # the page stopped polling: this person is done
             self.arrive()
 
+    def fetch_request(self) -> dict | None:
+        """The Request Object a link passes by reference (signed deployments)."""
+        request_path = presenting.request_path(self.wallet_link or "")
+        with self.client.get(request_path, name=REQUEST, catch_response=True) as fetched:
+            if fetched.status_code != 200:
+                fetched.failure(f"{fetched.status_code}: {(fetched.text or '')[:200]}")
+                return None
+            return presenting.request_claims(fetched.text or "")
+
     def present(self) -> None:
         """The wallet on the person's phone answers the request behind the page's link."""
         self.presented = True
@@ -208,12 +217,9 @@ class Person(FastHttpUser):
                 context={},
             )
             return
-        request_path = presenting.request_path(self.wallet_link)
-        with self.client.get(request_path, name=REQUEST, catch_response=True) as fetched:
-            if fetched.status_code != 200:
-                fetched.failure(f"{fetched.status_code}: {(fetched.text or '')[:200]}")
-                return
-            claims = presenting.request_claims(fetched.text or "")
+        claims = presenting.carried_request(self.wallet_link) or self.fetch_request()
+        if claims is None:
+            return
         path, form = presenting.response(CREDENTIAL, claims)
         with self.client.post(
             path, data=urlencode(form), headers=FORM, name=RESPONSE, catch_response=True
