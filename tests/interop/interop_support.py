@@ -1,0 +1,402 @@
+"""The interop matrix's pieces: deployments of the service as ``make run`` serves them, each with
+its own settings on one shared database, and the OpenWallet Foundation's OpenID4VP client
+(``owf_wallet.mjs``, npm packages pinned in this folder's package-lock.json) as their wallet.
+
+Nothing here imports the application: the service is reached over HTTP and its operator
+commands, like the black-box tests do.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import html
+import json
+import os
+import re
+import shutil
+import subprocess
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+from urllib.parse import urljoin, urlsplit
+
+import requests
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
+from hardening.served import Served, flask, prepare, served, service_env
+from sqlalchemy import create_engine, text
+from support.npm import ensure_node_modules
+from wallets import FRAME, PERSON, PID_VCT
+
+HERE = Path(__file__).resolve().parent
+PID_SCHEMA = "5c4a3f3e-0b1d-4c7e-9a51-000000000001"  # EU PID, a shipped public schema
+TIMEOUT = 30
+# The deployment's host in PUBLIC_URL: a DNS name, so that a certificate can name it
+# (x509_san_dns wants the response URI's host to be the client ID's name).
+HOST = "localhost"
+# Settings of the developer's environment that would change the deployments under test.
+SCRUBBED = (
+    "PUBLIC_URL",
+    "RESPONSE_ENCRYPTION",
+    "REQUEST_SIGNING_CERT_FILE",
+    "REQUEST_SIGNING_KEY_FILE",
+    "REQUEST_CLIENT_ID_PREFIX",
+    "REQUEST_URI_METHOD",
+    "REQUEST_BY_REFERENCE",
+    "CONNECT_LINK_SECONDS",
+    "PRESENTATION_REQUEST_SECONDS",
+    "VERITY_ENV",
+)
+OPEN_WALLET = re.compile(r'id="open-wallet"[^>]*href="([^"]+)"')
+DC_REQUEST = re.compile(r'data-request-url="([^"]+)"')
+DC_RESPONSE = re.compile(r'data-response-url="([^"]+)"')
+
+
+# --------------------------------------------------------------------------- the certificate
+
+
+@dataclass(frozen=True)
+class Pki:
+    """A CA the wallet trusts and a leaf it issued for ``localhost``, as PEM files."""
+
+    anchor_pem: str
+    cert_file: Path
+    key_file: Path
+
+
+def _name(common_name: str) -> x509.Name:
+    return x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, common_name)])
+
+
+def make_pki(directory: Path) -> Pki:
+    now = datetime.now(UTC)
+    ca_key = ec.generate_private_key(ec.SECP256R1())
+    ca = (
+        x509.CertificateBuilder()
+        .subject_name(_name("Interop Test CA"))
+        .issuer_name(_name("Interop Test CA"))
+        .public_key(ca_key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - timedelta(days=1))
+        .not_valid_after(now + timedelta(days=30))
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+        .sign(ca_key, hashes.SHA256())
+    )
+    leaf_key = ec.generate_private_key(ec.SECP256R1())
+    leaf = (
+        x509.CertificateBuilder()
+        .subject_name(_name(HOST))
+        .issuer_name(ca.subject)
+        .public_key(leaf_key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - timedelta(hours=1))
+        .not_valid_after(now + timedelta(days=7))
+        .add_extension(x509.SubjectAlternativeName([x509.DNSName(HOST)]), critical=False)
+        .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
+        .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH]), False)
+        .sign(ca_key, hashes.SHA256())
+    )
+
+    def pem(cert: x509.Certificate) -> bytes:
+        return cert.public_bytes(serialization.Encoding.PEM)
+
+    cert_file, key_file = directory / "chain.pem", directory / "key.pem"
+    cert_file.write_bytes(pem(leaf) + pem(ca))
+    key_file.write_bytes(
+        leaf_key.private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.PKCS8,
+            serialization.NoEncryption(),
+        )
+    )
+    return Pki(pem(ca).decode(), cert_file, key_file)
+
+
+# --------------------------------------------------------------------------- the database
+
+
+@contextlib.contextmanager
+def interop_database(directory: Path) -> Iterator[str]:
+    """A database of the matrix's own: a SQLite file, or a PostgreSQL schema of this run's."""
+    if os.environ.get("VERITY_TEST_DB") != "postgresql":
+        yield f"sqlite:///{directory / 'interop.sqlite3'}"
+        return
+    url = os.environ["TEST_DATABASE_URL"].replace("postgresql://", "postgresql+psycopg://", 1)
+    schema = f"verity_interop_{os.getpid()}"
+    engine = create_engine(url)
+    with engine.begin() as connection:
+        connection.execute(text(f"DROP SCHEMA IF EXISTS {schema} CASCADE"))
+        connection.execute(text(f"CREATE SCHEMA {schema}"))
+    try:
+        separator = "&" if "?" in url else "?"
+        yield f"{url}{separator}options=-csearch_path%3D{schema}"
+    finally:
+        with engine.begin() as connection:
+            connection.execute(text(f"DROP SCHEMA IF EXISTS {schema} CASCADE"))
+        engine.dispose()
+
+
+# --------------------------------------------------------------------------- deployments
+
+
+@dataclass(frozen=True)
+class Mode:
+    """One way to deploy the service: its client identifier prefix, response mode and the
+    method the wallet fetches a signed request with."""
+
+    prefix: str  # redirect_uri, x509_san_dns, x509_hash
+    response_mode: str  # direct_post, direct_post.jwt
+    request_uri_method: str | None = None  # get or post; None: unsigned, by value
+
+    @property
+    def signed(self) -> bool:
+        return self.prefix != "redirect_uri"
+
+    @property
+    def id(self) -> str:
+        parts = [self.prefix, "signed" if self.signed else "unsigned", self.response_mode]
+        return "-".join(parts + ([self.request_uri_method] if self.request_uri_method else []))
+
+    def settings(self, pki: Pki) -> dict[str, str]:
+        settings: dict[str, str] = {}
+        if self.response_mode == "direct_post.jwt":
+            settings["RESPONSE_ENCRYPTION"] = "1"
+        if self.signed:
+            settings["REQUEST_SIGNING_CERT_FILE"] = str(pki.cert_file)
+            settings["REQUEST_SIGNING_KEY_FILE"] = str(pki.key_file)
+        if self.prefix == "x509_hash":
+            settings["REQUEST_CLIENT_ID_PREFIX"] = "x509_hash"
+        if self.request_uri_method == "post":
+            settings["REQUEST_URI_METHOD"] = "post"
+        return settings
+
+
+@dataclass
+class Organization:
+    """The organization every deployment serves: its verification and integration key."""
+
+    verification_id: str
+    apikey: str
+
+
+@dataclass
+class Deployment:
+    server: Served
+    organization: Organization
+
+    def call(self, method: str, path: str, **kwargs: Any) -> requests.Response:
+        return requests.request(
+            method, self.server.url(path), timeout=TIMEOUT, allow_redirects=False, **kwargs
+        )
+
+    def backend(self, method: str, path: str, **kwargs: Any) -> requests.Response:
+        return self.call(method, path, headers={"apikey": self.organization.apikey}, **kwargs)
+
+    @property
+    def origin(self) -> str:
+        parts = urlsplit(self.server.base)
+        return f"{parts.scheme}://{parts.netloc}"
+
+    # The person's side: what a backend hands them, and the links on their page.
+
+    def open_individual(self) -> tuple[str, str]:
+        """A new individual: its ID and customer ID."""
+        customer_id = f"crm-{uuid.uuid4().hex[:12]}"
+        response = self.call(
+            "POST",
+            "/verifications/individuals",
+            json={"customer_id": customer_id, "verification_id": self.organization.verification_id},
+        )
+        assert response.status_code == 201, response.text
+        return response.json()["id"], customer_id
+
+    def connect_link(self, individual_id: str) -> str:
+        response = self.call("GET", f"/verifications/{individual_id}/connect")
+        assert response.status_code == 200, response.text
+        return response.json()["connection_url"]
+
+    def open_policy(self) -> dict[str, Any]:
+        response = self.backend(
+            "POST",
+            "/policy-requests",
+            json={"verification_id": self.organization.verification_id},
+        )
+        assert response.status_code == 201, response.text
+        return response.json()
+
+    def page(self, path_or_url: str) -> str:
+        response = self.call("GET", urlsplit(path_or_url).path)
+        assert response.status_code == 200, response.text
+        return response.text
+
+    # The backend's side: the decision, from the authenticated lookups only.
+
+    def individual_status(self, customer_id: str) -> str:
+        vid = self.organization.verification_id
+        response = self.backend("GET", f"/verifications/{vid}/individuals/{customer_id}")
+        assert response.status_code == 200, response.text
+        return response.json()["status"]
+
+    def policy_status(self, policy_id: str) -> str:
+        response = self.backend("GET", f"/policy-requests/{policy_id}/status")
+        assert response.status_code == 200, response.text
+        return response.json()["status"]
+
+
+def wallet_link(page_html: str) -> str:
+    match = OPEN_WALLET.search(page_html)
+    assert match, "the page has no wallet link"
+    return html.unescape(match.group(1))
+
+
+def dc_api_urls(page_html: str, base: str) -> tuple[str, str]:
+    """The request and response addresses of the page's Digital Credentials API button."""
+    request, response = DC_REQUEST.search(page_html), DC_RESPONSE.search(page_html)
+    assert request and response, "the page has no Digital Credentials API button"
+    return (
+        urljoin(base, html.unescape(request.group(1))),
+        urljoin(base, html.unescape(response.group(1))),
+    )
+
+
+@dataclass
+class Deployments:
+    """One server per mode, started when a cell first needs it and stopped at the end."""
+
+    directory: Path
+    database_url: str
+    pki: Pki
+    stack: contextlib.ExitStack = field(default_factory=contextlib.ExitStack)
+    started: dict[str, Deployment] = field(default_factory=dict)
+    organization: Organization | None = None
+
+    def env(self, **settings: str) -> dict[str, str]:
+        env = {k: v for k, v in service_env(self.database_url).items() if k not in SCRUBBED}
+        return {**env, **settings}
+
+    def prepare(self) -> None:
+        """What ``make run`` does first (migrations, public schemas), once for all modes."""
+        prepare(self.env())
+
+    def get(self, mode: Mode) -> Deployment:
+        if mode.id not in self.started:
+            self.started[mode.id] = self.start(mode.id, self.env(**mode.settings(self.pki)))
+        return self.started[mode.id]
+
+    def default(self) -> Deployment:
+        """``make run`` with no settings at all: not even PUBLIC_URL (links name the request's
+        host) and two workers."""
+        if "default" not in self.started:
+            self.started["default"] = self.start("default", self.env(), workers=2, host=None)
+        return self.started["default"]
+
+    def start(
+        self, name: str, env: dict[str, str], workers: int = 1, host: str | None = HOST
+    ) -> Deployment:
+        log_path = self.directory / f"{name}.log"
+        server = self.stack.enter_context(served(env, log_path, workers=workers, public_host=host))
+        if self.organization is None:
+            self.organization = make_organization(server)
+        return Deployment(server, self.organization)
+
+    def close(self) -> None:
+        self.stack.close()
+
+
+def make_organization(server: Served) -> Organization:
+    """A paid organization with an integration key and a verification, made the way an operator
+    and staff do (operator commands, then the staff API)."""
+
+    def cli(*args: str) -> dict[str, Any]:
+        return json.loads(flask(server.env, *args))
+
+    owner = "owner@interop.test"
+    cli("users", "create", "--email", owner)
+    cli("orgs", "create", "--name", "Interop", "--owner-email", owner, "--plan", "PRO")
+    token = cli("tokens", "create", "--email", owner)["token"]
+    staff = {"Authorization": f"Bearer {token}"}
+    key = requests.post(
+        server.url("/integrations"), json={"name": "backend"}, headers=staff, timeout=TIMEOUT
+    )
+    assert key.status_code == 201, key.text
+    verification = requests.post(
+        server.url("/verifications"),
+        json={
+            "name": "Adult residents",
+            "description": "We check that you are of age and live in the EU.",
+            "schema_id": PID_SCHEMA,
+            "claims": ["given_name", "family_name"],
+            "attributes": [
+                {"attribute_id": "birthdate", "operator": "AGE_AT_LEAST", "value": 18},
+                {"name": "address.country", "operator": "IN", "value": ["FR", "DE", "NL"]},
+            ],
+            "trusted_issuers": [],
+        },
+        headers=staff,
+        timeout=TIMEOUT,
+    )
+    assert verification.status_code == 201, verification.text
+    return Organization(verification.json()["id"], key.json()["key"])
+
+
+# --------------------------------------------------------------------------- the wallet
+
+
+@dataclass(frozen=True)
+class Answer:
+    """What the wallet resolved from the request, and how the verifier took its response."""
+
+    request: dict[str, Any]
+    status: int
+    body: dict[str, Any]
+
+
+CREDENTIAL = {"vct": PID_VCT, "claims": PERSON, "frame": FRAME}
+
+
+def run_wallet(job: dict[str, Any]) -> Answer:
+    """One run of the OWF client (one node process); a refusal on either side fails the test
+    with the client's own words."""
+    ensure_node_modules(HERE, "@openid4vc/openid4vp")
+    node = shutil.which("node")
+    if node is None:
+        raise RuntimeError("node is required to run the OpenID4VP interop wallet")
+    completed = subprocess.run(
+        [node, "owf_wallet.mjs"],
+        cwd=HERE,
+        input=json.dumps({"credential": CREDENTIAL, **job}),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    result = json.loads(completed.stdout or "{}")
+    if completed.returncode != 0:
+        raise AssertionError(f"the OWF wallet failed: {result.get('error') or completed.stderr}")
+    return Answer(result["request"], result["status"], result["body"])
+
+
+def answer_link(link: str, pki: Pki | None) -> Answer:
+    return run_wallet(
+        {"kind": "link", "link": link, "trust_anchor": pki.anchor_pem if pki else None}
+    )
+
+
+def answer_dc_api(
+    deployment: Deployment, page_html: str, protocols: list[str], pki: Pki | None
+) -> Answer:
+    request_url, response_url = dc_api_urls(page_html, deployment.server.base)
+    return run_wallet(
+        {
+            "kind": "dc_api",
+            "request_url": request_url,
+            "response_url": response_url,
+            "origin": deployment.origin,
+            "protocols": protocols,
+            "trust_anchor": pki.anchor_pem if pki else None,
+        }
+    )

@@ -1,0 +1,128 @@
+"""The interop matrix: a wallet library we did not write answers every deployment mode.
+
+The OpenWallet Foundation's OpenID4VP client (npm ``@openid4vc/openid4vp``, the library Credo and
+the wallets built on it use) is the wallet; its credential is an SD-JWT VC made with
+``@sd-jwt/sd-jwt-vc``. Each cell runs the service as ``make run`` does (gunicorn on loopback, one
+server per mode, all on one database of the run's own), opens an individual or a policy request
+the way a backend does, lets the client follow the person's link (or the page's Digital
+Credentials API request, with the page's origin), and then asks the authenticated lookup: the
+cell passes only when it says VERIFIED. Test IDs read like the matrix:
+``x509_hash-signed-direct_post.jwt-post-policy``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from urllib.parse import parse_qs, urlsplit
+
+import pytest
+from interop_support import (
+    HOST,
+    Deployment,
+    Deployments,
+    Mode,
+    answer_dc_api,
+    answer_link,
+    interop_database,
+    make_pki,
+    wallet_link,
+)
+
+MODES = [
+    *(
+        Mode(prefix, response_mode, method)
+        for prefix in ("x509_san_dns",)
+        for response_mode in ("direct_post", "direct_post.jwt")
+        for method in ("get",)
+    ),
+]
+SUBJECTS = ["individual", "policy"]
+
+
+@pytest.fixture(scope="module")
+def deployments(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Deployments]:
+    directory: Path = tmp_path_factory.mktemp("interop")
+    with interop_database(directory) as database_url:
+        made = Deployments(directory, database_url, make_pki(directory))
+        made.prepare()
+        try:
+            yield made
+        finally:
+            made.close()
+
+
+def link_for(deployment: Deployment, subject: str) -> tuple[str, str]:
+    """The person's link, as the connect endpoint (individual) or their page (policy) gives it,
+    and what the backend looks the outcome up by."""
+    if subject == "individual":
+        individual_id, customer_id = deployment.open_individual()
+        return deployment.connect_link(individual_id), customer_id
+    policy = deployment.open_policy()
+    return wallet_link(deployment.page(policy["url"])), policy["id"]
+
+
+def outcome(deployment: Deployment, subject: str, key: str) -> str:
+    if subject == "individual":
+        return deployment.individual_status(key)
+    return deployment.policy_status(key)
+
+
+def assert_answered(answer, deployment: Deployment) -> None:
+    """The verifier took the response: 200 and the person's page to go back to."""
+    assert answer.status == 200, answer.body
+    assert answer.body["redirect_uri"].startswith(deployment.server.base + "/")
+    assert "response_code=" in answer.body["redirect_uri"]
+
+
+@pytest.mark.parametrize("subject", SUBJECTS)
+@pytest.mark.parametrize("mode", MODES, ids=lambda mode: mode.id)
+def test_the_owf_client_answers(deployments: Deployments, mode: Mode, subject: str):
+    deployment = deployments.get(mode)
+    link, key = link_for(deployment, subject)
+    sent = parse_qs(urlsplit(link).query)
+    assert outcome(deployment, subject, key) == "REQUESTED"
+
+    answer = answer_link(link, deployments.pki)
+
+    assert_answered(answer, deployment)
+    resolved = answer.request
+    assert resolved["client_prefix"] == mode.prefix
+    assert resolved["signed"] is mode.signed
+    assert resolved["response_mode"] == mode.response_mode
+    if mode.signed:
+        assert resolved["send_by"] == "reference"
+        assert resolved["request_object_typ"] == "oauth-authz-req+jwt"
+        assert sent.get("request_uri_method", ["get"]) == [mode.request_uri_method]
+    else:
+        assert resolved["send_by"] == "value"
+        assert "request_uri" not in sent
+    if mode.prefix == "x509_san_dns":
+        assert resolved["client_id"] == f"x509_san_dns:{HOST}"
+    if mode.response_mode == "direct_post.jwt":
+        assert resolved["jwe_header"]["alg"] == "ECDH-ES"
+    assert outcome(deployment, subject, key) == "VERIFIED"
+
+
+@pytest.mark.parametrize("subject", SUBJECTS)
+def test_the_owf_client_answers_the_dc_api_request_with_the_page_origin(
+    deployments: Deployments, subject: str
+):
+    deployment = deployments.get(Mode("redirect_uri", "direct_post"))
+    if subject == "individual":
+        individual_id, key = deployment.open_individual()
+        page = deployment.page(f"/i/{individual_id}")
+    else:
+        policy = deployment.open_policy()
+        key, page = policy["id"], deployment.page(policy["url"])
+
+    answer = answer_dc_api(deployment, page, ["openid4vp-v1-unsigned"], None)
+
+    assert answer.status == 200, answer.body
+    assert answer.request["protocol"] == "openid4vp-v1-unsigned"
+    assert answer.request["signed"] is False
+    assert answer.request["response_mode"] == "dc_api"
+    assert answer.request["client_prefix"] == "origin"
+    assert answer.request["effective_client_id"] == f"origin:{deployment.origin}"
+    assert answer.body["status"] == "VERIFIED"
+    assert outcome(deployment, subject, key) == "VERIFIED"
