@@ -197,6 +197,17 @@ class Deployment:
     def backend(self, method: str, path: str, **kwargs: Any) -> requests.Response:
         return self.call(method, path, headers={"apikey": self.organization.apikey}, **kwargs)
 
+    def methods_served(self, path: str) -> list[str]:
+        """The HTTP methods the server's request log shows for ``path``, in order."""
+        methods = []
+        for line in self.server.log().splitlines():
+            start = line.find("{")
+            with contextlib.suppress(ValueError):
+                entry = json.loads(line[start:]) if start >= 0 else {}
+                if isinstance(entry, dict) and entry.get("path") == path:
+                    methods.append(entry["method"])
+        return methods
+
     @property
     def origin(self) -> str:
         parts = urlsplit(self.server.base)

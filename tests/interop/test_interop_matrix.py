@@ -94,6 +94,9 @@ def test_the_owf_client_answers(deployments: Deployments, mode: Mode, subject: s
         assert resolved["send_by"] == "reference"
         assert resolved["request_object_typ"] == "oauth-authz-req+jwt"
         assert sent.get("request_uri_method", ["get"]) == [mode.request_uri_method]
+        # The client fetched the Request Object once, with the method the link names.
+        request_path = urlsplit(sent["request_uri"][0]).path
+        assert deployment.methods_served(request_path) == [mode.request_uri_method.upper()]
     else:
         assert resolved["send_by"] == "value"
         assert "request_uri" not in sent
