@@ -69,6 +69,14 @@ def from_environment() -> dict[str, Any]:
         # x509_san_dns: signed Request Objects: PEM chain (leaf first) and its PEM private key.
         "REQUEST_SIGNING_CERT_FILE": env("REQUEST_SIGNING_CERT_FILE", ""),
         "REQUEST_SIGNING_KEY_FILE": env("REQUEST_SIGNING_KEY_FILE", ""),
+        # redirect_uri, x509_san_dns or x509_hash; empty: x509_san_dns with a certificate,
+        # redirect_uri without (app/deployment.py refuses what the configuration cannot honour).
+        "REQUEST_CLIENT_ID_PREFIX": env("REQUEST_CLIENT_ID_PREFIX", ""),
+        # Unsigned requests travel by value in the link unless this is set.
+        "REQUEST_BY_REFERENCE": env("REQUEST_BY_REFERENCE", "0") == "1",
+        # How signed links tell wallets to fetch the Request Object: get, or post (wallet
+        # metadata and nonce, OpenID4VP 1.0 §5.10).
+        "REQUEST_URI_METHOD": env("REQUEST_URI_METHOD", "get"),
         # Offer emails: smtp://user:pass@host:port (?starttls=true) or smtps://...; empty logs
         # them in development (app/mail/transport.py).
         "MAIL_URL": env("MAIL_URL", ""),

@@ -16,12 +16,16 @@ from flask import Flask, current_app
 from app import clock
 from app.issuance import settings as issuing_settings
 from app.oid4vp.client import (
+    PREFIXES,
+    REDIRECT_URI,
+    X509_SAN_DNS,
     ClientConfigError,
     ClientIdentity,
     RedirectUriClient,
-    load_x509_san_dns_client,
+    load_x509_client,
 )
 from app.oid4vp.encryption import ResponseEncryption
+from app.oid4vp.request import REQUEST_URI_METHODS
 from app.oid4vp.verifier import Verifier
 
 # Where the application keeps its Verifier (``app.extensions``).
@@ -40,33 +44,65 @@ def register_issuing(app: Flask) -> None:
 
 
 def verifier_from_config(config: Mapping[str, Any]) -> Verifier:
-    """``x509_san_dns:`` when a certificate and key are configured, else ``redirect_uri:``;
+    """The client identifier prefix (see ``client_from_config``), how links pass requests, and
     encrypted responses when ``RESPONSE_ENCRYPTION`` is on (keys derived from SECRET_KEY)."""
     encryption = None
     if config.get("RESPONSE_ENCRYPTION"):
         encryption = ResponseEncryption(str(config["SECRET_KEY"]).encode("utf-8"))
-    return Verifier(client_from_config(config), encryption)
+    client = client_from_config(config)
+    method = config.get("REQUEST_URI_METHOD") or "get"
+    if method not in REQUEST_URI_METHODS:
+        raise RuntimeError(
+            f"REQUEST_URI_METHOD must be one of {', '.join(REQUEST_URI_METHODS)}, not {method!r}"
+        )
+    if method == "post" and not client.signed:
+        # §5.10: what a POST to the request URI answers is a signed Request Object.
+        raise RuntimeError(
+            "REQUEST_URI_METHOD=post needs signed requests: set REQUEST_SIGNING_CERT_FILE and "
+            "REQUEST_SIGNING_KEY_FILE"
+        )
+    return Verifier(client, encryption, bool(config.get("REQUEST_BY_REFERENCE")), method)
 
 
 def client_from_config(config: Mapping[str, Any]) -> ClientIdentity:
+    """``REQUEST_CLIENT_ID_PREFIX``, or when it is unset ``x509_san_dns`` with a certificate and
+    ``redirect_uri`` without; a prefix the configuration cannot honour stops the start."""
     cert_file = config.get("REQUEST_SIGNING_CERT_FILE") or ""
     key_file = config.get("REQUEST_SIGNING_KEY_FILE") or ""
+    prefix = config.get("REQUEST_CLIENT_ID_PREFIX") or ""
+    if prefix and prefix not in PREFIXES:
+        raise RuntimeError(
+            f"REQUEST_CLIENT_ID_PREFIX must be one of {', '.join(PREFIXES)}, not {prefix!r}"
+        )
     if not cert_file and not key_file:
+        if prefix not in ("", REDIRECT_URI):
+            raise RuntimeError(
+                f"REQUEST_CLIENT_ID_PREFIX={prefix} signs requests with a certificate: set "
+                "REQUEST_SIGNING_CERT_FILE and REQUEST_SIGNING_KEY_FILE, or use redirect_uri"
+            )
         return RedirectUriClient()
     if not cert_file or not key_file:
         raise RuntimeError(
             "REQUEST_SIGNING_CERT_FILE and REQUEST_SIGNING_KEY_FILE must be set together"
+        )
+    if prefix == REDIRECT_URI:
+        # §5.9.3: redirect_uri requests cannot be signed, so a certificate would go unused.
+        raise RuntimeError(
+            "REQUEST_CLIENT_ID_PREFIX=redirect_uri cannot sign requests: unset "
+            "REQUEST_SIGNING_CERT_FILE and REQUEST_SIGNING_KEY_FILE, or choose x509_san_dns or "
+            "x509_hash"
         )
     try:
         chain_pem, key_pem = Path(cert_file).read_bytes(), Path(key_file).read_bytes()
     except OSError as exc:
         raise RuntimeError(f"Request signing files cannot be read: {exc}") from None
     try:
-        return load_x509_san_dns_client(
-            chain_pem, key_pem, config.get("PUBLIC_URL", ""), clock.now()
+        return load_x509_client(
+            chain_pem, key_pem, config.get("PUBLIC_URL", ""), clock.now(), prefix or X509_SAN_DNS
         )
     except ClientConfigError as exc:
         raise RuntimeError(
             f"REQUEST_SIGNING_CERT_FILE / REQUEST_SIGNING_KEY_FILE: {exc} "
-            f"(PUBLIC_URL is {config.get('PUBLIC_URL')!r})"
+            f"(REQUEST_CLIENT_ID_PREFIX is {prefix or X509_SAN_DNS!r}, "
+            f"PUBLIC_URL is {config.get('PUBLIC_URL')!r})"
         ) from None

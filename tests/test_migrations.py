@@ -25,4 +25,3 @@ def test_sqlite_connections_keep_foreign_keys_on_after_upgrading(tmp_path: Path)
                 assert connection.exec_driver_sql("PRAGMA foreign_keys").scalar() == 1
         finally:
             db.engine.dispose()
-

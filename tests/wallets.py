@@ -67,12 +67,27 @@ def _segment(value: str) -> dict:
 
 
 def read_request(client, connection_url: str) -> WalletRequest:
-    """Follow an ``openid4vp://`` link like a wallet: fetch the request object it points at.
+    """Follow an ``openid4vp://`` link like a wallet: read the request it carries (by value),
+    or fetch the request object it points at (by reference).
 
     The claims are read without checking a signature; tests of signed requests verify
     ``token`` themselves.
     """
-    request_uri = parse_qs(urlsplit(connection_url).query)["request_uri"][0]
+    query = link_parameters(connection_url)
+    if "request_uri" not in query:
+        claims = {
+            name: json.loads(value) if name in ("dcql_query", "client_metadata") else value
+            for name, value in query.items()
+        }
+        return WalletRequest(
+            request_id=urlsplit(claims["response_uri"]).path.rsplit("/", 1)[1],
+            client_id=claims["client_id"],
+            nonce=claims["nonce"],
+            state=claims["state"],
+            response_uri=claims["response_uri"],
+            claims=claims,
+        )
+    request_uri = query["request_uri"]
     response = client.get(urlsplit(request_uri).path)
     assert response.status_code == 200, response.get_data(as_text=True)
     token = response.get_data(as_text=True)
@@ -88,6 +103,20 @@ def read_request(client, connection_url: str) -> WalletRequest:
         token=token,
         header=_segment(header),
     )
+
+
+def link_parameters(connection_url: str) -> dict[str, str]:
+    """The query parameters of an ``openid4vp://`` link, each given once."""
+    parsed = parse_qs(urlsplit(connection_url).query, strict_parsing=True)
+    assert all(len(values) == 1 for values in parsed.values()), parsed
+    return {name: values[0] for name, values in parsed.items()}
+
+
+def request_id_of(connection_url: str) -> str:
+    """The presentation request a link is for, whether it carries the request or points at it."""
+    query = link_parameters(connection_url)
+    uri = query.get("request_uri") or query["response_uri"]
+    return urlsplit(uri).path.rsplit("/", 1)[1]
 
 
 def node_presentation(

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
-from flask import Blueprint, current_app
+from flask import Blueprint, current_app, request
 
 from app.api import render
 from app.api.common import documented, json_response, parse_body, parse_id
 from app.database import read_only
+from app.errors import InvalidRequest
+from app.oid4vp import wallet_metadata
+from app.oid4vp.request import AuthorizationRequest
 from app.presentations import operations as presentations
 from app.verifications import operations as individuals
 from app.web import payloads as p
@@ -60,16 +63,41 @@ def verify(individual_id: str):
     )
 
 
-@bp.get("/oid4vp/requests/<request_id>")
+@bp.route("/oid4vp/requests/<request_id>", methods=["GET", "POST"])
 @read_only
 def request_object(request_id: str):
-    """The Request Object a wallet fetches by reference: signed when a certificate is set."""
-    request = links().authorization_request(*presentations.verification_of(parse_id(request_id)))
+    """The Request Object a wallet fetches by reference: signed when a certificate is set;
+    a POST (``request_uri_method=post``) fits it to the wallet's metadata and nonce."""
+    authorization = links().authorization_request(
+        *presentations.verification_of(parse_id(request_id))
+    )
+    if request.method == "POST":
+        authorization = for_posting_wallet(authorization)
     return (
-        request.request_object(),
+        authorization.request_object(),
         200,
         {
             "Content-Type": "application/oauth-authz-req+jwt",
             "Cache-Control": "no-store",
         },
     )
+
+
+def for_posting_wallet(authorization: AuthorizationRequest) -> AuthorizationRequest:
+    """OpenID4VP 1.0 §5.10: ``wallet_metadata`` and ``wallet_nonce``, form-encoded.
+
+    Only signed requests are fetched so (the answer to a POST is a signed Request Object);
+    what the wallet cannot take is refused with the OAuth error code as ``code``.
+    """
+    if not authorization.client.signed:
+        raise InvalidRequest(
+            "This deployment's requests are unsigned and fetched with GET; "
+            "request_uri_method=post answers with signed requests only",
+            code="INVALID_REQUEST_URI_METHOD",
+        )
+    try:
+        nonce = wallet_metadata.read_wallet_nonce(request.form.get("wallet_nonce"))
+        metadata = wallet_metadata.read_wallet_metadata(request.form.get("wallet_metadata"))
+        return wallet_metadata.honour(authorization, metadata).with_wallet_nonce(nonce)
+    except wallet_metadata.WalletMetadataError as exc:
+        raise InvalidRequest(exc.reason, code=exc.error.upper()) from None

@@ -26,6 +26,7 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 from cryptography import x509
+from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.asymmetric import ec
 
 from app.holder import sdjwt
@@ -99,6 +100,8 @@ def _request_object(token: str) -> dict[str, Any]:
             raise HolderError("a redirect_uri: request object must not be signed (§5.9.3)")
     elif client_id.startswith("x509_san_dns:"):
         _check_x509_san_dns(token, header, client_id.removeprefix("x509_san_dns:"), claims)
+    elif client_id.startswith("x509_hash:"):
+        _check_x509_hash(token, header, client_id.removeprefix("x509_hash:"))
     else:
         raise HolderError(f"client identifier prefix not supported: {client_id!r}")
     return claims
@@ -107,6 +110,27 @@ def _request_object(token: str) -> dict[str, Any]:
 def _check_x509_san_dns(token: str, header: dict, name: str, claims: dict) -> None:
     """§5.9.3: signed by the leaf of ``x5c``, whose DNS names include the client ID's name,
     which is also the response URI's host."""
+    leaf = _signing_leaf(token, header)
+    try:
+        names = leaf.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
+    except x509.ExtensionNotFound as exc:
+        raise HolderError(f"the signed request object does not verify: {exc}") from None
+    if name not in names.get_values_for_type(x509.DNSName):
+        raise HolderError("the request object's certificate does not name its client ID")
+    if urlsplit(str(claims.get("response_uri", ""))).hostname != name:
+        raise HolderError("the response URI's host is not the client ID's name")
+
+
+def _check_x509_hash(token: str, header: dict, digest: str) -> None:
+    """§5.9.3: signed by the leaf of ``x5c``, whose DER's SHA-256 (base64url) is the name."""
+    leaf = _signing_leaf(token, header)
+    expected = base64.urlsafe_b64encode(leaf.fingerprint(hashes.SHA256())).rstrip(b"=")
+    if expected.decode("ascii") != digest:
+        raise HolderError("the request object's certificate is not the one its client ID hashes")
+
+
+def _signing_leaf(token: str, header: dict) -> x509.Certificate:
+    """The leaf certificate of ``x5c``, once the request object's signature checks with it."""
     chain = header.get("x5c")
     if not isinstance(chain, list) or not chain:
         raise HolderError("the signed request object carries no x5c chain")
@@ -116,13 +140,9 @@ def _check_x509_san_dns(token: str, header: dict, name: str, claims: dict) -> No
         if not isinstance(key, ec.EllipticCurvePublicKey):
             raise HolderError("the request object's certificate has no EC key")
         verify_es256(token, key)
-        names = leaf.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
-    except (ValueError, JoseError, x509.ExtensionNotFound) as exc:
+    except (ValueError, JoseError) as exc:
         raise HolderError(f"the signed request object does not verify: {exc}") from None
-    if name not in names.get_values_for_type(x509.DNSName):
-        raise HolderError("the request object's certificate does not name its client ID")
-    if urlsplit(str(claims.get("response_uri", ""))).hostname != name:
-        raise HolderError("the response URI's host is not the client ID's name")
+    return leaf
 
 
 def _validated(claims: dict[str, Any]) -> Request:

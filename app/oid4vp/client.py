@@ -1,10 +1,12 @@
 """How this verifier identifies itself to wallets: OpenID4VP 1.0 §5.9 Client Identifier Prefixes.
 
-Two prefixes are spoken. ``redirect_uri:`` (§5.9.3) needs nothing configured: the client ID is
-the response URI itself and the Request Object cannot be signed, since a wallet would have no
-trusted key to check it with. ``x509_san_dns:`` (§5.9.3) is for deployments holding a
-certificate: the client ID is a DNS name from the leaf's subjectAltName, and every Request Object
-is a JWS carrying the chain in ``x5c`` so that the wallet can check it against its trust anchors.
+Three prefixes are spoken. ``redirect_uri:`` (§5.9.3) needs nothing configured: the client ID
+is the response URI itself and the request cannot be signed, since a wallet would have no
+trusted key to check it with. The two ``x509_*`` prefixes (§5.9.3) are for deployments holding a
+certificate, and every Request Object is then a JWS carrying the chain in ``x5c`` so that the
+wallet can check it against its trust anchors: under ``x509_san_dns:`` the client ID is a DNS
+name from the leaf's subjectAltName, under ``x509_hash:`` it is the SHA-256 hash of the leaf
+itself (the prefix the OpenID4VC High Assurance Interoperability Profile asks for).
 """
 
 from __future__ import annotations
@@ -42,8 +44,25 @@ class ClientConfigError(ValueError):
     """The configured certificate or key cannot identify this verifier; says what to fix."""
 
 
+# The Client Identifier Prefixes a deployment can be configured with (§5.9.3).
+REDIRECT_URI = "redirect_uri"
+X509_SAN_DNS = "x509_san_dns"
+X509_HASH = "x509_hash"
+X509_PREFIXES = (X509_SAN_DNS, X509_HASH)
+PREFIXES = (REDIRECT_URI, *X509_PREFIXES)
+
+
 class ClientIdentity(Protocol):
     """A Client Identifier Prefix: the client ID it gives, and how it secures Request Objects."""
+
+    @property
+    def prefix(self) -> str: ...
+
+    @property
+    def signed(self) -> bool: ...
+
+    @property
+    def signing_alg(self) -> str | None: ...
 
     def client_id(self, response_uri: str) -> str: ...
 
@@ -53,6 +72,10 @@ class ClientIdentity(Protocol):
 @dataclass(frozen=True)
 class RedirectUriClient:
     """``redirect_uri:``: unsigned requests, the client ID is the response URI (§5.9.3)."""
+
+    prefix = REDIRECT_URI
+    signed = False
+    signing_alg = None
 
     def client_id(self, response_uri: str) -> str:
         # With direct_post the "redirect URI" this prefix names is the response URI (§5.9.3).
@@ -65,17 +88,28 @@ class RedirectUriClient:
 
 
 @dataclass(frozen=True)
-class X509SanDnsClient:
-    """``x509_san_dns:``: requests signed by the key of a certificate naming ``dns_name``."""
+class X509Client:
+    """``x509_san_dns:`` or ``x509_hash:``: requests signed by the key of the chain's leaf.
 
-    dns_name: str
+    ``name`` is the part after the prefix: the DNS name the leaf and the response URI share
+    (``x509_san_dns``), or the leaf's hash (``x509_hash``).
+    """
+
+    prefix: str
+    name: str
     chain: tuple[x509.Certificate, ...]
     key: ec.EllipticCurvePrivateKey = field(repr=False)
+    signed = True
+
+    @property
+    def signing_alg(self) -> str:
+        return EC_ALGORITHMS[self.key.curve.name][0]
 
     def client_id(self, response_uri: str) -> str:
-        # The response URI's host must be this name (§5.9.3); load_x509_san_dns_client made
-        # sure the deployment's public address is, so the argument is not needed here.
-        return f"x509_san_dns:{self.dns_name}"
+        # Under x509_san_dns the response URI's host must be this name (§5.9.3);
+        # load_x509_client made sure the deployment's public address is, so the argument is not
+        # needed here.
+        return f"{self.prefix}:{self.name}"
 
     def request_object(self, claims: dict[str, Any]) -> str:
         """A JWS (RFC 7515) with the chain in ``x5c``, leaf first (RFC 7515 §4.1.6)."""
@@ -95,16 +129,24 @@ class X509SanDnsClient:
         ]
 
 
-def load_x509_san_dns_client(
-    chain_pem: bytes, key_pem: bytes, public_url: str, now: datetime
-) -> X509SanDnsClient:
+def x509_hash(cert: x509.Certificate) -> str:
+    """§5.9.3: base64url (no padding) of the SHA-256 hash of the certificate's DER encoding."""
+    return b64url_encode(cert.fingerprint(hashes.SHA256()))
+
+
+def load_x509_client(
+    chain_pem: bytes, key_pem: bytes, public_url: str, now: datetime, prefix: str = X509_SAN_DNS
+) -> X509Client:
     """Check a PEM chain (leaf first) and its leaf's private key, once, at start-up.
 
     Everything a wallet would refuse later is refused here with a message saying what to fix:
-    a key that is not the leaf's, a chain out of order, a leaf outside its validity, and a leaf
-    with no dNSName equal to the host wallets post responses to (§5.9.3: without a trust list
-    entry, the wallet requires the FQDN of the response URI to be the client ID's name).
+    a key that is not the leaf's, a chain out of order, a leaf outside its validity, and, under
+    ``x509_san_dns``, a leaf with no dNSName equal to the host wallets post responses to
+    (§5.9.3: without a trust list entry, the wallet requires the FQDN of the response URI to be
+    the client ID's name). ``x509_hash`` names the leaf itself, so any host will do.
     """
+    if prefix not in X509_PREFIXES:
+        raise ClientConfigError(f"{prefix!r} is not a certificate-based client identifier prefix")
     chain = _certificates(chain_pem)
     key = _private_key(key_pem)
     leaf = chain[0]
@@ -116,7 +158,8 @@ def load_x509_san_dns_client(
             f"the leaf certificate is valid from {leaf.not_valid_before_utc.isoformat()} "
             f"to {leaf.not_valid_after_utc.isoformat()}, not now"
         )
-    return X509SanDnsClient(_dns_name_for(leaf, public_url), tuple(chain), key)
+    name = _dns_name_for(leaf, public_url) if prefix == X509_SAN_DNS else x509_hash(leaf)
+    return X509Client(prefix, name, tuple(chain), key)
 
 
 def _certificates(pem: bytes) -> list[x509.Certificate]:

@@ -1,28 +1,37 @@
 """OpenID4VP 1.0 authorization requests, built from a verification's needs. No database here.
 
-Requests are passed by reference as a Request Object (JAR, RFC 9101). By default they use the
-``redirect_uri:`` client identifier prefix (OpenID4VP 1.0 §5.9.3), whose value with
-``direct_post`` is the response URI, and are unsecured JWTs (``alg`` ``none``); a deployment
-with a certificate signs them under ``x509_san_dns:`` instead (see ``app.oid4vp.client``).
+How a request reaches the wallet follows from whether it can be signed:
+
+- Unsigned (the ``redirect_uri:`` prefix, §5.9.3, whose value with ``direct_post`` is the
+  response URI) requests travel by value: the ``openid4vp://`` link carries the parameters
+  themselves, objects as compact JSON (§5.1). OpenID4VP 1.0 only late allowed an unsigned
+  Request Object by reference, and wallets in the field refuse one, so passing it by reference
+  (an ``alg`` ``none`` JWT at ``request_uri``) is left to deployments that ask for it.
+- Signed (``x509_san_dns:`` or ``x509_hash:``, see ``app.oid4vp.client``) requests travel by
+  reference as a Request Object (JAR, RFC 9101), fetched with GET or, when the link says
+  ``request_uri_method=post``, with a POST carrying the wallet's metadata and nonce (§5.10).
+
 When responses are encrypted (§8.3) the request carries the key to encrypt to.
 """
 
 from __future__ import annotations
 
-import base64
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 from urllib.parse import urlencode
 
-from app.oid4vp.client import REQUEST_OBJECT_TYPE, ClientIdentity, RedirectUriClient
+from app.oid4vp.client import ClientIdentity, RedirectUriClient
 from app.oid4vp.encryption import ENC_VALUES
 
 SD_JWT_FORMAT = "dc+sd-jwt"
-SIGNING_ALGS = ["ES256", "ES384", "ES512", "EdDSA", "PS256", "RS256"]
+SIGNING_ALGS = ("ES256", "ES384", "ES512", "EdDSA", "PS256", "RS256")
 CREDENTIAL_QUERY_ID = "credential"
 # OpenID4VP 1.0 §5.8: the audience of a request fetched by a wallet without discovery.
 STATIC_AUDIENCE = "https://self-issued.me/v2"
+LINK_SCHEME = "openid4vp://"
+# §5.1: how a wallet fetches a request passed by reference.
+REQUEST_URI_METHODS = ("get", "post")
 
 
 def claim_path(name: str) -> list[str]:
@@ -56,6 +65,12 @@ class AuthorizationRequest:
     client: ClientIdentity = field(default_factory=RedirectUriClient)
     # The public JWK a wallet encrypts its response to (§8.3); None for plain direct_post.
     encryption_jwk: dict[str, Any] | None = None
+    # What client_metadata offers; a wallet's metadata (§5.10) may narrow them.
+    sd_jwt_algs: tuple[str, ...] = SIGNING_ALGS
+    kb_jwt_algs: tuple[str, ...] = SIGNING_ALGS
+    enc_values: tuple[str, ...] = ENC_VALUES
+    # §5.10: the nonce a wallet sent with request_uri_method=post, echoed in the Request Object.
+    wallet_nonce: str | None = None
 
     @property
     def client_id(self) -> str:
@@ -65,13 +80,13 @@ class AuthorizationRequest:
     def response_mode(self) -> str:
         return "direct_post.jwt" if self.encryption_jwk else "direct_post"
 
-    def claims_set(self) -> dict[str, Any]:
-        """The Request Object's claims (OpenID4VP 1.0 §5)."""
+    def client_metadata(self) -> dict[str, Any]:
+        """§5.1 ``client_metadata``: formats and algorithms, and the response key if any."""
         metadata: dict[str, Any] = {
             "vp_formats_supported": {
                 SD_JWT_FORMAT: {
-                    "sd-jwt_alg_values": SIGNING_ALGS,
-                    "kb-jwt_alg_values": SIGNING_ALGS,
+                    "sd-jwt_alg_values": list(self.sd_jwt_algs),
+                    "kb-jwt_alg_values": list(self.kb_jwt_algs),
                 }
             }
         }
@@ -81,50 +96,79 @@ class AuthorizationRequest:
             # §5.1 and §8.3: the key (with its kid and alg) and the content encryptions we
             # decrypt; A256GCM is listed, so the parameter must be present.
             metadata["jwks"] = {"keys": [self.encryption_jwk]}
-            metadata["encrypted_response_enc_values_supported"] = list(ENC_VALUES)
+            metadata["encrypted_response_enc_values_supported"] = list(self.enc_values)
+        return metadata
+
+    def parameters(self) -> dict[str, Any]:
+        """The Authorization Request parameters (§5), the same by value and by reference."""
         return {
-            "iss": self.client_id,
-            "aud": STATIC_AUDIENCE,
-            "iat": self.issued_at,
-            "exp": self.expires_at,
-            "response_type": "vp_token",
             "client_id": self.client_id,
+            "response_type": "vp_token",
             "response_mode": self.response_mode,
             "response_uri": self.response_uri,
             "nonce": self.nonce,
             "state": self.state,
             "dcql_query": dcql_query(self.vct, self.claims),
-            "client_metadata": metadata,
+            "client_metadata": self.client_metadata(),
         }
+
+    def claims_set(self) -> dict[str, Any]:
+        """The Request Object's claims: the parameters, plus what a JWT carries (RFC 9101 §4)."""
+        claims = {
+            "iss": self.client_id,
+            "aud": STATIC_AUDIENCE,
+            "iat": self.issued_at,
+            "exp": self.expires_at,
+            **self.parameters(),
+        }
+        if self.wallet_nonce is not None:
+            claims["wallet_nonce"] = self.wallet_nonce
+        return claims
 
     def request_object(self) -> str:
         """The Request Object served at ``request_uri``: signed or not, as the client prefix says."""
         return self.client.request_object(self.claims_set())
 
-    def unsigned_jwt(self) -> str:
-        """The claims as an unsecured JWT, whatever the client prefix (serve ``request_object``)."""
-        header = {"alg": "none", "typ": REQUEST_OBJECT_TYPE}
-        return f"{_b64(header)}.{_b64(self.claims_set())}."
+    def link(self, *, by_reference: bool = False, request_uri_method: str = "get") -> str:
+        """The ``openid4vp://`` link a wallet opens, and a QR code encodes.
 
-    def link(self) -> str:
-        return link_for(self.response_uri, self.request_uri, self.client)
+        Signed requests always go by reference (a signature needs a Request Object); unsigned
+        ones by value unless ``by_reference``.
+        """
+        if self.client.signed or by_reference:
+            return reference_link(self.client_id, self.request_uri, request_uri_method)
+        return value_link(self.parameters())
+
+    def with_wallet_nonce(self, wallet_nonce: str | None) -> AuthorizationRequest:
+        return replace(self, wallet_nonce=wallet_nonce)
 
 
-def link_for(response_uri: str, request_uri: str, client: ClientIdentity | None = None) -> str:
-    """The ``openid4vp://`` link a wallet opens, and a QR code encodes (request by reference).
+def reference_link(client_id: str, request_uri: str, request_uri_method: str = "get") -> str:
+    """A request passed by reference (§5.1, RFC 9101 §5.2).
 
     Its ``client_id`` must be identical to the Request Object's, prefix included (§5.10.1),
-    or the wallet stops.
+    or the wallet stops. ``request_uri_method`` is left out when it is the default ``get``.
     """
-    client_id = (client or RedirectUriClient()).client_id(response_uri)
-    return "openid4vp://?" + urlencode({"client_id": client_id, "request_uri": request_uri})
+    query = {"client_id": client_id, "request_uri": request_uri}
+    if request_uri_method != "get":
+        query["request_uri_method"] = request_uri_method
+    return LINK_SCHEME + "?" + urlencode(query)
 
 
-def client_id_for(response_uri: str) -> str:
-    """OpenID4VP 1.0 §5.9.3: with ``direct_post`` the redirect_uri client ID is the response URI."""
-    return RedirectUriClient().client_id(response_uri)
+def value_link(parameters: dict[str, Any]) -> str:
+    """A request passed by value: objects as JSON strings (§5.1), compact to keep QR codes small."""
+    return (
+        LINK_SCHEME
+        + "?"
+        + urlencode(
+            {
+                name: value if isinstance(value, str) else compact_json(value)
+                for name, value in parameters.items()
+            }
+        )
+    )
 
 
-def _b64(value: dict[str, Any]) -> str:
-    raw = json.dumps(value, separators=(",", ":")).encode()
-    return base64.urlsafe_b64encode(raw).rstrip(b"=").decode()
+def compact_json(value: Any) -> str:
+    """No spaces, and UTF-8 text left as it is (percent-encoding it is shorter than ``\\u``)."""
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)

@@ -30,10 +30,22 @@ class ResponseParameters:
 
 @dataclass(frozen=True)
 class Verifier:
-    """The client identifier prefix, and the response encryption when there is one (§8.3)."""
+    """The client identifier prefix, how requests reach the wallet, and the response
+    encryption when there is one (§8.3).
+
+    ``by_reference`` passes unsigned requests by reference too (signed ones always are);
+    ``request_uri_method`` is the method signed links tell wallets to fetch with (§5.1).
+    """
 
     client: ClientIdentity = field(default_factory=RedirectUriClient)
     encryption: ResponseEncryption | None = None
+    by_reference: bool = False
+    request_uri_method: str = "get"
+
+    @property
+    def passes_by_reference(self) -> bool:
+        """Whether links point at a Request Object rather than carry the request."""
+        return self.client.signed or self.by_reference
 
     def client_id(self, response_uri: str) -> str:
         """The full client ID, prefix included: also the key binding's ``aud`` (§14.1.2)."""

@@ -15,10 +15,11 @@ from flask import current_app, url_for
 
 from app import clock
 from app.deployment import VERIFIER_EXTENSION
-from app.oid4vp.request import AuthorizationRequest, link_for
+from app.oid4vp.request import AuthorizationRequest, reference_link
 from app.oid4vp.verifier import Verifier
 from app.policies.models import PolicyRequest
 from app.policies.tokens import policy_token
+from app.presentations.operations import verification_of
 from app.verifications.models import (
     Individual,
     PresentationRequest,
@@ -44,10 +45,15 @@ class Links:
         return self.verifier.client_id(self.response_uri(request_id))
 
     def connection_url(self, request_id: uuid.UUID) -> str:
-        """The ``openid4vp://`` link for a presentation request, passed by reference."""
-        return link_for(
-            self.response_uri(request_id), self.request_uri(request_id), self.verifier.client
-        )
+        """The ``openid4vp://`` link for a presentation request: by reference when signed (or
+        when the deployment asks for it), else carrying the request itself."""
+        if self.verifier.passes_by_reference:
+            return reference_link(
+                self.client_id(request_id),
+                self.request_uri(request_id),
+                self.verifier.request_uri_method,
+            )
+        return self.authorization_request(*verification_of(request_id)).link()
 
     def person_page(self, subject: PresentationSubject, **query: str) -> str:
         """The person's page of a subject (``/i/<id>`` or ``/p/<token>``)."""

@@ -418,13 +418,21 @@ def _es256(key: ec.EllipticCurvePrivateKey, header: dict, payload: dict) -> str:
     return f"{signing_input}.{_b64(r.to_bytes(32, 'big') + s.to_bytes(32, 'big'))}"
 
 
+def request_of(connection_url: str) -> dict:
+    """The request a link carries (unsigned, by value) or points at (by reference)."""
+    assert connection_url.startswith("openid4vp://"), connection_url
+    query = {name: values[0] for name, values in parse_qs(urlparse(connection_url).query).items()}
+    if "request_uri" not in query:
+        objects = ("dcql_query", "client_metadata")
+        return {name: json.loads(v) if name in objects else v for name, v in query.items()}
+    fetched = requests.get(query["request_uri"], timeout=TIMEOUT)
+    assert fetched.status_code == 200, fetched.text
+    return json.loads(_unb64(fetched.text.strip().split(".")[1]))
+
+
 def present(connection_url: str, claims: dict, *, with_issuer: bool = True) -> str:
     """Answer the connection link with an SD-JWT VC disclosing ``claims``; return its issuer."""
-    assert connection_url.startswith("openid4vp://"), connection_url
-    request_uri = parse_qs(urlparse(connection_url).query)["request_uri"][0]
-    fetched = requests.get(request_uri, timeout=TIMEOUT)
-    assert fetched.status_code == 200, fetched.text
-    request = json.loads(_unb64(fetched.text.strip().split(".")[1]))
+    request = request_of(connection_url)
     query = request["dcql_query"]["credentials"][0]
 
     issuer_key = ec.generate_private_key(ec.SECP256R1())
@@ -552,13 +560,10 @@ def test_connect_parallel_calls_agree_on_one_link(service, world):
     assert len({r.json()["connection_url"] for r in answers}) == 1
 
 
-def test_connection_link_points_at_a_request_object_for_the_wallet(service, world):
+def test_connection_link_carries_the_request_for_the_wallet(service, world):
     individual = open_individual(service, world.v1, "crm-request-object")
     link = service.call("GET", f"/verifications/{individual['individual_id']}/connect").json()
-    request_uri = parse_qs(urlparse(link["connection_url"]).query)["request_uri"][0]
-    fetched = requests.get(request_uri, timeout=TIMEOUT)
-    assert fetched.status_code == 200, fetched.text
-    request = json.loads(_unb64(fetched.text.strip().split(".")[1]))
+    request = request_of(link["connection_url"])
     assert request["response_mode"] == "direct_post"
     assert request["response_uri"].startswith(service.base)
     assert request["client_id"] == "redirect_uri:" + request["response_uri"]

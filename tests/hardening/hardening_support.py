@@ -67,8 +67,12 @@ def make_world(app: Flask, client: FlaskClient) -> World:
 
 
 def connect_request_id(connect: dict[str, Any]) -> str:
-    """The presentation request's ID inside a connection link (``.../requests/<id>``)."""
-    match = re.search(r"requests%2F([0-9a-f-]{36})|requests/([0-9a-f-]{36})", str(connect))
+    """The presentation request's ID inside a connection link (``.../requests/<id>`` by
+    reference, ``.../responses/<id>`` by value)."""
+    match = re.search(
+        r"(?:requests|responses)%2F([0-9a-f-]{36})|(?:requests|responses)/([0-9a-f-]{36})",
+        str(connect),
+    )
     assert match, connect
     return match.group(1) or match.group(2)
 

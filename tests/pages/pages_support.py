@@ -7,6 +7,7 @@ import re
 from dataclasses import dataclass
 from urllib.parse import parse_qs, urlsplit
 
+import wallets
 from factories import Staff, make_apikey, make_staff, make_verification
 from wallets import Issuer, node_presentation, post_response, read_request
 
@@ -57,8 +58,7 @@ def wallet_link(page_html: str) -> str:
 
 
 def request_id_of(link: str) -> str:
-    request_uri = parse_qs(urlsplit(link).query)["request_uri"][0]
-    return request_uri.rsplit("/", 1)[1]
+    return wallets.request_id_of(link)
 
 
 def poll_url(fragment_html: str) -> str | None:

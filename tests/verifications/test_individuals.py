@@ -97,19 +97,30 @@ def test_get_connect_returns_an_openid4vp_link_and_moves_to_requested(app, clien
     assert body["connection_at"] is not None
     link = urlsplit(body["connection_url"])
     assert link.scheme == "openid4vp"
+    # Unsigned: the link carries the request itself (no request_uri to fetch).
     params = parse_qs(link.query)
-    assert set(params) == {"client_id", "request_uri"}
-    request_uri = params["request_uri"][0]
-    assert request_uri.startswith("https://verity.test/oid4vp/requests/")
-    assert params["client_id"][0] == "redirect_uri:" + request_uri.replace(
-        "/requests/", "/responses/"
-    )
+    assert set(params) == {
+        "client_id",
+        "response_type",
+        "response_mode",
+        "response_uri",
+        "nonce",
+        "state",
+        "dcql_query",
+        "client_metadata",
+    }
+    response_uri = params["response_uri"][0]
+    assert response_uri.startswith("https://verity.test/oid4vp/responses/")
+    assert params["client_id"][0] == "redirect_uri:" + response_uri
 
 
-def test_request_object_carries_a_dcql_query_built_from_the_verification(app, client):
+def test_request_object_carries_a_dcql_query_built_from_the_verification(make_app):
+    app = make_app(REQUEST_BY_REFERENCE=True)
+    client = app.test_client()
     verification = make_verification(client, make_staff(app))
     individual = open_individual(client, verification["id"]).get_json()
     link = client.get(f"/verifications/{individual['id']}/connect").get_json()["connection_url"]
+    assert set(parse_qs(urlsplit(link).query)) == {"client_id", "request_uri"}
     request_uri = parse_qs(urlsplit(link).query)["request_uri"][0]
     response = client.get(urlsplit(request_uri).path)
     assert response.status_code == 200
