@@ -8,7 +8,9 @@ commands, like the black-box tests do.
 
 from __future__ import annotations
 
+import base64
 import contextlib
+import hashlib
 import html
 import json
 import os
@@ -67,6 +69,8 @@ class Pki:
     anchor_pem: str
     cert_file: Path
     key_file: Path
+    # base64url SHA-256 of the leaf's DER: the x509_hash client identifier's value.
+    leaf_hash: str
 
 
 def _name(common_name: str) -> x509.Name:
@@ -114,7 +118,9 @@ def make_pki(directory: Path) -> Pki:
             serialization.NoEncryption(),
         )
     )
-    return Pki(pem(ca).decode(), cert_file, key_file)
+    digest = hashlib.sha256(leaf.public_bytes(serialization.Encoding.DER)).digest()
+    leaf_hash = base64.urlsafe_b64encode(digest).rstrip(b"=").decode()
+    return Pki(pem(ca).decode(), cert_file, key_file, leaf_hash)
 
 
 # --------------------------------------------------------------------------- the database

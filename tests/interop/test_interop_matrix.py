@@ -30,11 +30,13 @@ from interop_support import (
 )
 
 MODES = [
+    Mode("redirect_uri", "direct_post"),
+    Mode("redirect_uri", "direct_post.jwt"),
     *(
         Mode(prefix, response_mode, method)
-        for prefix in ("x509_san_dns",)
+        for prefix in ("x509_san_dns", "x509_hash")
         for response_mode in ("direct_post", "direct_post.jwt")
-        for method in ("get",)
+        for method in ("get", "post")
     ),
 ]
 SUBJECTS = ["individual", "policy"]
@@ -102,6 +104,8 @@ def test_the_owf_client_answers(deployments: Deployments, mode: Mode, subject: s
         assert "request_uri" not in sent
     if mode.prefix == "x509_san_dns":
         assert resolved["client_id"] == f"x509_san_dns:{HOST}"
+    if mode.prefix == "x509_hash":
+        assert resolved["client_id"] == f"x509_hash:{deployments.pki.leaf_hash}"
     if mode.response_mode == "direct_post.jwt":
         assert resolved["jwe_header"]["alg"] == "ECDH-ES"
     assert outcome(deployment, subject, key) == "VERIFIED"
@@ -129,3 +133,18 @@ def test_the_owf_client_answers_the_dc_api_request_with_the_page_origin(
     assert answer.request["effective_client_id"] == f"origin:{deployment.origin}"
     assert answer.body["status"] == "VERIFIED"
     assert outcome(deployment, subject, key) == "VERIFIED"
+
+
+def test_the_default_make_run_link_is_answered(deployments: Deployments):
+    """No settings at all, as a newcomer's first ``make run``: the OWF client reads the link."""
+    deployment = deployments.default()
+    individual_id, customer_id = deployment.open_individual()
+    link = deployment.connect_link(individual_id)
+
+    answer = answer_link(link, None)
+
+    assert_answered(answer, deployment)
+    assert answer.request["client_prefix"] == "redirect_uri"
+    assert answer.request["send_by"] == "value"
+    assert answer.request["response_mode"] == "direct_post"
+    assert deployment.individual_status(customer_id) == "VERIFIED"
