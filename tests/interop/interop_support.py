@@ -397,9 +397,9 @@ def run_wallet(job: dict[str, Any]) -> Answer:
     return Answer(result["request"], result["status"], result["body"])
 
 
-def answer_link(link: str, pki: Pki | None) -> Answer:
+def answer_link(link: str, pki: Pki | None, **options: Any) -> Answer:
     return run_wallet(
-        {"kind": "link", "link": link, "trust_anchor": pki.anchor_pem if pki else None}
+        {"kind": "link", "link": link, "trust_anchor": pki.anchor_pem if pki else None, **options}
     )
 
 

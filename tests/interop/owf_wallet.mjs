@@ -7,7 +7,8 @@
 //   {"kind": "link", "link": "openid4vp://...", "trust_anchor": "<PEM>"?, "credential": {...}}
 //     follows the link (by value, or fetching request_uri with GET or POST as the link says),
 //     checks a signed request against trust_anchor, presents, and posts the response
-//     (direct_post or direct_post.jwt, as the request asks).
+//     (direct_post or direct_post.jwt, as the request asks). With "wallet_post": {"metadata":
+//     {...}, "nonce": "..."} a POST to request_uri carries them (see walletOptions).
 //   {"kind": "dc_api", "request_url": "...", "response_url": "...", "origin": "http://...",
 //    "trust_anchor": "<PEM>"?, "credential": {...}}
 //     what the person's page and the browser do with the Digital Credentials API: fetch the
@@ -199,18 +200,33 @@ function summary(resolved, parsed) {
     client_prefix: resolved.client.prefix,
     effective_client_id: resolved.client.effective,
     response_mode: request.response_mode,
+    wallet_nonce: request.wallet_nonce,
+    encrypted_response_enc_values_supported:
+      request.client_metadata?.encrypted_response_enc_values_supported,
     version: resolved.version,
+  }
+}
+
+// With request_uri_method=post the client form-encodes the members of `wallet.metadata` as the
+// body, and checks the Request Object's wallet_nonce against `wallet.expectedNonce`. Without
+// `wallet_post` it is resolved as Credo resolves a request (no metadata: an empty form). With it,
+// `wallet.metadata` holds the two parameters OpenID4VP 1.0 (Request URI Method post) defines,
+// wallet_metadata and wallet_nonce: given the wallet's metadata itself, the client would send
+// each of its members as a form field of its own, and no wallet_nonce.
+function walletOptions(walletPost) {
+  if (!walletPost) return undefined
+  return {
+    metadata: { wallet_metadata: walletPost.metadata, wallet_nonce: walletPost.nonce },
+    expectedNonce: walletPost.nonce,
   }
 }
 
 async function answerLink(job) {
   const client = new Openid4vpClient({ callbacks: callbacks(job) })
   const parsed = client.parseOpenid4vpAuthorizationRequest({ authorizationRequest: job.link })
-  // As Credo resolves a request: no wallet metadata, so request_uri_method=post sends an empty
-  // form (the client's only way to send metadata is as top-level form fields, not in
-  // wallet_metadata as OpenID4VP 1.0, Request URI Method post, defines it).
   const resolved = await client.resolveOpenId4vpAuthorizationRequest({
     authorizationRequestPayload: parsed.params,
+    wallet: walletOptions(job.wallet_post),
   })
   const request = resolved.authorizationRequestPayload
   const credentialQuery = credentialQueryOf(request, job.credential.vct)

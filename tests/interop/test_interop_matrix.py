@@ -12,6 +12,7 @@ cell passes only when it says VERIFIED. Test IDs read like the matrix:
 
 from __future__ import annotations
 
+import secrets
 from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
@@ -133,6 +134,33 @@ def test_the_owf_client_answers_the_dc_api_request_with_the_page_origin(
     assert answer.request["effective_client_id"] == f"origin:{deployment.origin}"
     assert answer.body["status"] == "VERIFIED"
     assert outcome(deployment, subject, key) == "VERIFIED"
+
+
+def test_posted_wallet_metadata_and_nonce_reach_the_client(deployments: Deployments):
+    """request_uri_method=post with the two parameters OpenID4VP 1.0 defines for it: the
+    Request Object narrows the content encryptions to the wallet's and carries its nonce, which
+    the client checks itself before answering."""
+    mode = Mode("x509_hash", "direct_post.jwt", "post")
+    deployment = deployments.get(mode)
+    individual_id, customer_id = deployment.open_individual()
+    link = deployment.connect_link(individual_id)
+    metadata = {
+        "vp_formats_supported": {
+            "dc+sd-jwt": {"sd-jwt_alg_values": ["ES256"], "kb-jwt_alg_values": ["ES256"]}
+        },
+        "request_object_signing_alg_values_supported": ["ES256"],
+        "authorization_encryption_alg_values_supported": ["ECDH-ES"],
+        "authorization_encryption_enc_values_supported": ["A256GCM"],
+    }
+    nonce = secrets.token_urlsafe(16)
+
+    answer = answer_link(link, deployments.pki, wallet_post={"metadata": metadata, "nonce": nonce})
+
+    assert_answered(answer, deployment)
+    assert answer.request["wallet_nonce"] == nonce
+    assert answer.request["encrypted_response_enc_values_supported"] == ["A256GCM"]
+    assert answer.request["jwe_header"]["enc"] == "A256GCM"
+    assert deployment.individual_status(customer_id) == "VERIFIED"
 
 
 def test_the_default_make_run_link_is_answered(deployments: Deployments):
