@@ -19,6 +19,7 @@ import shutil
 import subprocess
 import uuid
 from collections.abc import Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -283,66 +284,77 @@ def dc_api_urls(page_html: str, base: str) -> tuple[str, str]:
 
 @dataclass
 class Deployments:
-    """One server per mode, started when a cell first needs it and stopped at the end."""
+    """One server per mode on one database, all started at once (their start-ups overlap) and
+    stopped at the end; the organization they serve is made once, on the default deployment."""
 
     directory: Path
     database_url: str
     pki: Pki
     stack: contextlib.ExitStack = field(default_factory=contextlib.ExitStack)
-    started: dict[str, Deployment] = field(default_factory=dict)
-    organization: Organization | None = None
+    servers: dict[str, Future[Served]] = field(default_factory=dict)
+    organization: Future[Organization] | None = None
+    pool: ThreadPoolExecutor = field(default_factory=lambda: ThreadPoolExecutor(max_workers=16))
 
     def env(self, **settings: str) -> dict[str, str]:
         env = {k: v for k, v in service_env(self.database_url).items() if k not in SCRUBBED}
         return {**env, **settings}
 
-    def prepare(self) -> None:
-        """What ``make run`` does first (migrations, public schemas), once for all modes."""
+    def start(self, modes: list[Mode]) -> None:
+        """What ``make run`` does first (migrations, public schemas), once for all modes; then
+        every mode's server and the default one, without waiting for them."""
         prepare(self.env())
+        # make run with no settings at all: not even PUBLIC_URL (links name the request's
+        # host), and two workers.
+        self.serve("default", self.env(), workers=2, host=None)
+        for mode in modes:
+            self.serve(mode.id, self.env(**mode.settings(self.pki)))
+        self.organization = self.pool.submit(make_organization, self.env(), self.servers["default"])
+
+    def serve(self, name: str, env: dict[str, str], workers: int = 1, host: str | None = HOST):
+        if name not in self.servers:
+            self.servers[name] = self.pool.submit(self._served, name, env, workers, host)
+
+    def _served(self, name: str, env: dict[str, str], workers: int, host: str | None) -> Served:
+        manager = served(env, self.directory / f"{name}.log", workers=workers, public_host=host)
+        server = manager.__enter__()
+        self.stack.push(manager.__exit__)
+        return server
 
     def get(self, mode: Mode) -> Deployment:
-        if mode.id not in self.started:
-            self.started[mode.id] = self.start(mode.id, self.env(**mode.settings(self.pki)))
-        return self.started[mode.id]
+        self.serve(mode.id, self.env(**mode.settings(self.pki)))
+        return self.deployment(mode.id)
 
     def default(self) -> Deployment:
-        """``make run`` with no settings at all: not even PUBLIC_URL (links name the request's
-        host) and two workers."""
-        if "default" not in self.started:
-            self.started["default"] = self.start("default", self.env(), workers=2, host=None)
-        return self.started["default"]
+        return self.deployment("default")
 
-    def start(
-        self, name: str, env: dict[str, str], workers: int = 1, host: str | None = HOST
-    ) -> Deployment:
-        log_path = self.directory / f"{name}.log"
-        server = self.stack.enter_context(served(env, log_path, workers=workers, public_host=host))
-        if self.organization is None:
-            self.organization = make_organization(server)
-        return Deployment(server, self.organization)
+    def deployment(self, name: str) -> Deployment:
+        assert self.organization is not None, "start() first"
+        return Deployment(self.servers[name].result(), self.organization.result())
 
     def close(self) -> None:
+        self.pool.shutdown(wait=True)
         self.stack.close()
 
 
-def make_organization(server: Served) -> Organization:
+def make_organization(env: dict[str, str], server: Future[Served]) -> Organization:
     """A paid organization with an integration key and a verification, made the way an operator
-    and staff do (operator commands, then the staff API)."""
+    and staff do: operator commands (while the servers start), then the staff API."""
 
     def cli(*args: str) -> dict[str, Any]:
-        return json.loads(flask(server.env, *args))
+        return json.loads(flask(env, *args))
 
     owner = "owner@interop.test"
     cli("users", "create", "--email", owner)
     cli("orgs", "create", "--name", "Interop", "--owner-email", owner, "--plan", "PRO")
     token = cli("tokens", "create", "--email", owner)["token"]
     staff = {"Authorization": f"Bearer {token}"}
+    base = server.result().base
     key = requests.post(
-        server.url("/integrations"), json={"name": "backend"}, headers=staff, timeout=TIMEOUT
+        f"{base}/integrations", json={"name": "backend"}, headers=staff, timeout=TIMEOUT
     )
     assert key.status_code == 201, key.text
     verification = requests.post(
-        server.url("/verifications"),
+        f"{base}/verifications",
         json={
             "name": "Adult residents",
             "description": "We check that you are of age and live in the EU.",

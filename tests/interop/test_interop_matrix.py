@@ -48,8 +48,8 @@ def deployments(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Deployment
     directory: Path = tmp_path_factory.mktemp("interop")
     with interop_database(directory) as database_url:
         made = Deployments(directory, database_url, make_pki(directory))
-        made.prepare()
         try:
+            made.start(MODES)
             yield made
         finally:
             made.close()
