@@ -44,12 +44,20 @@ SUBJECTS = ["individual", "policy"]
 
 
 @pytest.fixture(scope="module")
-def deployments(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Deployments]:
+def deployments(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Deployments]:
+    """The servers of the selected cells start together; others start when a test asks."""
+    selected = [
+        item.callspec.params["mode"]
+        for item in request.session.items
+        if "mode" in getattr(getattr(item, "callspec", None), "params", {})
+    ]
     directory: Path = tmp_path_factory.mktemp("interop")
     with interop_database(directory) as database_url:
         made = Deployments(directory, database_url, make_pki(directory))
         try:
-            made.start(MODES)
+            made.start(list(dict.fromkeys(selected)))
             yield made
         finally:
             made.close()
