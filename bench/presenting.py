@@ -180,6 +180,16 @@ def request_path(connection_url: str) -> str:
     return urlsplit(parse_qs(urlsplit(connection_url).query)["request_uri"][0]).path
 
 
+def carried_request(connection_url: str) -> dict[str, Any] | None:
+    """The request an unsigned link carries by value (objects as JSON); None when the link
+    passes it by reference."""
+    query = {name: values[0] for name, values in parse_qs(urlsplit(connection_url).query).items()}
+    if "request_uri" in query:
+        return None
+    objects = ("dcql_query", "client_metadata")
+    return {name: json.loads(value) if name in objects else value for name, value in query.items()}
+
+
 def request_claims(request_object: str) -> dict[str, Any]:
     """The claims of the Request Object (an unsecured JWT; a wallet would check a signed one)."""
     return json.loads(unb64(request_object.split(".")[1]))
@@ -355,8 +365,11 @@ def present_once(
 ) -> None:
     """One whole presentation, as a wallet makes it for a person who opened the page."""
     individual = json.loads(_exchange(connection, "GET", f"/verifications/{individual_id}/connect"))
-    request_object = _exchange(connection, "GET", request_path(individual["connection_url"]))
-    path, form = response(credential, request_claims(request_object.decode("ascii")))
+    claims = carried_request(individual["connection_url"])
+    if claims is None:
+        request_object = _exchange(connection, "GET", request_path(individual["connection_url"]))
+        claims = request_claims(request_object.decode("ascii"))
+    path, form = response(credential, claims)
     _exchange(connection, "POST", path, urlencode(form), FORM)
 
 

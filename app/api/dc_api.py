@@ -1,10 +1,12 @@
-"""OpenID4VP over the W3C Digital Credentials API (OpenID4VP 1.0 Appendix A), unsigned requests.
+"""OpenID4VP over the W3C Digital Credentials API (OpenID4VP 1.0 Appendix A).
 
 The person's page fetches the request, hands it to ``navigator.credentials.get`` and posts
-back what the browser returned. The browser, not a client identifier, vouches for the
-verifier here: the wallet binds the presentation to the page's Origin, so the key binding's
-``aud`` is ``origin:<origin>`` (Appendix A.4) and only this deployment's own origin is
-accepted.
+back what the browser returned. Without a certificate the request is unsigned and the browser,
+not a client identifier, vouches for the verifier; with one it is signed (Appendix A.3.2, JWS
+Compact Serialization) under the deployment's client identifier and names the page's origin
+in ``expected_origins``. Either way the wallet binds the presentation to the page's Origin, so
+the key binding's ``aud`` is ``origin:<origin>`` (Appendix A.4, "even for signed requests")
+and only this deployment's own origin is accepted.
 """
 
 from __future__ import annotations
@@ -26,8 +28,10 @@ from app.web.links import links
 
 bp = Blueprint("dc_api", __name__)
 
-# Appendix A.1: version 1, unsigned request (all parameters passed as members of ``data``).
+# Appendix A.1: version 1, unsigned request (all parameters passed as members of ``data``), or
+# signed (one JWS in ``data.request``).
 PROTOCOL = "openid4vp-v1-unsigned"
+SIGNED_PROTOCOL = "openid4vp-v1-signed"
 DEFAULT_PORTS = {"http": 80, "https": 443}
 # Response encryption metadata (OpenID4VP 1.0 §8.3) belongs to ``direct_post.jwt``; a plain
 # ``dc_api`` response is not encrypted, so no key is offered over the API.
@@ -56,11 +60,13 @@ def own_origin() -> str:
 def dc_request(request_id: str) -> ResponseReturnValue:
     """The ``digital`` member for ``navigator.credentials.get`` (Appendix A.2).
 
-    No ``client_id`` (it MUST be omitted from unsigned requests) and no ``state`` (not defined
-    for the DC API); the nonce and DCQL query are the presentation request's own.
+    Unsigned: no ``client_id`` (it MUST be omitted) and no ``state`` (not defined for the DC
+    API); the nonce and DCQL query are the presentation request's own. Signed: the same
+    parameters with ``client_id`` and ``expected_origins``, as a Request Object.
     """
     request, verification = presentations.verification_of(parse_id(request_id))
-    claims = links().authorization_request(request, verification).claims_set()
+    authorization = links().authorization_request(request, verification)
+    claims = authorization.claims_set()
     data = {
         "response_type": "vp_token",
         "response_mode": "dc_api",
@@ -72,7 +78,17 @@ def dc_request(request_id: str) -> ResponseReturnValue:
             if key not in ENCRYPTION_METADATA
         },
     }
-    return uncached({"requests": [{"protocol": PROTOCOL, "data": data}]})
+    if not authorization.client.signed:
+        return uncached({"requests": [{"protocol": PROTOCOL, "data": data}]})
+    signed = {
+        # RFC 9101 section 4: who signed it and for whom, as in the Request Objects fetched by
+        # reference; expected_origins lets the wallet refuse a replay from another page.
+        **{name: claims[name] for name in ("iss", "aud", "iat", "exp", "client_id")},
+        "expected_origins": [own_origin()],
+        **data,
+    }
+    token = authorization.client.request_object(signed)
+    return uncached({"requests": [{"protocol": SIGNED_PROTOCOL, "data": {"request": token}}]})
 
 
 @bp.post("/oid4vp/dc-responses/<request_id>")

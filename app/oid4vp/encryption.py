@@ -46,9 +46,6 @@ ORDER = 0xFFFFFFFF00000000FFFFFFFFFFFFFFFFBCE6FAADA7179E84F3B9CAC2FC632551
 SEED_BYTES = COORDINATE_BYTES + 8
 KEY_INFO = b"verity oid4vp response encryption key v1:"
 
-# RFC 7516 §4.1 and RFC 7518 §4.6.1: the header members this recipient understands.
-KNOWN_HEADER = frozenset({"alg", "enc", "kid", "epk", "apu", "apv", "typ", "cty"})
-
 
 class ResponseError(Exception):
     """An encrypted response was refused. ``reason`` never echoes what the sender sent."""
@@ -82,9 +79,7 @@ class ResponseEncryption:
 
     def decrypt(self, request_id: str, compact: str) -> dict[str, Any]:
         """The Authorization Response parameters a JWE sent to this request's key carries."""
-        key = self.private_key(request_id)
-        kid = thumbprint(_ec_public_jwk(key.public_key()))
-        plaintext = decrypt_compact(compact, key, kid)
+        plaintext = decrypt_compact(compact, self.private_key(request_id))
         try:
             payload = parse_json(plaintext, "Response payload")
         except SdJwtError as exc:
@@ -94,27 +89,27 @@ class ResponseEncryption:
         return payload
 
 
-def decrypt_compact(compact: str, key: ec.EllipticCurvePrivateKey, kid: str) -> bytes:
+def decrypt_compact(compact: str, key: ec.EllipticCurvePrivateKey) -> bytes:
     """Decrypt a compact JWE (RFC 7516 §5.2) made with ECDH-ES direct key agreement.
 
     Hostile input must end in a refusal, never a crash: anything unforeseen is refused too.
     """
     try:
-        return _decrypt_compact(compact, key, kid)
+        return _decrypt_compact(compact, key)
     except ResponseError:
         raise
     except Exception as exc:
         raise ResponseError("The encrypted response could not be read") from exc
 
 
-def _decrypt_compact(compact: str, key: ec.EllipticCurvePrivateKey, kid: str) -> bytes:
+def _decrypt_compact(compact: str, key: ec.EllipticCurvePrivateKey) -> bytes:
     parts = compact.split(".") if isinstance(compact, str) else []
     if len(parts) != 5:
         raise ResponseError("The response is not a compact JWE")
     header_b64, encrypted_key_b64, iv_b64, ciphertext_b64, tag_b64 = parts
     try:
         header = decode_json_object(header_b64, "Response header")
-        enc = _check_header(header, kid)
+        enc = _check_header(header)
         # RFC 7516 §5.2 step 10: with direct key agreement the encrypted key is empty.
         if encrypted_key_b64:
             raise ResponseError("An ECDH-ES response must not carry an encrypted key")
@@ -136,19 +131,25 @@ def _decrypt_compact(compact: str, key: ec.EllipticCurvePrivateKey, kid: str) ->
         raise ResponseError("The response could not be decrypted with this request's key") from None
 
 
-def _check_header(header: dict[str, Any], kid: str) -> str:
-    """One algorithm and our key only (§8.3); anything not understood is refused."""
+def _check_header(header: dict[str, Any]) -> str:
+    """One algorithm (§8.3) and nothing this recipient would have to understand to read it.
+
+    ``kid`` is only a hint: a request has exactly one key, so a response naming it differently
+    or not at all is decrypted with that key, and the authentication tag decides (RFC 7516
+    §4.1.6 makes ``kid`` optional; §8.3 asks wallets to send it, and some do not). Header
+    parameters this recipient does not know are ignored (RFC 7516 §4), except ``crit``
+    (§4.1.13: extensions it would have to understand) and ``zip`` (§4.1.3: compressed
+    plaintext, which RFC 8725 §3.6 advises against and this recipient does not inflate).
+    """
     if header.get("alg") != ALG:
         raise ResponseError(f"The response must be encrypted with {ALG}")
     enc = header.get("enc")
     if enc not in ENC_KEY_BITS:
         raise ResponseError(f"The response must be encrypted with {' or '.join(ENC_VALUES)}")
-    # §8.3: a key published with a kid is named by that kid in the JWE header.
-    if header.get("kid") != kid:
-        raise ResponseError("The response is not encrypted to this request's key")
-    # RFC 7516 §4.1.3 (zip) and §4.1.13 (crit): nothing compressed, no extensions.
-    if not KNOWN_HEADER.issuperset(header):
-        raise ResponseError("The response header carries parameters this verifier refuses")
+    if "crit" in header:
+        raise ResponseError("The response header names extensions (crit) this verifier refuses")
+    if "zip" in header:
+        raise ResponseError("The response is compressed (zip), which this verifier refuses")
     return enc
 
 

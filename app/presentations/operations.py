@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 
 from sqlalchemy import func, select, update
+from sqlalchemy.orm import joinedload
 
 from app import clock, json_input
 from app.database import reading
@@ -336,8 +337,19 @@ def holds_subject_response_code(subject: PresentationSubject, code: str) -> bool
 
 
 def verification_of(request_id: uuid.UUID) -> tuple[PresentationRequest, Verification]:
-    """A presentation request and the verification its subject is checked against."""
+    """A presentation request and the verification its subject is checked against.
+
+    The verification comes with the schema and organization a request names (its ``vct`` and
+    ``client_name``) in one query: a link that carries the request is built on every status
+    read.
+    """
     request = db.session.get(PresentationRequest, request_id)
     if request is None:
         raise NotFound()
-    return request, request.subject.verification
+    verification = db.session.get(
+        Verification,
+        request.subject.verification_id,
+        options=(joinedload(Verification.schema), joinedload(Verification.organization)),
+    )
+    assert verification is not None  # a foreign key
+    return request, verification

@@ -181,8 +181,6 @@ def test_a_tampered_response_is_refused(encrypted_app, issuer):
         ({"alg": "ECDH-ES+A128KW"}, "A128GCM"),
         ({}, "A192GCM"),
         ({}, "A128CBC-HS256"),
-        ({"kid": None}, "A128GCM"),
-        ({"kid": "someone-elses-key"}, "A128GCM"),
         ({"zip": "DEF"}, "A128GCM"),
     ],
 )
@@ -249,6 +247,6 @@ def test_the_specifications_example_response_decrypts():
     )
     d = int.from_bytes(b64url_decode("Et-3ce0omz8_TuZ96Df9lp0GAaaDoUnDe6X-CRO7Aww", "d"), "big")
     key = ec.derive_private_key(d, ec.SECP256R1())
-    assert json.loads(decrypt_compact(compact, key, "ac")) == {
+    assert json.loads(decrypt_compact(compact, key)) == {
         "vp_token": {"example_credential_id": ["eyJhb...YMetA"]}
     }
