@@ -120,26 +120,48 @@ def test_the_owf_client_answers(deployments: Deployments, mode: Mode, subject: s
     assert outcome(deployment, subject, key) == "VERIFIED"
 
 
+# The Digital Credentials API request is unsigned without a certificate and signed with one,
+# whatever the response mode and request_uri_method of the links.
+DC_API_MODES = [
+    Mode("redirect_uri", "direct_post"),
+    Mode("x509_san_dns", "direct_post", "get"),
+    Mode("x509_hash", "direct_post", "get"),
+]
+
+
+def dc_api_id(mode: Mode) -> str:
+    if not mode.signed:
+        return "openid4vp-v1-unsigned"
+    return f"openid4vp-v1-signed-{mode.prefix}"
+
+
 @pytest.mark.parametrize("subject", SUBJECTS)
+@pytest.mark.parametrize("mode", DC_API_MODES, ids=dc_api_id)
 def test_the_owf_client_answers_the_dc_api_request_with_the_page_origin(
-    deployments: Deployments, subject: str
+    deployments: Deployments, mode: Mode, subject: str
 ):
-    deployment = deployments.get(Mode("redirect_uri", "direct_post"))
+    deployment = deployments.get(mode)
     if subject == "individual":
         individual_id, key = deployment.open_individual()
         page = deployment.page(f"/i/{individual_id}")
     else:
         policy = deployment.open_policy()
         key, page = policy["id"], deployment.page(policy["url"])
+    protocol = "openid4vp-v1-signed" if mode.signed else "openid4vp-v1-unsigned"
 
-    answer = answer_dc_api(deployment, page, ["openid4vp-v1-unsigned"], None)
+    answer = answer_dc_api(deployment, page, [protocol], deployments.pki)
 
     assert answer.status == 200, answer.body
-    assert answer.request["protocol"] == "openid4vp-v1-unsigned"
-    assert answer.request["signed"] is False
-    assert answer.request["response_mode"] == "dc_api"
-    assert answer.request["client_prefix"] == "origin"
-    assert answer.request["effective_client_id"] == f"origin:{deployment.origin}"
+    resolved = answer.request
+    assert resolved["protocol"] == protocol
+    assert resolved["signed"] is mode.signed
+    assert resolved["response_mode"] == "dc_api"
+    if mode.signed:
+        assert resolved["client_prefix"] == mode.prefix
+        assert resolved["request_object_typ"] == "oauth-authz-req+jwt"
+    else:
+        assert resolved["client_prefix"] == "origin"
+        assert resolved["effective_client_id"] == f"origin:{deployment.origin}"
     assert answer.body["status"] == "VERIFIED"
     assert outcome(deployment, subject, key) == "VERIFIED"
 
