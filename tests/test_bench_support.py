@@ -97,8 +97,10 @@ def test_the_bench_wallet_answers_a_real_request_and_is_verified(app, client):
         json={"customer_id": "bench-1", "verification_id": verification["id"]},
     ).get_json()
     link = client.get(f"/verifications/{individual['id']}/connect").get_json()["connection_url"]
-    request_object = client.get(presenting.request_path(link)).get_data(as_text=True)
-    path, form = presenting.response(presenting.issue(), presenting.request_claims(request_object))
+    # Unsigned: the link carries the request (nothing to fetch).
+    claims = presenting.carried_request(link)
+    assert claims is not None
+    path, form = presenting.response(presenting.issue(), claims)
     assert client.post(path, data=form).status_code == 200
     status = client.get(f"/verifications/{individual['id']}/verify").get_json()
     assert status["status"] == "VERIFIED", status["validation_error"]

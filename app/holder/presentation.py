@@ -9,17 +9,19 @@ key binding JWT (RFC 9901 §4.3: ``aud`` the client ID, ``nonce``, ``iat``, ``sd
 posts the ``vp_token`` keyed by credential query id (§8.1), encrypted to the verifier's key when
 the request asks for ``direct_post.jwt`` (§8.3).
 
-Signed Request Objects (``x509_san_dns:``) have their signature checked with the leaf
-certificate of ``x5c`` and the client ID checked against its DNS names; the chain is not checked
-against trust anchors, which a production wallet would hold. Left out: ``credential_sets``
-alternatives beyond answering every query it can, ``transaction_data``, the DC API, and
-``request_uri_method=post`` wallet metadata.
+Signed Request Objects (``x509_san_dns:``, ``x509_hash:``) have their signature checked with
+the leaf certificate of ``x5c`` and the client ID checked against its DNS names or its hash; the
+chain is not checked against trust anchors, which a production wallet would hold. With
+``request_uri_method=post`` (§5.10) the holder posts its metadata and a fresh ``wallet_nonce``,
+which the signed Request Object must carry back. Left out: ``credential_sets`` alternatives
+beyond answering every query it can, ``transaction_data`` and the DC API.
 """
 
 from __future__ import annotations
 
 import base64
 import json
+import secrets
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -60,9 +62,11 @@ class Request:
 def read_request(link: str, http: Http) -> Request:
     query = {name: values[0] for name, values in parse_qs(urlsplit(link).query).items()}
     if "request_uri" in query:
-        method = query.get("request_uri_method", "get").lower()
-        response = http.call(method.upper(), query["request_uri"], "request object")
-        claims = _request_object(response.text.strip())
+        if query.get("request_uri_method", "get") == "post":
+            claims = _posted_request_object(query["request_uri"], http)
+        else:
+            response = http.call("GET", query["request_uri"], "request object")
+            claims = _request_object(response.text.strip())
     elif "request" in query:
         claims = _request_object(query["request"])
     else:
@@ -74,6 +78,34 @@ def read_request(link: str, http: Http) -> Request:
     if query.get("client_id") and claims.get("client_id") != query["client_id"]:
         raise HolderError("the link's client_id differs from the request's")
     return _validated(claims)
+
+
+# §10: what the holder can do, sent with request_uri_method=post (§5.10).
+WALLET_METADATA = {
+    "vp_formats_supported": {FORMAT: {"kb-jwt_alg_values": ["ES256"]}},
+    "client_id_prefixes_supported": ["redirect_uri", "x509_san_dns", "x509_hash"],
+    "request_object_signing_alg_values_supported": ["ES256"],
+    "response_modes_supported": list(RESPONSE_MODES),
+    "authorization_encryption_alg_values_supported": ["ECDH-ES"],
+    "authorization_encryption_enc_values_supported": ["A128GCM", "A256GCM"],
+}
+
+
+def _posted_request_object(request_uri: str, http: Http) -> dict[str, Any]:
+    """§5.10: the wallet's metadata and a fresh nonce, form-encoded; the signed Request Object
+    must carry the nonce back, or the holder stops."""
+    nonce = secrets.token_urlsafe(16)
+    response = http.call(
+        "POST",
+        request_uri,
+        "request object",
+        data={"wallet_metadata": json.dumps(WALLET_METADATA), "wallet_nonce": nonce},
+        headers={"Accept": "application/oauth-authz-req+jwt"},
+    )
+    claims = _request_object(response.text.strip())
+    if claims.get("wallet_nonce") != nonce:
+        raise HolderError("the request object does not carry the wallet_nonce this holder sent")
+    return claims
 
 
 def _json_parameter(value: str) -> Any:

@@ -110,7 +110,7 @@ def test_the_command_line_prints_json_and_exits_1_on_failure(serve, tmp_path, ca
 def test_a_signed_request_object_is_checked_against_its_certificate(serve, wallet, tmp_path):
     """``x509_san_dns:`` (§5.9.3): the holder checks the Request Object's signature with the
     leaf of ``x5c`` and that the leaf names the client ID, which is the response URI's host."""
-    from oid4vp.test_oid4vp_signed_request import make_pki, write_files
+    from signing_certificates import make_pki, write_files
 
     served = serve(host="localhost", **write_files(tmp_path, make_pki(("localhost",))))
     issue_with_pypi(wallet)
@@ -123,7 +123,7 @@ def test_a_signed_request_object_is_checked_against_its_certificate(serve, walle
 
 
 def test_a_signed_request_object_from_another_name_is_refused(serve, wallet, tmp_path):
-    from oid4vp.test_oid4vp_signed_request import make_pki, write_files
+    from signing_certificates import make_pki, write_files
 
     served = serve(host="localhost", **write_files(tmp_path, make_pki(("localhost",))))
     issue_with_pypi(wallet)
@@ -134,3 +134,25 @@ def test_a_signed_request_object_from_another_name_is_refused(serve, wallet, tmp
     with pytest.raises(HolderError, match="client_id differs"):
         present(link, wallet)
     assert lookup(served, opened)["status"] == "REQUESTED"
+
+
+def test_an_x509_hash_request_fetched_by_post_carries_the_holders_nonce(serve, wallet, tmp_path):
+    """``x509_hash:`` and ``request_uri_method=post`` (§5.10): the holder posts its metadata and
+    a nonce, and accepts the Request Object only with that nonce, signed by the hashed leaf."""
+    from signing_certificates import make_pki, write_files
+
+    pki = make_pki(("localhost",))
+    served = serve(
+        host="localhost",
+        REQUEST_CLIENT_ID_PREFIX="x509_hash",
+        REQUEST_URI_METHOD="post",
+        **write_files(tmp_path, pki),
+    )
+    issue_with_pypi(wallet)
+    opened = open_individual(served)
+    assert "request_uri_method=post" in opened.link
+
+    result = present(opened.link, wallet)
+
+    assert result["verifier"].startswith("x509_hash:")
+    assert lookup(served, opened)["status"] == "VERIFIED"

@@ -17,7 +17,7 @@ from cryptography.hazmat.primitives import serialization
 from factories import make_staff, make_verification
 from joserfc import jws
 from joserfc.jwk import ECKey
-from oid4vp_support import HOST, make_pki, write_files
+from signing_certificates import HOST, make_pki, write_files
 from wallets import (
     Issuer,
     WalletRequest,

@@ -21,7 +21,7 @@ from factories import make_staff, make_verification
 from joserfc import jws
 from joserfc.errors import BadSignatureError
 from joserfc.jwk import ECKey
-from oid4vp_support import HOST, Pki, make_pki, write_files
+from signing_certificates import HOST, Pki, make_pki, write_files
 from wallets import (
     Issuer,
     encrypt_response,
