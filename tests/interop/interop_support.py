@@ -21,16 +21,13 @@ import uuid
 from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 from urllib.parse import urljoin, urlsplit
 
 import requests
-from cryptography import x509
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec
-from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
+import signing_certificates
+from cryptography.hazmat.primitives import serialization
 from hardening.served import Served, flask, prepare, served, service_env
 from sqlalchemy import create_engine, text
 from support.npm import ensure_node_modules
@@ -65,63 +62,22 @@ DC_RESPONSE = re.compile(r'data-response-url="([^"]+)"')
 
 @dataclass(frozen=True)
 class Pki:
-    """A CA the wallet trusts and a leaf it issued for ``localhost``, as PEM files."""
+    """A CA the wallet trusts and a leaf it issued for ``localhost``, as a deployment's files."""
 
     anchor_pem: str
-    cert_file: Path
-    key_file: Path
+    settings: dict[str, str]  # REQUEST_SIGNING_CERT_FILE and REQUEST_SIGNING_KEY_FILE
     # base64url SHA-256 of the leaf's DER: the x509_hash client identifier's value.
     leaf_hash: str
 
 
-def _name(common_name: str) -> x509.Name:
-    return x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, common_name)])
-
-
 def make_pki(directory: Path) -> Pki:
-    now = datetime.now(UTC)
-    ca_key = ec.generate_private_key(ec.SECP256R1())
-    ca = (
-        x509.CertificateBuilder()
-        .subject_name(_name("Interop Test CA"))
-        .issuer_name(_name("Interop Test CA"))
-        .public_key(ca_key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - timedelta(days=1))
-        .not_valid_after(now + timedelta(days=30))
-        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
-        .sign(ca_key, hashes.SHA256())
+    made = signing_certificates.make_pki((HOST,))
+    digest = hashlib.sha256(made.leaf.public_bytes(serialization.Encoding.DER)).digest()
+    return Pki(
+        signing_certificates.pem(made.ca).decode(),
+        signing_certificates.write_files(directory, made),
+        base64.urlsafe_b64encode(digest).rstrip(b"=").decode(),
     )
-    leaf_key = ec.generate_private_key(ec.SECP256R1())
-    leaf = (
-        x509.CertificateBuilder()
-        .subject_name(_name(HOST))
-        .issuer_name(ca.subject)
-        .public_key(leaf_key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - timedelta(hours=1))
-        .not_valid_after(now + timedelta(days=7))
-        .add_extension(x509.SubjectAlternativeName([x509.DNSName(HOST)]), critical=False)
-        .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
-        .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH]), False)
-        .sign(ca_key, hashes.SHA256())
-    )
-
-    def pem(cert: x509.Certificate) -> bytes:
-        return cert.public_bytes(serialization.Encoding.PEM)
-
-    cert_file, key_file = directory / "chain.pem", directory / "key.pem"
-    cert_file.write_bytes(pem(leaf) + pem(ca))
-    key_file.write_bytes(
-        leaf_key.private_bytes(
-            serialization.Encoding.PEM,
-            serialization.PrivateFormat.PKCS8,
-            serialization.NoEncryption(),
-        )
-    )
-    digest = hashlib.sha256(leaf.public_bytes(serialization.Encoding.DER)).digest()
-    leaf_hash = base64.urlsafe_b64encode(digest).rstrip(b"=").decode()
-    return Pki(pem(ca).decode(), cert_file, key_file, leaf_hash)
 
 
 # --------------------------------------------------------------------------- the database
@@ -174,8 +130,7 @@ class Mode:
         if self.response_mode == "direct_post.jwt":
             settings["RESPONSE_ENCRYPTION"] = "1"
         if self.signed:
-            settings["REQUEST_SIGNING_CERT_FILE"] = str(pki.cert_file)
-            settings["REQUEST_SIGNING_KEY_FILE"] = str(pki.key_file)
+            settings.update(pki.settings)
         if self.prefix == "x509_hash":
             settings["REQUEST_CLIENT_ID_PREFIX"] = "x509_hash"
         if self.request_uri_method == "post":
