@@ -371,6 +371,7 @@ def test_the_wallets_metadata_is_honoured_or_refused_with_a_reason(
         {"wallet_metadata": '"text"'},
         {"wallet_nonce": "n" * 513},
         {"wallet_nonce": "a\x00b"},
+        {"wallet_metadata": "[" * 200 + "]" * 200},
     ],
 )
 def test_malformed_wallet_parameters_are_refused(signed, form):
@@ -378,6 +379,22 @@ def test_malformed_wallet_parameters_are_refused(signed, form):
     response = fetched(client, link, **form)
     assert response.status_code == 400
     assert response.get_json()["code"] == "INVALID_REQUEST"
+
+
+def test_unknown_form_parameters_are_ignored(signed, pki):
+    """§5.10: the verifier MUST ignore parameters it does not know; some wallets post their
+    metadata's members one by one instead of inside ``wallet_metadata``."""
+    _, client, _, link = signed
+    response = fetched(
+        client,
+        link,
+        vp_formats_supported=json.dumps({"mso_mdoc": {}}),
+        client_id_prefixes_supported="redirect_uri",
+    )
+    assert response.status_code == 200
+    claims = verified_claims(response.get_data(as_text=True), pki.leaf)
+    assert "wallet_nonce" not in claims
+    assert claims["client_id"] == f"x509_san_dns:{HOST}"
 
 
 @pytest.fixture
