@@ -69,10 +69,14 @@ def prepare(env: dict[str, str]) -> None:
 
 
 @contextlib.contextmanager
-def served(env: dict[str, str], log_path: Path, workers: int = 2) -> Iterator[Served]:
+def served(
+    env: dict[str, str], log_path: Path, workers: int = 2, public_host: str | None = "127.0.0.1"
+) -> Iterator[Served]:
+    """Serve on a free loopback port; ``PUBLIC_URL`` names it by ``public_host`` (``localhost``
+    for a certificate naming it), or is left unset (``None``) as ``make run`` leaves it."""
     port = free_port()
-    base = f"http://127.0.0.1:{port}"
-    env = {**env, "PUBLIC_URL": base}
+    base = f"http://{public_host or '127.0.0.1'}:{port}"
+    env = {**env, "PUBLIC_URL": base} if public_host else env
     with open(log_path, "wb") as log_file:
         server = subprocess.Popen(
             [

@@ -1,0 +1,208 @@
+"""The interop matrix: a wallet library we did not write answers every deployment mode.
+
+The OpenWallet Foundation's OpenID4VP client (npm ``@openid4vc/openid4vp``, the library Credo and
+the wallets built on it use) is the wallet; its credential is an SD-JWT VC made with
+``@sd-jwt/sd-jwt-vc``. Each cell runs the service as ``make run`` does (gunicorn on loopback, one
+server per mode, all on one database of the run's own), opens an individual or a policy request
+the way a backend does, lets the client follow the person's link (or the page's Digital
+Credentials API request, with the page's origin), and then asks the authenticated lookup: the
+cell passes only when it says VERIFIED. Test IDs read like the matrix:
+``x509_hash-signed-direct_post.jwt-post-policy``.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Iterator
+from pathlib import Path
+from urllib.parse import parse_qs, urlsplit
+
+import pytest
+from interop_support import (
+    HOST,
+    Deployment,
+    Deployments,
+    Mode,
+    answer_dc_api,
+    answer_link,
+    interop_database,
+    make_pki,
+    wallet_link,
+)
+
+MODES = [
+    Mode("redirect_uri", "direct_post"),
+    Mode("redirect_uri", "direct_post.jwt"),
+    *(
+        Mode(prefix, response_mode, method)
+        for prefix in ("x509_san_dns", "x509_hash")
+        for response_mode in ("direct_post", "direct_post.jwt")
+        for method in ("get", "post")
+    ),
+]
+SUBJECTS = ["individual", "policy"]
+
+
+@pytest.fixture(scope="module")
+def deployments(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Deployments]:
+    """The servers of the selected cells start together; others start when a test asks."""
+    selected = [
+        item.callspec.params["mode"]
+        for item in request.session.items
+        if "mode" in getattr(getattr(item, "callspec", None), "params", {})
+    ]
+    directory: Path = tmp_path_factory.mktemp("interop")
+    with interop_database(directory) as database_url:
+        made = Deployments(directory, database_url, make_pki(directory))
+        try:
+            made.start(list(dict.fromkeys(selected)))
+            yield made
+        finally:
+            made.close()
+
+
+def link_for(deployment: Deployment, subject: str) -> tuple[str, str]:
+    """The person's link, as the connect endpoint (individual) or their page (policy) gives it,
+    and what the backend looks the outcome up by."""
+    if subject == "individual":
+        individual_id, customer_id = deployment.open_individual()
+        return deployment.connect_link(individual_id), customer_id
+    policy = deployment.open_policy()
+    return wallet_link(deployment.page(policy["url"])), policy["id"]
+
+
+def outcome(deployment: Deployment, subject: str, key: str) -> str:
+    if subject == "individual":
+        return deployment.individual_status(key)
+    return deployment.policy_status(key)
+
+
+def assert_answered(answer, deployment: Deployment) -> None:
+    """The verifier took the response: 200 and the person's page to go back to."""
+    assert answer.status == 200, answer.body
+    assert answer.body["redirect_uri"].startswith(deployment.server.base + "/")
+    assert "response_code=" in answer.body["redirect_uri"]
+
+
+@pytest.mark.parametrize("subject", SUBJECTS)
+@pytest.mark.parametrize("mode", MODES, ids=lambda mode: mode.id)
+def test_the_owf_client_answers(deployments: Deployments, mode: Mode, subject: str):
+    deployment = deployments.get(mode)
+    link, key = link_for(deployment, subject)
+    sent = parse_qs(urlsplit(link).query)
+    assert outcome(deployment, subject, key) == "REQUESTED"
+
+    answer = answer_link(link, deployments.pki)
+
+    assert_answered(answer, deployment)
+    resolved = answer.request
+    assert resolved["client_prefix"] == mode.prefix
+    assert resolved["signed"] is mode.signed
+    assert resolved["response_mode"] == mode.response_mode
+    if mode.signed:
+        assert resolved["send_by"] == "reference"
+        assert resolved["request_object_typ"] == "oauth-authz-req+jwt"
+        assert sent.get("request_uri_method", ["get"]) == [mode.request_uri_method]
+        # The client fetched the Request Object once, with the method the link names.
+        request_path = urlsplit(sent["request_uri"][0]).path
+        assert deployment.methods_served(request_path) == [mode.request_uri_method.upper()]
+    else:
+        assert resolved["send_by"] == "value"
+        assert "request_uri" not in sent
+    if mode.prefix == "x509_san_dns":
+        assert resolved["client_id"] == f"x509_san_dns:{HOST}"
+    if mode.prefix == "x509_hash":
+        assert resolved["client_id"] == f"x509_hash:{deployments.pki.leaf_hash}"
+    if mode.response_mode == "direct_post.jwt":
+        assert resolved["jwe_header"]["alg"] == "ECDH-ES"
+    assert outcome(deployment, subject, key) == "VERIFIED"
+
+
+# The Digital Credentials API request is unsigned without a certificate and signed with one,
+# whatever the response mode and request_uri_method of the links.
+DC_API_MODES = [
+    Mode("redirect_uri", "direct_post"),
+    Mode("x509_san_dns", "direct_post", "get"),
+    Mode("x509_hash", "direct_post", "get"),
+]
+
+
+def dc_api_id(mode: Mode) -> str:
+    if not mode.signed:
+        return "openid4vp-v1-unsigned"
+    return f"openid4vp-v1-signed-{mode.prefix}"
+
+
+@pytest.mark.parametrize("subject", SUBJECTS)
+@pytest.mark.parametrize("mode", DC_API_MODES, ids=dc_api_id)
+def test_the_owf_client_answers_the_dc_api_request_with_the_page_origin(
+    deployments: Deployments, mode: Mode, subject: str
+):
+    deployment = deployments.get(mode)
+    if subject == "individual":
+        individual_id, key = deployment.open_individual()
+        page = deployment.page(f"/i/{individual_id}")
+    else:
+        policy = deployment.open_policy()
+        key, page = policy["id"], deployment.page(policy["url"])
+    protocol = "openid4vp-v1-signed" if mode.signed else "openid4vp-v1-unsigned"
+
+    answer = answer_dc_api(deployment, page, [protocol], deployments.pki)
+
+    assert answer.status == 200, answer.body
+    resolved = answer.request
+    assert resolved["protocol"] == protocol
+    assert resolved["signed"] is mode.signed
+    assert resolved["response_mode"] == "dc_api"
+    if mode.signed:
+        assert resolved["client_prefix"] == mode.prefix
+        assert resolved["request_object_typ"] == "oauth-authz-req+jwt"
+    else:
+        assert resolved["client_prefix"] == "origin"
+        assert resolved["effective_client_id"] == f"origin:{deployment.origin}"
+    assert answer.body["status"] == "VERIFIED"
+    assert outcome(deployment, subject, key) == "VERIFIED"
+
+
+def test_posted_wallet_metadata_and_nonce_reach_the_client(deployments: Deployments):
+    """request_uri_method=post with the two parameters OpenID4VP 1.0 defines for it: the
+    Request Object narrows the content encryptions to the wallet's and carries its nonce, which
+    the client checks itself before answering."""
+    mode = Mode("x509_hash", "direct_post.jwt", "post")
+    deployment = deployments.get(mode)
+    individual_id, customer_id = deployment.open_individual()
+    link = deployment.connect_link(individual_id)
+    metadata = {
+        "vp_formats_supported": {
+            "dc+sd-jwt": {"sd-jwt_alg_values": ["ES256"], "kb-jwt_alg_values": ["ES256"]}
+        },
+        "request_object_signing_alg_values_supported": ["ES256"],
+        "authorization_encryption_alg_values_supported": ["ECDH-ES"],
+        "authorization_encryption_enc_values_supported": ["A256GCM"],
+    }
+    nonce = secrets.token_urlsafe(16)
+
+    answer = answer_link(link, deployments.pki, wallet_post={"metadata": metadata, "nonce": nonce})
+
+    assert_answered(answer, deployment)
+    assert answer.request["wallet_nonce"] == nonce
+    assert answer.request["encrypted_response_enc_values_supported"] == ["A256GCM"]
+    assert answer.request["jwe_header"]["enc"] == "A256GCM"
+    assert deployment.individual_status(customer_id) == "VERIFIED"
+
+
+def test_the_default_make_run_link_is_answered(deployments: Deployments):
+    """No settings at all, as a newcomer's first ``make run``: the OWF client reads the link."""
+    deployment = deployments.default()
+    individual_id, customer_id = deployment.open_individual()
+    link = deployment.connect_link(individual_id)
+
+    answer = answer_link(link, None)
+
+    assert_answered(answer, deployment)
+    assert answer.request["client_prefix"] == "redirect_uri"
+    assert answer.request["send_by"] == "value"
+    assert answer.request["response_mode"] == "direct_post"
+    assert deployment.individual_status(customer_id) == "VERIFIED"
