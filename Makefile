@@ -30,7 +30,7 @@ seed: migrate
 	$(BIN)/flask --app wsgi schemas seed > /dev/null
 
 run: seed
-	$(BIN)/gunicorn --workers $(WORKERS) --bind $(HOST):$(PORT) wsgi:app
+	$(BIN)/gunicorn --config gunicorn.conf.py --workers $(WORKERS) --bind $(HOST):$(PORT) wsgi:app
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

@@ -57,6 +57,8 @@ def from_environment() -> dict[str, Any]:
         "STRIPE_PRICE_PREMIUM_PLUS": env("STRIPE_PRICE_PREMIUM_PLUS", ""),
         "STRIPE_WEBHOOK_SECRET": env("STRIPE_WEBHOOK_SECRET", ""),
         "REQUEST_LOG": env("REQUEST_LOG", "1") != "0",
+        # GET /metrics (Prometheus) answers only a bearer of this token; empty: 404, not counted.
+        "METRICS_TOKEN": env("METRICS_TOKEN", ""),
         # Issuer trust and revocation (DESIGN.md 2).
         "TRUST_ANCHORS_PEM": _read(env("TRUST_ANCHORS_FILE", "")),
         # Development only: let outbound fetches reach loopback and private addresses (and http).

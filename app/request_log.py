@@ -1,4 +1,5 @@
-"""One structured log line per request: request id, method, redacted path, status, duration."""
+"""One structured log line per request (request id, method, redacted path, status, duration)
+and, when metrics are on, its count and latency under its route."""
 
 from __future__ import annotations
 
@@ -10,6 +11,8 @@ import time
 from urllib.parse import parse_qsl, urlencode
 
 from flask import Flask, Response, request
+
+from app import metrics
 
 log = logging.getLogger("verity.request")
 # Query parameters that carry secrets: the integration key (INTERFACE.md 5.1 warns that query
@@ -46,6 +49,8 @@ def register_request_log(app: Flask) -> None:
     each context-local proxy once (measured: each proxy lookup costs about a microsecond,
     and the stock header lookups several)."""
     logging_on = app.config["REQUEST_LOG"]
+    # Counted only where a scrape can read them (METRICS_TOKEN set): otherwise nobody could.
+    observe = metrics.observe_request if app.config["METRICS_TOKEN"] else None
 
     @app.before_request
     def start_timer() -> None:
@@ -62,6 +67,15 @@ def register_request_log(app: Flask) -> None:
         headers["X-Request-ID"] = identifier
         if "X-Content-Type-Options" not in headers:
             headers["X-Content-Type-Options"] = "nosniff"
+        if observe is not None:
+            rule = current.url_rule
+            seconds = time.perf_counter() - environ.get(STARTED_KEY, time.perf_counter())
+            observe(
+                rule.rule if rule is not None else None,
+                current.method,
+                response.status_code,
+                seconds,
+            )
         if logging_on:
             started = environ.get(STARTED_KEY, time.perf_counter())
             log.info(

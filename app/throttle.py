@@ -43,6 +43,7 @@ from sqlalchemy import (
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import SQLAlchemyError
 
+from app import metrics
 from app.errors import StorageUnavailable
 from app.extensions import db
 
@@ -190,6 +191,7 @@ def fail_closed(view: Callable[..., Any]) -> Callable[..., Any]:
         try:
             return view(*args, **kwargs)
         except StorageError:
+            metrics.count_limiter_refusal(VOUCHER_SCOPE, "storage_unavailable")
             raise StorageUnavailable(
                 "The rate limiter's storage is unavailable; try again in a moment"
             ) from None
@@ -214,6 +216,7 @@ def throttle_voucher_exchange(app: Flask) -> Limiter:
         lambda: app.config["VOUCHER_EXCHANGE_LIMIT"],
         scope=VOUCHER_SCOPE,
         key_func=get_remote_address,
+        on_breach=lambda _limit: metrics.count_limiter_refusal(VOUCHER_SCOPE, "over_limit"),
     )
     for endpoint in VOUCHER_ENDPOINTS:
         app.view_functions[endpoint] = fail_closed(shared(app.view_functions[endpoint]))

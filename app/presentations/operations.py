@@ -22,11 +22,12 @@ from datetime import timedelta
 
 from sqlalchemy import func, select, update
 
-from app import clock, json_input
+from app import clock, json_input, metrics
 from app.database import reading
 from app.errors import Expired, InvalidRequest, NotFound
 from app.extensions import db
 from app.presentations.decide import Context, Decision, Rules, decide
+from app.presentations.reasons import family_of
 from app.tokens import hash_secret, same
 from app.verifications.models import (
     TRANSITIONS,
@@ -293,6 +294,7 @@ def record(request: PresentationRequest, decision: Decision) -> None:
     )
     set_status(subject, outcome, decision)
     db.session.flush()
+    metrics.count_presentation(decision.verified, family_of(decision.reason))
 
 
 def attempts_of(subject: PresentationSubject) -> list[PresentationAttempt]:
