@@ -6,11 +6,11 @@ import contextlib
 import uuid
 from typing import Any
 
-from sqlalchemy import func, select
+from sqlalchemy import Row, bindparam, func, select
 from sqlalchemy.exc import IntegrityError
 
 from app import clock
-from app.database import reading
+from app.database import read_row, reading
 from app.errors import InvalidRequest, NotFound
 from app.extensions import db
 from app.organizations.models import Organization
@@ -175,22 +175,46 @@ def get_individual(individual_id: uuid.UUID, *, lock: bool = False) -> Individua
     return individual
 
 
-def lookup_individual(
-    organization: Organization, verification_id: uuid.UUID, customer_id: str
-) -> Individual:
-    """The authenticated lookup: another organization's verification reads as missing."""
-    individual = db.session.scalar(
-        select(Individual)
-        .join(Verification, Individual.verification_id == Verification.id)
-        .where(
-            Individual.verification_id == verification_id,
-            Individual.customer_id == customer_id,
-            Verification.organization_id == organization.id,
-        )
+# The hot reads, built once: Core statements with bound parameters, whose rows carry the
+# individual's columns by name (what the JSON renderings read), with no ORM object.
+_INDIVIDUAL = Individual.__table__
+_INDIVIDUAL_BY_ID = select(_INDIVIDUAL).where(_INDIVIDUAL.c.id == bindparam("id"))
+_INDIVIDUAL_OF_ORGANIZATION = (
+    select(_INDIVIDUAL)
+    .join(Verification.__table__, _INDIVIDUAL.c.verification_id == Verification.__table__.c.id)
+    .where(
+        _INDIVIDUAL.c.verification_id == bindparam("verification_id"),
+        _INDIVIDUAL.c.customer_id == bindparam("customer_id"),
+        Verification.__table__.c.organization_id == bindparam("organization_id"),
     )
-    if individual is None:
+)
+
+
+def individual_row(individual_id: uuid.UUID) -> Row:
+    """An individual's columns, read outside the session (the status poll)."""
+    row = read_row(db.engine, _INDIVIDUAL_BY_ID, {"id": individual_id})
+    if row is None:
         raise NotFound()
-    return individual
+    return row
+
+
+def lookup_individual_row(
+    organization_id: uuid.UUID, verification_id: uuid.UUID, customer_id: str
+) -> Row:
+    """The authenticated lookup as one Core read: another organization's verification reads
+    as missing."""
+    row = read_row(
+        db.engine,
+        _INDIVIDUAL_OF_ORGANIZATION,
+        {
+            "organization_id": organization_id,
+            "verification_id": verification_id,
+            "customer_id": customer_id,
+        },
+    )
+    if row is None:
+        raise NotFound()
+    return row
 
 
 def list_individuals(
