@@ -13,13 +13,14 @@ from typing import Any
 
 from flask import Blueprint, current_app, render_template, request, url_for
 from flask.typing import ResponseReturnValue
+from markupsafe import Markup
 from werkzeug.exceptions import HTTPException
 
 from app import clock
 from app.errors import ApiError, CodeNotFound, NotFound
 from app.pages import state
 from app.pages.headers import protect
-from app.pages.qr import qr_svg
+from app.pages.qr import QrCache
 from app.presentations.glance import glance_individual
 from app.presentations.reasons import for_person
 from app.verifications.models import PresentationSubject, Status
@@ -95,8 +96,17 @@ def windows() -> state.Windows:
     return state.Windows(config["CONNECT_LINK_SECONDS"], config["PRESENTATION_REQUEST_SECONDS"])
 
 
+@bp.record_once
+def keep_qr_codes(state: Any) -> None:
+    state.app.extensions["qr_cache"] = QrCache(state.app.config["CACHE_REDIS_URL"])
+
+
+def kept_qr_svg(data: str, label: str) -> Markup:
+    return current_app.extensions["qr_cache"].svg(data, label)
+
+
 def render(template: str, **context: Any) -> str:
-    return render_template(template, links=links(), qr_svg=qr_svg, **context)
+    return render_template(template, links=links(), qr_svg=kept_qr_svg, **context)
 
 
 def live_page(page: state.PageState) -> ResponseReturnValue:

@@ -16,9 +16,10 @@ from __future__ import annotations
 import contextlib
 import secrets
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
+from typing import Any
 
 from sqlalchemy import func, select, update
 
@@ -99,7 +100,7 @@ def mint_presentation_request(
 
 
 def connect_individual(
-    individual_id: uuid.UUID, link_seconds: int, request_seconds: int
+    individual_id: uuid.UUID, link_seconds: int, request_seconds: int, load: Sequence[Any] = ()
 ) -> Individual:
     """Hand out the individual's connection link: the same one within the reuse window.
 
@@ -111,12 +112,12 @@ def connect_individual(
     fresh = not db.session().in_transaction()
     if fresh:
         with reading():
-            individual = get_individual(individual_id)
+            individual = get_individual(individual_id, load=load)
             if individual.is_final() or link_is_current(individual, link_seconds):
                 return individual
         # End the reading transaction so the locked one begins IMMEDIATE on SQLite.
         db.session.rollback()
-    individual = get_individual(individual_id, lock=True)
+    individual = get_individual(individual_id, lock=True, load=load)
     connect(individual, link_seconds, request_seconds)
     return individual
 
