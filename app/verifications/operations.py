@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import uuid
 from collections.abc import Sequence
 from typing import Any
@@ -11,7 +10,7 @@ from sqlalchemy import Row, bindparam, func, select
 from sqlalchemy.exc import IntegrityError
 
 from app import clock
-from app.database import read_row, reading
+from app.database import read_row
 from app.errors import InvalidRequest, NotFound
 from app.extensions import db
 from app.organizations.models import Organization
@@ -119,14 +118,21 @@ def _apply(organization: Organization, verification: Verification, fields: dict[
 # -- individuals ----------------------------------------------------------------------------
 
 
-def open_individual(verification_id: uuid.UUID, customer_id: str) -> tuple[Individual, bool]:
+def open_individual(verification_id: uuid.UUID, customer_id: str) -> tuple[Individual | Row, bool]:
     """The individual for (customer_id, verification_id), created on first call.
 
-    Returns ``(individual, created)``. Concurrent first calls meet at the unique constraint:
-    the loser's insert is rolled back to a savepoint and it reads the winner's row.
+    Returns ``(individual, created)``: an existing one as its row (its columns by name), a
+    new one as the model. Concurrent first calls meet at the unique constraint: the loser's
+    insert is rolled back to a savepoint and it reads the winner's row.
     """
     fresh = not db.session().in_transaction()
-    with reading() if fresh else contextlib.nullcontext():
+    if fresh:  # a retry, the common case: one Core read, no write lock, no ORM object
+        existing = read_row(
+            db.engine,
+            _INDIVIDUAL_OF_PAIR,
+            {"verification_id": verification_id, "customer_id": customer_id},
+        )
+    else:
         existing = db.session.scalar(
             select(Individual)
             .join(Verification, Individual.verification_id == Verification.id)
@@ -136,12 +142,10 @@ def open_individual(verification_id: uuid.UUID, customer_id: str) -> tuple[Indiv
                 Verification.deleted_at.is_(None),
             )
         )
-    if existing is not None:  # a retry, the common case: one read, no write lock taken
+    if existing is not None:
         return existing, False
-    if fresh:
-        # End the reading transaction so the insert's begins IMMEDIATE on SQLite: a deferred
-        # one that turns into a writer fails at once under contention instead of waiting.
-        db.session.rollback()
+    # The read above ran on a connection of its own: the session's transaction, which
+    # inserts, begins now (IMMEDIATE on SQLite, so it waits for the lock instead of failing).
     verification = db.session.get(Verification, verification_id)
     if verification is None or verification.deleted_at is not None:
         raise NotFound()
@@ -191,6 +195,17 @@ _INDIVIDUAL_OF_ORGANIZATION = (
         _INDIVIDUAL.c.verification_id == bindparam("verification_id"),
         _INDIVIDUAL.c.customer_id == bindparam("customer_id"),
         Verification.__table__.c.organization_id == bindparam("organization_id"),
+    )
+)
+
+
+_INDIVIDUAL_OF_PAIR = (
+    select(_INDIVIDUAL)
+    .join(Verification.__table__, _INDIVIDUAL.c.verification_id == Verification.__table__.c.id)
+    .where(
+        _INDIVIDUAL.c.verification_id == bindparam("verification_id"),
+        _INDIVIDUAL.c.customer_id == bindparam("customer_id"),
+        Verification.__table__.c.deleted_at.is_(None),
     )
 )
 
