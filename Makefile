@@ -9,7 +9,7 @@ WORKERS ?= 2
 RUNTIME := $(VENV)/.installed-runtime
 STAMP := $(VENV)/.installed-test
 
-.PHONY: run test lint migrate seed bench clean chromium wrk demo
+.PHONY: run test lint migrate seed bench bench-pg clean chromium wrk demo
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -64,8 +64,13 @@ wrk:
 demo: $(RUNTIME)
 	$(BIN)/python demo/run.py $(if $(KEEP),--keep)
 
+# With BENCH_PG_URL (a postgresql:// URL) the SQLite run ends with the apikey lookup among a
+# million individuals on PostgreSQL; `make bench-pg` runs that step alone.
 bench: $(STAMP) wrk
 	$(BIN)/python bench/run.py
+
+bench-pg: $(STAMP) wrk
+	$(BIN)/python bench/run.py --million
 
 clean:
 	rm -rf $(VENV) instance .pytest_cache

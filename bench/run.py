@@ -88,7 +88,7 @@ TARGETS = {
     "signing": 0.5,
 }
 # Figures reported with no target: whole issuances over HTTP, over healthz by the same client.
-UNTARGETED = {"issue"}
+UNTARGETED = {"issue", "metered"}
 
 
 class BenchError(Exception):
@@ -184,6 +184,7 @@ def server_environment(database_url: str) -> dict[str, str]:
             "SECRET_KEY": secrets.token_hex(32),
             "REQUEST_LOG": "0",
             "PYTHONUNBUFFERED": "1",
+            "METRICS_TOKEN": "",  # the default: nothing counted (the metered server sets one)
             # The person's page keeps one link for the whole run, so its poll measures the
             # common case: nothing changed (a new link every two minutes is one 200 in 60).
             "CONNECT_LINK_SECONDS": "3600",
@@ -340,8 +341,9 @@ class Endpoint:
     script_args: tuple[str, ...] = ()
     # HTTP requests one operation makes: its ratio is over baseline / requests.
     requests: int = 1
-    # Driven against the bare Flask app instead of the service.
-    bare: bool = False
+    # Which server it is driven against: the service, the bare Flask app (bare), or the
+    # service with its metrics on (metered).
+    server: str = "service"
 
 
 def fetch(base: str, path: str) -> tuple[int, str]:
@@ -435,7 +437,10 @@ def seed_over_http(base: str, token: str) -> tuple[list[Endpoint], str]:
 # -- wrk ----------------------------------------------------------------------------------
 
 HEALTHZ = Endpoint("healthz", "healthz GET /healthz (no database)", "/healthz")
-BARE = Endpoint("bare", "bare    GET /healthz of a bare Flask app", "/healthz", bare=True)
+BARE = Endpoint("bare", "bare    GET /healthz of a bare Flask app", "/healthz", server="bare")
+METERED = Endpoint(
+    "metered", "metered GET /healthz, METRICS_TOKEN set (counted)", "/healthz", server="metered"
+)
 UNITS_MS = {"us": 0.001, "ms": 1.0, "s": 1000.0, "m": 60_000.0, "h": 3_600_000.0}
 
 
@@ -548,8 +553,10 @@ def show(key: str, run: Run, unit: str = "req") -> None:
     )
 
 
-def measure(settings: Settings, server: Server, endpoint: Endpoint, bare: Server) -> Run:
-    server = bare if endpoint.bare else server
+def measure(
+    settings: Settings, server: Server, endpoint: Endpoint, others: dict[str, Server] | None = None
+) -> Run:
+    server = (others or {}).get(endpoint.server, server)
     if settings.warmup:
         wrk(settings, server.base, endpoint, settings.warmup)
     cpu_before = server_cpu_seconds(server.process.pid)
@@ -560,12 +567,13 @@ def measure(settings: Settings, server: Server, endpoint: Endpoint, bare: Server
 
 
 def wrk_schedule(endpoints: list[Endpoint], rounds: int) -> list[Endpoint]:
-    """Like ``schedule``, with the bare app's healthz next to every run of the service's:
-    ``bare healthz | endpoints | healthz bare | endpoints reversed | bare healthz ...``."""
-    order = [BARE, HEALTHZ]
+    """Like ``schedule``, with the bare app's healthz and the metered one next to every run of
+    the service's: ``bare healthz metered | endpoints | metered healthz bare | ...``."""
+    slot = [BARE, HEALTHZ, METERED]
+    order = list(slot)
     for number in range(rounds):
         order += endpoints if number % 2 == 0 else list(reversed(endpoints))
-        order += [HEALTHZ, BARE] if number % 2 == 0 else [BARE, HEALTHZ]
+        order += list(reversed(slot)) if number % 2 == 0 else slot
     return order
 
 
@@ -1135,6 +1143,7 @@ def report_presentations(runs: dict[str, list[Run]], clients: int) -> dict[str, 
 # there: signing keeps its earlier target, issue is reported.
 SUMMARY = {
     "healthz": ("/healthz", "a bare Flask app (bench/bare.py), same gunicorn"),
+    "metered": ("/healthz with METRICS_TOKEN set", "/healthz"),
     "pagepoll": ("person's page poll, nothing changed (204)", "healthz"),
     "page": ("person's page, first load", "healthz"),
     "poll": ("JSON status poll", "healthz"),
@@ -1230,10 +1239,16 @@ def bench(
     token = prepare_database(env)
     server = Server(env, settings.workers, workdir / "gunicorn.log")
     bare = Server(env, settings.workers, workdir / "bare.log", app="bare:app")
+    metered = Server(
+        {**env, "METRICS_TOKEN": secrets.token_urlsafe(16)},
+        settings.workers,
+        workdir / "metered.log",
+    )
     million_runs: dict[str, list[Run]] = {}
     try:
         server.wait_ready()
         bare.wait_ready()
+        metered.wait_ready()
         endpoints, verification_id = seed_over_http(server.base, token)
         print(
             f"server:   gunicorn, {settings.workers} sync workers on {server.base}; "
@@ -1247,8 +1262,11 @@ def bench(
         )
         runs: dict[str, list[Run]] = {}
         for endpoint in wrk_schedule(endpoints, settings.rounds):
-            runs.setdefault(endpoint.key, []).append(measure(settings, server, endpoint, bare))
+            runs.setdefault(endpoint.key, []).append(
+                measure(settings, server, endpoint, {"bare": bare, "metered": metered})
+            )
         bare.stop()
+        metered.stop()
         check_page_poll(server.base, endpoints)
         print(
             f"load:     {settings.clients} Python client processes, one connection each: "
@@ -1269,12 +1287,16 @@ def bench(
     finally:
         # Before the database goes: a PostgreSQL schema is dropped only after its users left.
         bare.stop()
+        metered.stop()
         server.stop()
     if server.process.returncode not in (0, -signal.SIGTERM):
         raise BenchError(f"gunicorn exited {server.process.returncode}:\n{server.log_tail()}")
     ratios = table(BARE, [HEALTHZ], runs, "healthz over a bare Flask app (wrk)")
     print()
     print("ratio: the service's healthz over the bare app's run just before or after it.")
+    ratios.update(table(HEALTHZ, [METERED], runs, "the cost of counting requests (wrk)"))
+    print()
+    print("metered: the same service with METRICS_TOKEN set, over healthz next to it.")
     baseline_noise(runs[BARE.key], "bare app")
     ratios.update(report(endpoints, runs))
     ratios[SDJWT.key] = report_in_process(in_process)
