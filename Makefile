@@ -9,7 +9,7 @@ WORKERS ?= 2
 RUNTIME := $(VENV)/.installed-runtime
 STAMP := $(VENV)/.installed-test
 
-.PHONY: run test lint migrate seed bench bench-load clean chromium wrk nginx cluster demo
+.PHONY: run test lint migrate seed bench bench-pg bench-load clean chromium wrk nginx cluster demo
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -33,7 +33,7 @@ seed: migrate
 run: SHELL := /bin/bash
 run: seed
 	@$(BIN)/flask --app wsgi jobs worker & worker=$$!; \
-	$(BIN)/gunicorn --workers $(WORKERS) --bind $(HOST):$(PORT) wsgi:app & web=$$!; \
+	$(BIN)/gunicorn --config gunicorn.conf.py --workers $(WORKERS) --bind $(HOST):$(PORT) wsgi:app & web=$$!; \
 	trap 'kill $$worker $$web 2>/dev/null; wait' EXIT; \
 	wait -n $$worker $$web
 
@@ -77,6 +77,8 @@ wrk:
 demo: $(RUNTIME)
 	$(BIN)/python demo/run.py $(if $(KEEP),--keep)
 
+# With BENCH_PG_URL (a postgresql:// URL) the SQLite run ends with the apikey lookup among a
+# million individuals on PostgreSQL; `make bench-pg` runs that step alone.
 bench: $(STAMP) wrk
 	$(BIN)/python bench/run.py
 
@@ -94,6 +96,9 @@ INSTANCES ?= 2
 cluster: $(RUNTIME) nginx
 	$(BIN)/python deploy/cluster.py --instances $(INSTANCES) --workers $(WORKERS) \
 		--listen $(HOST):$(PORT)
+
+bench-pg: $(STAMP) wrk
+	$(BIN)/python bench/run.py --million
 
 clean:
 	rm -rf $(VENV) instance .pytest_cache

@@ -22,6 +22,7 @@ from app.database import (
 from app.deployment import register_issuing, register_verifier
 from app.extensions import db, migrate
 from app.throttle import throttle_voucher_exchange
+from app.web.cookies import LazyCookieSessionInterface
 
 
 class Verity(Flask):
@@ -34,6 +35,10 @@ class Verity(Flask):
 
     def dispatch_request(self) -> Any:
         response = self.make_response(super().dispatch_request())
+        # A view that never touched the database (healthz, metrics) has no session to end;
+        # asking for one would create it only to commit nothing.
+        if not db.session.registry.has():
+            return response
         if response.status_code < 400:
             db.session.commit()
         else:
@@ -56,6 +61,8 @@ def roll_back() -> None:
     its connection, so there is nothing left to undo: the connection is dropped and the error
     answer goes on (instead of a second error escaping the first one's handler).
     """
+    if not db.session.registry.has():
+        return
     try:
         db.session.rollback()
     except SQLAlchemyError:
@@ -77,6 +84,7 @@ def create_app(overrides: dict[str, Any] | None = None) -> Flask:
         "SQLALCHEMY_ENGINE_OPTIONS", engine_options(app.config["SQLALCHEMY_DATABASE_URI"])
     )
     app.json.sort_keys = False
+    app.session_interface = LazyCookieSessionInterface()
     configure_logging(app)
     register_extensions(app)
     register_blueprints(app)

@@ -57,6 +57,11 @@ def from_environment() -> dict[str, Any]:
         "STRIPE_PRICE_PREMIUM_PLUS": env("STRIPE_PRICE_PREMIUM_PLUS", ""),
         "STRIPE_WEBHOOK_SECRET": env("STRIPE_WEBHOOK_SECRET", ""),
         "REQUEST_LOG": env("REQUEST_LOG", "1") != "0",
+        # Redis that every instance shares for caches (the person's page's QR drawings);
+        # empty: each worker keeps its own.
+        "CACHE_REDIS_URL": env("CACHE_REDIS_URL", ""),
+        # GET /metrics (Prometheus) answers only a bearer of this token; empty: 404, not counted.
+        "METRICS_TOKEN": env("METRICS_TOKEN", ""),
         # Issuer trust and revocation (DESIGN.md 2).
         "TRUST_ANCHORS_PEM": _read(env("TRUST_ANCHORS_FILE", "")),
         # Development only: let outbound fetches reach loopback and private addresses (and http).

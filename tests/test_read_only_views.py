@@ -7,6 +7,8 @@ own.
 
 from __future__ import annotations
 
+import html
+import re
 import sqlite3
 import uuid
 from datetime import timedelta
@@ -14,6 +16,7 @@ from datetime import timedelta
 import pytest
 from factories import make_apikey, make_staff, make_verification
 from flask import Flask
+from pages.pages_support import wallet_link
 from sqlalchemy.orm import Session
 
 from app import clock
@@ -67,6 +70,28 @@ def test_polls_lookups_and_repeated_opens_answer_while_a_writer_holds_the_write_
     assert poll.status_code == 200, poll.get_json()
     assert lookup.status_code == 200, lookup.get_json()
     assert reopened.status_code == 200, reopened.get_json()  # a retry only reads
+
+
+def test_the_persons_page_and_its_poll_answer_while_a_writer_holds_the_write_lock(
+    app, client, opened
+):
+    """Within the link's window the page and its poll only read: no BEGIN IMMEDIATE."""
+    path = sqlite_path(app)
+    if path is None:
+        pytest.skip("the write lock is SQLite's; PostgreSQL readers never wait for writers")
+    page = client.get(f"/i/{opened['individual']}")  # hands out the link: a write
+    poll_path = html.unescape(re.search(r'hx-get="([^"]+)"', page.get_data(as_text=True))[1])
+    writer = sqlite3.connect(path, isolation_level=None, timeout=0)
+    writer.execute("BEGIN IMMEDIATE")
+    try:
+        again = client.get(f"/i/{opened['individual']}")
+        poll = client.get(poll_path)
+    finally:
+        writer.execute("ROLLBACK")
+        writer.close()
+    assert again.status_code == 200
+    assert poll.status_code == 204
+    assert wallet_link(again.get_data(as_text=True)) == wallet_link(page.get_data(as_text=True))
 
 
 def last_used(app: Flask) -> object:

@@ -21,7 +21,7 @@ from app.policies import operations as policies
 from app.recipients import operations as recipients
 from app.verifications import operations as individuals
 from app.web import payloads as p
-from app.web.access import acting_organization, require_apikey
+from app.web.access import acting_organization, acting_organization_id, require_apikey
 from app.web.links import links
 
 bp = Blueprint("backend", __name__)
@@ -38,8 +38,8 @@ bp.record_once(register_any_text)
 )
 def lookup_individual(verification_id: str, customer_id: str):
     """The only place a backend should take the decision from (INTERFACE.md 2)."""
-    individual = individuals.lookup_individual(
-        acting_organization(), parse_id(verification_id), customer_id
+    individual = individuals.lookup_individual_row(
+        acting_organization_id(), parse_id(verification_id), customer_id
     )
     return json_response(render.individual_for_owner(individual, links()))
 

@@ -1,15 +1,18 @@
-"""Liveness, readiness and the API description."""
+"""Liveness, readiness, the API description and the metrics."""
 
 from __future__ import annotations
 
-from flask import Blueprint, current_app
+from flask import Blueprint, abort, current_app, request
 from sqlalchemy import text
 
+from app import metrics as counted
 from app.api import openapi
 from app.api.common import documented, json_response
 from app.errors import ApiError
 from app.extensions import db
+from app.tokens import hash_secret, same
 from app.web import payloads as p
+from app.web.access import bearer_token
 
 bp = Blueprint("health", __name__)
 
@@ -41,3 +44,23 @@ def readyz():
 def openapi_document():
     """Generated from the routes and their pydantic models."""
     return json_response(openapi.build(current_app))
+
+
+# Every method an unknown address answers 404 to, so that /metrics answers the same to each
+# (a GET-only route would give itself away with a 405 to a POST, or with an OPTIONS answer).
+ANY_METHOD = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
+
+
+@bp.route("/metrics", methods=ANY_METHOD, provide_automatic_options=False)
+def metrics():
+    """Prometheus text format, for a bearer of METRICS_TOKEN; to anyone else (and when no
+    token is set) exactly what an unknown address answers. Not in the OpenAPI document."""
+    token = current_app.config["METRICS_TOKEN"]
+    if (
+        not token
+        or not same(hash_secret(bearer_token() or ""), hash_secret(token))
+        or request.method not in ("GET", "HEAD")
+    ):
+        abort(404)
+    body, content_type = counted.exposition()
+    return body, 200, {"Content-Type": content_type, "Cache-Control": "no-store"}

@@ -59,7 +59,7 @@ def connect(individual_id: str):
 def verify(individual_id: str):
     """The status and reason only; the decision itself comes from the authenticated lookup."""
     return json_response(
-        render.individual(individuals.get_individual(parse_id(individual_id)), links())
+        render.individual(individuals.individual_row(parse_id(individual_id)), links())
     )
 
 

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from urllib.parse import urlencode, urlsplit
 
 from flask import url_for
+from sqlalchemy.orm import joinedload
 
 from app.policies.operations import connect_policy, policy_for_token
 from app.presentations.operations import (
@@ -18,6 +19,7 @@ from app.presentations.operations import (
 from app.presentations.reasons import for_person
 from app.verifications import operations as individuals
 from app.verifications.models import (
+    Individual,
     PresentationRequest,
     PresentationSubject,
     Status,
@@ -27,6 +29,14 @@ from app.verifications.models import (
 # An open page stops polling after this long without an outcome: a forgotten tab should not
 # poll (and mint a new link every window) forever. Reloading starts it again.
 WAIT_SECONDS = 15 * 60
+
+
+# What the page reads of an individual beyond its row, loaded with it (one joined read).
+_VERIFICATION = joinedload(Individual.verification)
+PAGE_LOADS = (
+    _VERIFICATION.joinedload(Verification.organization),
+    _VERIFICATION.joinedload(Verification.schema),
+)
 
 
 @dataclass(frozen=True)
@@ -81,7 +91,9 @@ class PageState:
 
 def of_individual(individual_id: uuid.UUID, windows: Windows) -> PageState:
     """Opening the page hands out the individual's link: the same one within its window."""
-    individual = connect_individual(individual_id, windows.link_seconds, windows.request_seconds)
+    individual = connect_individual(
+        individual_id, windows.link_seconds, windows.request_seconds, load=PAGE_LOADS
+    )
     path = url_for("pages.individual_page", individual_id=individual.id)
     return page_of(individual, path, individual.connection_request_id)
 

@@ -13,13 +13,15 @@ from typing import Any
 
 from flask import Blueprint, current_app, render_template, request, url_for
 from flask.typing import ResponseReturnValue
+from markupsafe import Markup
 from werkzeug.exceptions import HTTPException
 
 from app import clock
 from app.errors import ApiError, CodeNotFound, NotFound
 from app.pages import state
 from app.pages.headers import protect
-from app.pages.qr import qr_svg
+from app.pages.qr import QrCache
+from app.presentations.glance import glance_individual
 from app.presentations.reasons import for_person
 from app.verifications.models import PresentationSubject, Status
 from app.web.links import links
@@ -67,7 +69,11 @@ def individual_page(individual_id: str) -> ResponseReturnValue:
 @bp.get("/i/<individual_id>/status")
 def individual_status(individual_id: str) -> ResponseReturnValue:
     """The status region htmx polls; it also brings a fresh code when the link changed."""
-    return status_update(state.of_individual(parse_id(individual_id), windows()))
+    ident = parse_id(individual_id)
+    seen = glance_individual(ident, current_app.config["CONNECT_LINK_SECONDS"])
+    if seen is not None and not Shown.from_query().changes(seen.final, seen.attempts, seen.link_id):
+        return "", 204  # the common case: one read, nothing rendered
+    return status_update(state.of_individual(ident, windows()))
 
 
 @bp.get("/p/<token>")
@@ -90,8 +96,17 @@ def windows() -> state.Windows:
     return state.Windows(config["CONNECT_LINK_SECONDS"], config["PRESENTATION_REQUEST_SECONDS"])
 
 
+@bp.record_once
+def keep_qr_codes(state: Any) -> None:
+    state.app.extensions["qr_cache"] = QrCache(state.app.config["CACHE_REDIS_URL"])
+
+
+def kept_qr_svg(data: str, label: str) -> Markup:
+    return current_app.extensions["qr_cache"].svg(data, label)
+
+
 def render(template: str, **context: Any) -> str:
-    return render_template(template, links=links(), qr_svg=qr_svg, **context)
+    return render_template(template, links=links(), qr_svg=kept_qr_svg, **context)
 
 
 def live_page(page: state.PageState) -> ResponseReturnValue:
@@ -114,6 +129,13 @@ class Shown:
     seen: int
     since: int
 
+    def changes(self, final: bool, attempts: int, link_id: str) -> tuple[bool, bool, bool] | None:
+        """``(ended, idle, relinked)`` when the page must change, None while it need not."""
+        ended = final or attempts > self.seen
+        idle = not ended and clock.now().timestamp() - self.since > state.WAIT_SECONDS
+        relinked = link_id != self.request_id
+        return (ended, idle, relinked) if ended or idle or relinked else None
+
     @classmethod
     def from_query(cls) -> Shown:
         now = int(clock.now().timestamp())
@@ -130,11 +152,10 @@ def status_update(page: state.PageState) -> ResponseReturnValue:
     the wallet section out of band: with the new link, or emptied once the page stops
     following it (an outcome, or a page left open too long)."""
     shown = Shown.from_query()
-    ended = page.final or page.attempts > shown.seen
-    idle = not ended and clock.now().timestamp() - shown.since > state.WAIT_SECONDS
-    relinked = page.link_id != shown.request_id
-    if not (ended or idle or relinked):
+    change = shown.changes(page.final, page.attempts, page.link_id)
+    if change is None:
         return "", 204
+    ended, idle, relinked = change
     return render(
         "person/_update.html",
         page=page,

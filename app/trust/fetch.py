@@ -36,6 +36,7 @@ import requests
 from requests.adapters import HTTPAdapter
 from urllib3 import HTTPConnectionPool, HTTPSConnectionPool
 
+from app import metrics
 from app.trust.errors import FetchError
 
 # Pinning hooks into this method (requests 2.32.2 and later). Without it requests would resolve
@@ -218,7 +219,11 @@ class Fetcher:
         key = ("bytes", url, accept)
         if ttl > 0 and (cached := self.cache.get(key)) is not None:
             return cached
-        body = self._fetch(url, accept)
+        try:
+            body = self._fetch(url, accept)
+        except FetchError:
+            metrics.count_issuer_fetch_failure()
+            raise
         self.cache.set(key, body, ttl, size=len(body))
         return body
 

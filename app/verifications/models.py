@@ -134,9 +134,14 @@ class PresentationSubject(IdMixin, TimestampMixin):
 
     def is_final(self) -> bool:
         """Nothing more can be presented: no new link is handed out."""
-        if self.status == Status.VERIFIED:
+        return self.final_status(self.status)
+
+    @classmethod
+    def final_status(cls, status: Status) -> bool:
+        """Whether a subject of this kind in ``status`` is final."""
+        if status == Status.VERIFIED:
             return True
-        return self.status == Status.FAILED and not self.retries_after_failure
+        return status == Status.FAILED and not cls.retries_after_failure
 
     def has_expired(self) -> bool:
         """Whether the subject stopped taking presentations by age; an individual never does."""

@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-import contextlib
 import uuid
+from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import delete, func, select
+from sqlalchemy import Row, bindparam, delete, func, select
 from sqlalchemy.exc import IntegrityError
 
 from app import clock
-from app.database import reading
+from app.database import read_row
 from app.errors import InvalidRequest, NotFound
 from app.extensions import db
 from app.organizations.models import Organization
@@ -126,14 +126,21 @@ def _apply(organization: Organization, verification: Verification, fields: dict[
 # -- individuals ----------------------------------------------------------------------------
 
 
-def open_individual(verification_id: uuid.UUID, customer_id: str) -> tuple[Individual, bool]:
+def open_individual(verification_id: uuid.UUID, customer_id: str) -> tuple[Individual | Row, bool]:
     """The individual for (customer_id, verification_id), created on first call.
 
-    Returns ``(individual, created)``. Concurrent first calls meet at the unique constraint:
-    the loser's insert is rolled back to a savepoint and it reads the winner's row.
+    Returns ``(individual, created)``: an existing one as its row (its columns by name), a
+    new one as the model. Concurrent first calls meet at the unique constraint: the loser's
+    insert is rolled back to a savepoint and it reads the winner's row.
     """
     fresh = not db.session().in_transaction()
-    with reading() if fresh else contextlib.nullcontext():
+    if fresh:  # a retry, the common case: one Core read, no write lock, no ORM object
+        existing = read_row(
+            db.engine,
+            _INDIVIDUAL_OF_PAIR,
+            {"verification_id": verification_id, "customer_id": customer_id},
+        )
+    else:
         existing = db.session.scalar(
             select(Individual)
             .join(Verification, Individual.verification_id == Verification.id)
@@ -143,12 +150,10 @@ def open_individual(verification_id: uuid.UUID, customer_id: str) -> tuple[Indiv
                 Verification.deleted_at.is_(None),
             )
         )
-    if existing is not None:  # a retry, the common case: one read, no write lock taken
+    if existing is not None:
         return existing, False
-    if fresh:
-        # End the reading transaction so the insert's begins IMMEDIATE on SQLite: a deferred
-        # one that turns into a writer fails at once under contention instead of waiting.
-        db.session.rollback()
+    # The read above ran on a connection of its own: the session's transaction, which
+    # inserts, begins now (IMMEDIATE on SQLite, so it waits for the lock instead of failing).
     verification = db.session.get(Verification, verification_id)
     if verification is None or verification.deleted_at is not None:
         raise NotFound()
@@ -172,30 +177,16 @@ def _individual_for(verification_id: uuid.UUID, customer_id: str) -> Individual 
     )
 
 
-def get_individual(individual_id: uuid.UUID, *, lock: bool = False) -> Individual:
-    if lock:
-        query = select(Individual).where(Individual.id == individual_id)
-        individual = db.session.scalar(query.with_for_update(of=Individual))
-    else:  # the status poll's path: a get by primary key is the cheapest read the ORM has
-        individual = db.session.get(Individual, individual_id)
-    if individual is None:
-        raise NotFound()
-    return individual
-
-
-def lookup_individual(
-    organization: Organization, verification_id: uuid.UUID, customer_id: str
+def get_individual(
+    individual_id: uuid.UUID, *, lock: bool = False, load: Sequence[Any] = ()
 ) -> Individual:
-    """The authenticated lookup: another organization's verification reads as missing."""
-    individual = db.session.scalar(
-        select(Individual)
-        .join(Verification, Individual.verification_id == Verification.id)
-        .where(
-            Individual.verification_id == verification_id,
-            Individual.customer_id == customer_id,
-            Verification.organization_id == organization.id,
-        )
-    )
+    """``load``: loader options for what the caller reads next (the person's page reads the
+    verification, its organization and schema: one joined read instead of three lazy ones)."""
+    if lock:
+        query = select(Individual).where(Individual.id == individual_id).options(*load)
+        individual = db.session.scalar(query.with_for_update(of=Individual))
+    else:  # a get by primary key is the cheapest read the ORM has
+        individual = db.session.get(Individual, individual_id, options=load)
     if individual is None:
         raise NotFound()
     return individual
@@ -210,7 +201,16 @@ def erase_individual(
     person stays, nor the webhook events about them; the customer_id may be opened again as
     a new individual.
     """
-    individual = lookup_individual(organization, verification_id, customer_id)
+    individual = db.session.execute(
+        _INDIVIDUAL_OF_ORGANIZATION,
+        {
+            "organization_id": organization.id,
+            "verification_id": verification_id,
+            "customer_id": customer_id,
+        },
+    ).first()
+    if individual is None:
+        raise NotFound()
     # Events about the person leave the outbox too (their deliveries and attempts with them,
     # ON DELETE CASCADE): what is still undelivered is not sent.
     db.session.execute(
@@ -225,7 +225,59 @@ def erase_individual(
         .where(Individual.id == individual.id)
         .execution_options(synchronize_session=False)
     )
-    db.session.expunge(individual)
+
+
+# The hot reads, built once: Core statements with bound parameters, whose rows carry the
+# individual's columns by name (what the JSON renderings read), with no ORM object.
+_INDIVIDUAL = Individual.__table__
+_INDIVIDUAL_BY_ID = select(_INDIVIDUAL).where(_INDIVIDUAL.c.id == bindparam("id"))
+_INDIVIDUAL_OF_ORGANIZATION = (
+    select(_INDIVIDUAL)
+    .join(Verification.__table__, _INDIVIDUAL.c.verification_id == Verification.__table__.c.id)
+    .where(
+        _INDIVIDUAL.c.verification_id == bindparam("verification_id"),
+        _INDIVIDUAL.c.customer_id == bindparam("customer_id"),
+        Verification.__table__.c.organization_id == bindparam("organization_id"),
+    )
+)
+
+
+_INDIVIDUAL_OF_PAIR = (
+    select(_INDIVIDUAL)
+    .join(Verification.__table__, _INDIVIDUAL.c.verification_id == Verification.__table__.c.id)
+    .where(
+        _INDIVIDUAL.c.verification_id == bindparam("verification_id"),
+        _INDIVIDUAL.c.customer_id == bindparam("customer_id"),
+        Verification.__table__.c.deleted_at.is_(None),
+    )
+)
+
+
+def individual_row(individual_id: uuid.UUID) -> Row:
+    """An individual's columns, read outside the session (the status poll)."""
+    row = read_row(db.engine, _INDIVIDUAL_BY_ID, {"id": individual_id})
+    if row is None:
+        raise NotFound()
+    return row
+
+
+def lookup_individual_row(
+    organization_id: uuid.UUID, verification_id: uuid.UUID, customer_id: str
+) -> Row:
+    """The authenticated lookup as one Core read: another organization's verification reads
+    as missing."""
+    row = read_row(
+        db.engine,
+        _INDIVIDUAL_OF_ORGANIZATION,
+        {
+            "organization_id": organization_id,
+            "verification_id": verification_id,
+            "customer_id": customer_id,
+        },
+    )
+    if row is None:
+        raise NotFound()
+    return row
 
 
 def list_individuals(

@@ -9,6 +9,7 @@ the acting membership (see the README on ``current-identity``).
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Callable
 from functools import wraps
 from typing import Any, TypeVar
@@ -18,7 +19,7 @@ from flask import g, request
 from app.errors import Forbidden, Unauthorized, UpgradeRequired
 from app.identity.models import SessionToken, User
 from app.identity.operations import authenticate_session
-from app.integrations.operations import authenticate_key
+from app.integrations.operations import authenticate_key_id, organization_of_key
 from app.organizations.models import Membership, Organization
 from app.organizations.operations import require_paid_plan, resolve_acting_membership
 
@@ -36,7 +37,9 @@ def require_apikey(view: F) -> F:
         key = request.headers.get("apikey") or request.args.get("apikey")
         if not key:
             raise Unauthorized("Missing integration key: send the 'apikey' header")
-        g.organization = authenticate_key(key)
+        # The ID now, the organization itself only if the view asks (acting_organization).
+        g.organization_id = authenticate_key_id(key)
+        g.organization = None
         return view(*args, **kwargs)
 
     wrapper.auth = "apikey"  # type: ignore[attr-defined]
@@ -127,8 +130,18 @@ def acting_membership() -> Membership:
 def acting_organization() -> Organization:
     """The organization this request acts for (apikey: the key's; a person: chosen)."""
     if g.get("organization") is None:
+        if g.get("organization_id") is not None:  # an integration key: loaded on first use
+            g.organization = organization_of_key(g.organization_id)
+            return g.organization
         return acting_membership().organization
     return g.organization
+
+
+def acting_organization_id() -> uuid.UUID:
+    """The acting organization's ID, without loading it when an integration key named it."""
+    if g.get("organization_id") is not None:
+        return g.organization_id
+    return acting_organization().id
 
 
 def tier_gated(action: str) -> Callable[[F], F]:
