@@ -28,6 +28,9 @@ bp = Blueprint("public", __name__)
 def open_individual():
     """201 when created, 200 with the same body when it already existed (DESIGN.md 6)."""
     body = parse_body(p.OpenIndividual)
+    existing = individuals.existing_individual(body.verification_id, body.customer_id)
+    if existing is not None:  # a retry, the common case: one read
+        return json_response(render.individual(existing, links()), 200)
     individual, created = individuals.open_individual(body.verification_id, body.customer_id)
     return json_response(render.individual(individual, links()), 201 if created else 200)
 

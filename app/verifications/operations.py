@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import uuid
 from collections.abc import Sequence
 from typing import Any
@@ -10,7 +11,7 @@ from sqlalchemy import Row, bindparam, delete, func, select
 from sqlalchemy.exc import IntegrityError
 
 from app import clock
-from app.database import read_row
+from app.database import read_row, reading
 from app.errors import InvalidRequest, NotFound
 from app.extensions import db
 from app.organizations.models import Organization
@@ -126,21 +127,24 @@ def _apply(organization: Organization, verification: Verification, fields: dict[
 # -- individuals ----------------------------------------------------------------------------
 
 
-def open_individual(verification_id: uuid.UUID, customer_id: str) -> tuple[Individual | Row, bool]:
+def existing_individual(verification_id: uuid.UUID, customer_id: str) -> Row | None:
+    """The row of the individual for (customer_id, verification_id) if it exists: a retried
+    open, the common case, answered by one Core read with no write lock and no ORM object."""
+    return read_row(
+        db.engine,
+        _INDIVIDUAL_OF_PAIR,
+        {"verification_id": verification_id, "customer_id": customer_id},
+    )
+
+
+def open_individual(verification_id: uuid.UUID, customer_id: str) -> tuple[Individual, bool]:
     """The individual for (customer_id, verification_id), created on first call.
 
-    Returns ``(individual, created)``: an existing one as its row (its columns by name), a
-    new one as the model. Concurrent first calls meet at the unique constraint: the loser's
-    insert is rolled back to a savepoint and it reads the winner's row.
+    Returns ``(individual, created)``. Concurrent first calls meet at the unique constraint:
+    the loser's insert is rolled back to a savepoint and it reads the winner's row.
     """
     fresh = not db.session().in_transaction()
-    if fresh:  # a retry, the common case: one Core read, no write lock, no ORM object
-        existing = read_row(
-            db.engine,
-            _INDIVIDUAL_OF_PAIR,
-            {"verification_id": verification_id, "customer_id": customer_id},
-        )
-    else:
+    with reading() if fresh else contextlib.nullcontext():
         existing = db.session.scalar(
             select(Individual)
             .join(Verification, Individual.verification_id == Verification.id)
@@ -150,10 +154,12 @@ def open_individual(verification_id: uuid.UUID, customer_id: str) -> tuple[Indiv
                 Verification.deleted_at.is_(None),
             )
         )
-    if existing is not None:
+    if existing is not None:  # a retry, the common case: one read, no write lock taken
         return existing, False
-    # The read above ran on a connection of its own: the session's transaction, which
-    # inserts, begins now (IMMEDIATE on SQLite, so it waits for the lock instead of failing).
+    if fresh:
+        # End the reading transaction so the insert's begins IMMEDIATE on SQLite: a deferred
+        # one that turns into a writer fails at once under contention instead of waiting.
+        db.session.rollback()
     verification = db.session.get(Verification, verification_id)
     if verification is None or verification.deleted_at is not None:
         raise NotFound()
