@@ -29,7 +29,8 @@ def test_make_run_installs_the_runtime_dependencies_only(tmp_path):
     plan = planned("run", tmp_path)
     assert "pip install --quiet -e ." in plan
     assert "[test]" not in plan
-    assert "gunicorn --workers" in plan
+    assert "gunicorn --config gunicorn.conf.py --workers" in plan
+    assert "jobs worker" in plan
 
 
 @pytest.mark.skipif(shutil.which("make") is None, reason="make is not installed")
