@@ -35,7 +35,7 @@ def qr_svg(data: str, label: str) -> Markup:
     ``style-src`` does not touch it. A viewBox instead of a fixed size lets CSS scale it to the
     screen; the light background is explicit so the code still scans in dark mode.
     """
-    code = segno.make_qr(data, error="m")
+    code = segno.make_qr(data, error="l")
     svg = code.svg_inline(
         omitsize=True, svgclass="qr", lineclass=None, dark="#000", light="#fff", border=4
     )

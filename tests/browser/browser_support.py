@@ -147,3 +147,14 @@ def serious_violations(browser: Any, url: str, **context_options: Any) -> list[d
     findings = axe_findings(page)
     context.close()
     return findings
+
+
+def read_qr_code(png: bytes) -> list[str]:
+    """The texts of the QR codes in a screenshot, read by zxing-cpp (the decoder behind many
+    phone scanner apps), so a test checks what a phone would read rather than how it is drawn."""
+    from io import BytesIO
+
+    import zxingcpp
+    from PIL import Image
+
+    return [result.text for result in zxingcpp.read_barcodes(Image.open(BytesIO(png)))]

@@ -23,6 +23,7 @@ from browser_support import (
     assert_clean,
     launched_chromium,
     loopback_server,
+    read_qr_code,
     screenshot,
     serious_violations,
     watched_page,
@@ -119,6 +120,24 @@ def test_the_outcome_arrives_on_the_open_page_without_a_reload(browser, served, 
     )
     screenshot(page, "person-result-phone")
     assert_clean(page, problems)
+    page.context.close()
+
+
+def test_a_laptop_screen_shows_a_qr_code_a_phone_can_read(browser, served, verification_id):
+    """The unsigned request travels by value, so its QR code is dense: read it back, as a phone
+    camera app would, from a 1366x768 screen at 100 % scaling (one device pixel per CSS pixel).
+
+    zxing-cpp is the decoder behind many phone scanner apps; a screenshot is a kinder picture
+    than a camera's, so the page draws each module at 3 CSS px or more (see the README).
+    """
+    page = browser.new_page(viewport={"width": 1366, "height": 768}, device_scale_factor=1)
+    page.goto(served.open_individual(verification_id, "crm-laptop"))
+    link = page.get_attribute("#open-wallet", "href")
+    assert "dcql_query=" in link, "an unsigned request travels by value"
+    drawing = page.locator("#connect svg[role=img]")
+    assert read_qr_code(drawing.screenshot()) == [link]
+    modules = int(drawing.evaluate("svg => svg.viewBox.baseVal.width"))
+    assert drawing.bounding_box()["width"] / modules >= 3, "modules too small for a camera"
     page.context.close()
 
 
