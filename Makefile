@@ -81,6 +81,7 @@ demo: $(RUNTIME)
 # million individuals on PostgreSQL; `make bench-pg` runs that step alone.
 bench: $(STAMP) wrk
 	$(BIN)/python bench/run.py
+	$(BIN)/python bench/delivering.py
 
 # The person's page under load (bench/load/): locust, from the bench extra, drives gunicorn.
 $(VENV)/.installed-bench: pyproject.toml $(STAMP)
