@@ -138,3 +138,29 @@ def test_the_write_guard_is_installed_on_every_session(app):
     from sqlalchemy import event
 
     assert event.contains(Session, "before_flush", forbid_writes_when_read_only)
+
+
+def test_a_status_poll_of_a_connected_individual_reads_one_row(app, client, opened):
+    """The link a person's wallet opens carries its request by value, built from the request,
+    its verification, schema and organization; a poll every 2 s must not read them again."""
+    from sqlalchemy import event
+
+    individual_id = opened["individual"]
+    first = client.get(f"/verifications/{individual_id}/connect").get_json()["connection_url"]
+    statements: list[str] = []
+
+    def count(_conn, _cursor, statement, *_args) -> None:
+        if statement.lstrip().upper().startswith("SELECT"):
+            statements.append(statement)
+
+    with app.app_context():
+        engine = db.engine
+    event.listen(engine, "before_cursor_execute", count)
+    try:
+        polled = client.get(f"/verifications/{individual_id}/verify").get_json()
+        again = client.get(f"/verifications/{individual_id}/verify").get_json()
+    finally:
+        event.remove(engine, "before_cursor_execute", count)
+    assert polled["connection_url"] == again["connection_url"] == first
+    assert "dcql_query=" in first
+    assert len(statements) == 2, statements

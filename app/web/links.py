@@ -6,7 +6,9 @@ base URL; the verifier identity is the one the factory settled at start-up.
 
 from __future__ import annotations
 
+import threading
 import uuid
+from collections import OrderedDict
 from dataclasses import dataclass
 from functools import singledispatch
 from urllib.parse import urlencode
@@ -53,7 +55,13 @@ class Links:
                 self.request_uri(request_id),
                 self.verifier.request_uri_method,
             )
-        return self.authorization_request(*verification_of(request_id)).link()
+        kept = kept_links()
+        key = (self.base_url, request_id)
+        link = kept.get(key)
+        if link is None:
+            link = self.authorization_request(*verification_of(request_id)).link()
+            kept.keep(key, link)
+        return link
 
     def person_page(self, subject: PresentationSubject, **query: str) -> str:
         """The person's page of a subject (``/i/<id>`` or ``/p/<token>``)."""
@@ -98,6 +106,38 @@ def _(subject: PolicyRequest) -> str:
     # The token is derived, not stored (only its hash is): rebuilt with the deployment's secret.
     token = policy_token(current_app.config["SECRET_KEY"], subject.id)
     return url_for("pages.policy_page", token=token)
+
+
+class KeptLinks:
+    """By-value links already built, by presentation request: the last ``size`` of them.
+
+    A link that carries its request needs the request, its verification, schema and
+    organization: three reads on every status poll, for a text that never changes within the
+    request's life (its nonce, state and claims are fixed when it is minted; ``iat`` is not in
+    it). Keeping it per worker takes the poll back to one read.
+    """
+
+    def __init__(self, size: int = 4096) -> None:
+        self.size = size
+        self.links: OrderedDict[tuple[str, uuid.UUID], str] = OrderedDict()
+        self.lock = threading.Lock()
+
+    def get(self, key: tuple[str, uuid.UUID]) -> str | None:
+        with self.lock:
+            link = self.links.get(key)
+            if link is not None:
+                self.links.move_to_end(key)
+            return link
+
+    def keep(self, key: tuple[str, uuid.UUID], link: str) -> None:
+        with self.lock:
+            self.links[key] = link
+            while len(self.links) > self.size:
+                self.links.popitem(last=False)
+
+
+def kept_links() -> KeptLinks:
+    return current_app.extensions.setdefault("verity.kept_links", KeptLinks())
 
 
 def links() -> Links:
