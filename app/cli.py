@@ -1,4 +1,4 @@
-"""Operator commands (DESIGN.md 8): ``flask --app wsgi <group> <command>``.
+"""Operator commands: ``flask --app wsgi <group> <command>``.
 
 Each prints JSON on stdout for scripts and exits non-zero with a message on bad input.
 """

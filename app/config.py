@@ -62,7 +62,7 @@ def from_environment() -> dict[str, Any]:
         "CACHE_REDIS_URL": env("CACHE_REDIS_URL", ""),
         # GET /metrics (Prometheus) answers only a bearer of this token; empty: 404, not counted.
         "METRICS_TOKEN": env("METRICS_TOKEN", ""),
-        # Issuer trust and revocation (DESIGN.md 2).
+        # Issuer trust and revocation.
         "TRUST_ANCHORS_PEM": _read(env("TRUST_ANCHORS_FILE", "")),
         # Development only: let outbound fetches reach loopback and private addresses (and http).
         "TRUST_ALLOW_PRIVATE": env("TRUST_ALLOW_PRIVATE", "0") == "1",

@@ -1,7 +1,7 @@
 """Domain errors and the JSON error surface.
 
 Every error the service returns is ``{"error": str, "code": str, "tier"?: str}`` with a stable
-``code`` that clients branch on (INTERFACE.md 7, DESIGN.md 4). Domain code raises the classes
+``code`` that clients branch on. Domain code raises the classes
 below; it never builds HTTP responses itself.
 """
 
@@ -55,7 +55,7 @@ class InvalidRequest(ApiError):
 class NotFound(ApiError):
     """An unknown ID, or another organization's record (indistinguishable on purpose).
 
-    INTERFACE.md 7 fixes both the status (400, not 404) and the text.
+    The contract fixes both the status (400, not 404) and the text.
     """
 
     status = 400
@@ -84,7 +84,7 @@ class Forbidden(ApiError):
 
 
 class CodeNotFound(ApiError):
-    """No such policy or organization code, voucher included (INTERFACE.md 7, 404)."""
+    """No such policy or organization code, voucher included (404)."""
 
     status = 404
     code = "NOT_FOUND"
@@ -113,7 +113,7 @@ class UpstreamFailed(ApiError):
 class StorageUnavailable(ApiError):
     """The database (or the rate limiter's storage) cannot be reached: retry after a moment.
 
-    502 like any failed upstream (INTERFACE.md 7: retry with backoff), with its own code so a
+    502 like any failed upstream (retry with backoff), with its own code so a
     client can tell an outage from a bad answer, and ``Retry-After`` on the response.
     """
 

@@ -15,7 +15,7 @@ from flask import Flask, Response, request
 from app import metrics
 
 log = logging.getLogger("verity.request")
-# Query parameters that carry secrets: the integration key (INTERFACE.md 5.1 warns that query
+# Query parameters that carry secrets: the integration key (the contract warns that query
 # strings are logged), and the sign-in code and state on the OIDC callback.
 # response_code lets the person's browser see a result; it is as secret as the result.
 SECRET_PARAMETERS = {"apikey", "code", "state", "token", "response_code"}

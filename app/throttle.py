@@ -1,4 +1,4 @@
-"""Rate limits: only voucher redemption is throttled, per client IP (INTERFACE.md 8).
+"""Rate limits: only voucher redemption is throttled, per client IP.
 
 Vouchers can be redeemed through ``POST /vouchers/exchange`` and through the dashboard's plan
 page. Both endpoints draw on ONE shared budget per client IP (a Flask-Limiter shared limit with

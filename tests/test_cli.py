@@ -1,4 +1,4 @@
-"""Operator commands (DESIGN.md 8): JSON on stdout, non-zero exit with a message on bad input."""
+"""Operator commands: JSON on stdout, non-zero exit with a message on bad input."""
 
 from __future__ import annotations
 

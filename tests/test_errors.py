@@ -1,4 +1,4 @@
-"""INTERFACE.md 7 and DESIGN.md 4: every error is JSON with a stable code, whatever went wrong."""
+"""Every error is JSON with a stable code, whatever went wrong."""
 
 from __future__ import annotations
 

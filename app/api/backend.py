@@ -1,4 +1,4 @@
-"""Endpoints for the organization's backend, authenticated by integration key (INTERFACE.md 5.1)."""
+"""Endpoints for the organization's backend, authenticated by integration key."""
 
 from __future__ import annotations
 
@@ -37,7 +37,7 @@ bp.record_once(register_any_text)
     tags=("individuals",),
 )
 def lookup_individual(verification_id: str, customer_id: str):
-    """The only place a backend should take the decision from (INTERFACE.md 2)."""
+    """The only place a backend should take the decision from."""
     individual = individuals.lookup_individual_row(
         acting_organization_id(), parse_id(verification_id), customer_id
     )

@@ -20,7 +20,7 @@ SECURITY: dict[str | None, list[dict[str, list[str]]]] = {
 PATH_PARAM = re.compile(r"<(?:[a-z]+:)?([a-zA-Z_]+)>")
 BODY_METHODS = ("POST", "PUT", "PATCH", "DELETE")
 
-# INTERFACE.md 7: the errors every route of a kind can give, from how it is reached. Anything
+# The errors every route of a kind can give, from how it is reached. Anything
 # else (404, 409, 410, 429, 5xx) is in ``default``; all of them have the same JSON body.
 BAD_REQUEST = "Malformed request, unknown ID ('sql: no rows in result set') or a rejected value"
 UNAUTHORIZED = {

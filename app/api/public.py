@@ -26,7 +26,7 @@ bp = Blueprint("public", __name__)
     tags=("individuals",),
 )
 def open_individual():
-    """201 when created, 200 with the same body when it already existed (DESIGN.md 6)."""
+    """201 when created, 200 with the same body when it already existed."""
     body = parse_body(p.OpenIndividual)
     existing = individuals.existing_individual(body.verification_id, body.customer_id)
     if existing is not None:  # a retry, the common case: one read

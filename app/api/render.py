@@ -1,4 +1,4 @@
-"""Records to their JSON wire shapes (DESIGN.md 6)."""
+"""Records to their JSON wire shapes."""
 
 from __future__ import annotations
 
@@ -150,7 +150,7 @@ def integration(row: Integration) -> dict[str, Any]:
 
 
 def credential(row: Credential, links: IssuerLinks, tx_code: str | None = None) -> dict[str, Any]:
-    """DESIGN.md 6 "Credential"; ``tx_code`` only in the response that made it. The offer's
+    """A credential; ``tx_code`` only in the response that made it. The offer's
     links only while it can be taken."""
     status = row.status.value
     open_offer = status == "OFFERED"

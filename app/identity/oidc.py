@@ -1,5 +1,5 @@
 """Dashboard sign-in: OpenID Connect authorization code flow with PKCE, against any compliant
-identity provider (DESIGN.md 2). Login state lives in the database so any instance can finish
+identity provider. Login state lives in the database so any instance can finish
 a login another one started."""
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """A credential's claims checked against its schema's attribute types.
 
-The claims end up signed in a credential that verifiers compare by type (DESIGN.md 6), so a
+The claims end up signed in a credential that verifiers compare by type, so a
 NUMBER must be a JSON number, a BOOLEAN a JSON boolean, a DATETIME an ISO 8601 date or
 date-time, a URL an http(s) URL and an EMAIL an address; a claim the schema does not name is
 refused rather than signed.

@@ -47,7 +47,7 @@ class ClaimIn(BaseModel):
 
 
 class IssueCredential(BaseModel):
-    """``POST /credentials`` (DESIGN.md 6 "Credential"); ``tx_code`` asks for a transaction
+    """``POST /credentials``; ``tx_code`` asks for a transaction
     code the wallet must send with the pre-authorized code (OpenID4VCI 1.0 §3.5)."""
 
     model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
@@ -99,7 +99,7 @@ def issue_many(
 
 
 def _checked(organization: Organization, body: IssueCredential) -> Schema:
-    """The schema to issue, after every check of the request (DESIGN.md 3 and 6)."""
+    """The schema to issue, after every check of the request."""
     schema = db.session.get(Schema, body.schema_id)
     if schema is None or not (
         schema.organization_id == organization.id or (schema.public and schema.published)
@@ -233,7 +233,7 @@ def list_credentials(
 
 
 def get_credential(organization: Organization, credential_id: uuid.UUID) -> Credential:
-    """Another organization's credential reads as missing (DESIGN.md 4)."""
+    """Another organization's credential reads as missing."""
     credential = db.session.get(Credential, credential_id)
     if credential is None or credential.organization_id != organization.id:
         raise NotFound()

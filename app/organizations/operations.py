@@ -39,7 +39,7 @@ def membership(user: User, organization_id: uuid.UUID) -> Membership | None:
 
 
 def resolve_acting_membership(user: User, current_identity: str | None) -> Membership | None:
-    """INTERFACE.md 5.4: the ``current-identity`` header, else the oldest membership."""
+    """The ``current-identity`` header, else the oldest membership."""
     if current_identity is not None and current_identity.strip() != "":
         try:
             organization_id = uuid.UUID(current_identity.strip())
@@ -104,7 +104,7 @@ def members_of(organization: Organization) -> list[Membership]:
 
 
 def require_paid_plan(organization: Organization, action: str) -> None:
-    """The tier gate of DESIGN.md 3: FREE organizations get 402 UPGRADE_REQUIRED."""
+    """The tier gate: FREE organizations get 402 UPGRADE_REQUIRED."""
     if organization.effective_plan() == Plan.FREE:
         raise UpgradeRequired(
             f"{action} needs a paid plan; {organization.name} is on the Free plan"

@@ -1,4 +1,4 @@
-"""The person's page: server-rendered HTML for the people being verified (DESIGN.md 5 and 7).
+"""The person's page: server-rendered HTML for the people being verified.
 
 Pages are not the JSON API: an unknown individual or token is a 404 page here, not the
 contract's 400 JSON body, because a person follows links and reads pages.

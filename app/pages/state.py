@@ -76,7 +76,7 @@ class PageState:
 
     @property
     def retry_allowed(self) -> bool:
-        """A failed individual may present again (DESIGN.md 3); a policy request may not."""
+        """A failed individual may present again; a policy request may not."""
         return not self.final and self.status == Status.FAILED
 
     @property

@@ -208,7 +208,7 @@ def error_page(status: int) -> ResponseReturnValue:
 
 @bp.errorhandler(ApiError)
 def domain_error(exc: ApiError) -> ResponseReturnValue:
-    # The JSON API answers unknown IDs with 400 (INTERFACE.md 7); a page answers 404.
+    # The JSON API answers unknown IDs with 400; a page answers 404.
     return error_page(404 if isinstance(exc, NotFound | CodeNotFound) else exc.status)
 
 

@@ -57,7 +57,7 @@ def create_policy_request(
 
 
 def policy_status(organization: Organization, policy_id: uuid.UUID) -> PolicyRequest:
-    """The request's outcome; 410 once its token expired without one (DESIGN.md 3)."""
+    """The request's outcome; 410 once its token expired without one."""
     policy = db.session.get(PolicyRequest, policy_id)
     if policy is None or policy.organization_id != organization.id:
         raise NotFound()

@@ -186,7 +186,7 @@ def _status_problem(status: dict[str, Any], issuer: ResolvedIssuer, context: Con
 
 
 def _only_requested(claims: dict[str, Any], requested: list[str]) -> dict[str, Any]:
-    """Keep the requested claims only (DESIGN.md 3: never the raw credential), nested as given."""
+    """Keep the requested claims only (never the raw credential), nested as given."""
     kept: dict[str, Any] = {}
     for name in requested:
         value = claim_value(claims, name)

@@ -94,7 +94,7 @@ def _apply(schema: Schema, fields: dict[str, Any]) -> None:
 
 
 def require_schema_entitlement(organization: Organization, schema: Schema) -> None:
-    """DESIGN.md 3: a Premium+ schema used by a non-Premium+ organization is 403."""
+    """A Premium+ schema used by a non-Premium+ organization is 403."""
     if schema.premium_plus and organization.effective_plan() != Plan.PREMIUM_PLUS:
         raise Forbidden(
             f"Schema {schema.name} is reserved for Premium+ organizations",

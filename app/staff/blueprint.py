@@ -1,4 +1,4 @@
-"""The staff dashboard's blueprint: server-rendered pages under ``/dashboard`` (DESIGN.md 5).
+"""The staff dashboard's blueprint: server-rendered pages under ``/dashboard``.
 
 Pages call the same domain operations as the session-token JSON API and validate forms with
 the same pydantic models, so the two surfaces cannot drift apart. Errors are pages here, not

@@ -1,5 +1,5 @@
 """The dashboard's credentials: issue one to a recipient, many from a CSV, follow their status,
-resend an offer, revoke (DESIGN.md 6).
+resend an offer, revoke.
 
 The issue form is built from the chosen schema's attributes (one typed input each) and sends
 the body ``POST /credentials`` accepts, validated by the same model and issued by the same

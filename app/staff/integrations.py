@@ -1,4 +1,4 @@
-"""The dashboard's integrations: keys a backend sends in the ``apikey`` header (DESIGN.md 3).
+"""The dashboard's integrations: keys a backend sends in the ``apikey`` header.
 
 A key exists in clear only in the response that creates it; only its hash is stored. So the
 page that shows it is the POST's own response, never a redirect, a flash or a URL (the flash

@@ -1,4 +1,4 @@
-"""The dashboard's recipients: the people an organization issues credentials to (DESIGN.md 3).
+"""The dashboard's recipients: the people an organization issues credentials to.
 
 The forms build the body ``POST /recipients`` and ``PUT /recipients/<id>`` accept and validate
 it with the same models, so a rule changed there changes here.

@@ -1,5 +1,5 @@
 """The dashboard's schemas: the organization's credential types beside the public ones that
-ship with the service (DESIGN.md 3 and 6).
+ship with the service.
 
 Forms send the body ``POST /schemas`` and ``PUT /schemas/<id>`` accept, attributes included, and
 validate it with the same models. The attribute rows grow by one either through an htmx fragment

@@ -1,4 +1,4 @@
-"""Revocation: IETF OAuth Token Status List (DESIGN.md 2, "Revocation"). Protocol code: no
+"""Revocation: IETF OAuth Token Status List. Protocol code: no
 database, no Flask; fetches go through ``app.trust.Fetcher``."""
 
 from app.statuslist.check import StatusReference, StatusResult, check_status, parse_reference

@@ -1,5 +1,5 @@
-"""Checking a credential's status against its issuer's Token Status List (DESIGN.md 2,
-"Revocation"; draft-ietf-oauth-status-list 8.3 "Validation Rules").
+"""Checking a credential's status against its issuer's Token Status List
+(draft-ietf-oauth-status-list 8.3 "Validation Rules").
 
 The credential has already been verified (8.3: the Referenced Token's own rules come first).
 Here: fetch the Status List Token at ``status.status_list.uri``, make sure it is a status list
@@ -27,7 +27,7 @@ from app.trust.issuers import ResolvedIssuer, resolve_issuer_key
 # Token Status List 5.1 and 8.1.
 TOKEN_TYP = "statuslist+jwt"
 ACCEPT = "application/statuslist+jwt"
-# Asymmetric signatures only (DESIGN.md 2): a list protected by a shared secret proves nothing
+# Asymmetric signatures only: a list protected by a shared secret proves nothing
 # about its issuer. "Ed25519" is the fully-specified name for EdDSA over Ed25519 (RFC 9864).
 ALLOWED_ALGS = ("ES256", "ES384", "ES512", "EdDSA", "Ed25519", "RS256", "PS256")
 # What reasons call the token: the shared JOSE code starts its reasons with this label.

@@ -1,5 +1,5 @@
-"""Issuer trust: resolving who signed a credential and whether a verification accepts them
-(DESIGN.md 2). Protocol code: no database, no Flask; every outbound fetch goes through
+"""Issuer trust: resolving who signed a credential and whether a verification accepts them.
+Protocol code: no database, no Flask; every outbound fetch goes through
 ``Fetcher``."""
 
 from app.trust.errors import FetchError, TrustError

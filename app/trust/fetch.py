@@ -16,7 +16,7 @@ server-side request forgery attempt until shown otherwise (SD-JWT VC 10.1). The 
 - A size cap enforced while streaming, and no compressed bodies (``Accept-Encoding:
   identity``), so a small answer cannot inflate past the cap.
 - An in-process TTL cache. It is a cache only: every instance can refetch, nothing depends on
-  it (DESIGN.md 5, scale-out).
+  it (scale-out).
 """
 
 from __future__ import annotations

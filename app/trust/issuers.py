@@ -1,4 +1,4 @@
-"""Who signed a credential, and with which key (DESIGN.md 2, "Issuer trust").
+"""Who signed a credential, and with which key.
 
 ``resolve_issuer_key`` reads the (not yet verified) header and payload of an issuer-signed JWT
 and returns the key that must verify it, bound to an issuer identifier by one of the

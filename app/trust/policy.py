@@ -1,4 +1,4 @@
-"""Which issuers a verification accepts (DESIGN.md 3, "trusted issuers").
+"""Which issuers a verification accepts.
 
 A verification's ``trusted_issuers`` is a list of strings:
 

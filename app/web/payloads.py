@@ -1,4 +1,4 @@
-"""Wire shapes of the JSON API (DESIGN.md 6), shared by request validation and /openapi.json."""
+"""Wire shapes of the JSON API, shared by request validation and /openapi.json."""
 
 from __future__ import annotations
 
@@ -302,7 +302,7 @@ class CredentialClaimOut(Out):
 
 
 class CredentialOut(Out):
-    """DESIGN.md 6 "Credential"; the offer's link only while it can be taken."""
+    """A credential; the offer's link only while it can be taken."""
 
     id: uuid.UUID
     name: str

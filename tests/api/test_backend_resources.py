@@ -1,4 +1,4 @@
-"""INTERFACE.md 4: policy requests and recipients, reached with an integration key."""
+"""Policy requests and recipients, reached with an integration key."""
 
 from __future__ import annotations
 

@@ -4,7 +4,7 @@ The document is generated from the routes and the pydantic models that validate 
 (app/api/openapi.py). schemathesis generates requests for every documented operation from that
 document and sends them to the app in process; every answer must be no server error and must
 match what the document says of its status, content type and body, and every error must be the
-JSON body of INTERFACE.md 7 and DESIGN.md 4: ``{"error": str, "code": str, "tier"?: str}``.
+JSON body of the contract and ``{"error": str, "code": str, "tier"?: str}``.
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ from app.extensions import db
 from app.identity.models import User
 from app.identity.operations import issue_session_token
 
-# INTERFACE.md 4: every operation of the contract (the code exchange is a POST, DESIGN.md 7).
+# Every operation of the contract (the code exchange is a POST).
 CONTRACT_OPERATIONS = {
     ("POST", "/verifications/individuals"),
     ("GET", "/verifications/{individual_id}/connect"),
@@ -56,7 +56,7 @@ CONTRACT_OPERATIONS = {
     ("POST", "/auth/session"),
     ("POST", "/vouchers/exchange"),
 }
-# INTERFACE.md 5.1: the operations an integration key reaches, and no other.
+# The operations an integration key reaches, and no other.
 APIKEY_OPERATIONS = {
     ("GET", "/verifications/{verification_id}/individuals/{customer_id}"),
     ("DELETE", "/verifications/{verification_id}/individuals/{customer_id}"),
@@ -70,7 +70,7 @@ APIKEY_OPERATIONS = {
     ("PUT", "/recipients/{recipient_id}"),
     ("DELETE", "/recipients/{recipient_id}"),
 }
-# INTERFACE.md 5.2 and 5.3 (sign-in), DESIGN.md 7 (health, the sign-in callback), and the
+# The sign-in endpoints, health and the sign-in callback, and the
 # payment processor's events, which carry its signature rather than a credential of ours.
 UNAUTHENTICATED_OPERATIONS = {
     ("POST", "/verifications/individuals"),
@@ -83,7 +83,7 @@ UNAUTHENTICATED_OPERATIONS = {
     ("GET", "/readyz"),
     ("POST", "/billing/webhook"),
 }
-# DESIGN.md 7: each organization's OpenID4VCI credential issuer, for wallets and verifiers. The
+# Each organization's OpenID4VCI credential issuer, for wallets and verifiers. The
 # credential endpoint takes the issuer's own OAuth access token (RFC 6750), none of the API's
 # credentials, and these answer errors in the protocols' shape (see ``error_body``).
 ISSUER_OPERATIONS = {
@@ -98,7 +98,7 @@ ISSUER_OPERATIONS = {
 }
 UNAUTHENTICATED_OPERATIONS |= ISSUER_OPERATIONS
 WALLET_PATHS = ("/issuers/", "/.well-known/")
-# Everything else is the dashboard's: session token only (INTERFACE.md 5.1 and 5.3).
+# Everything else is the dashboard's: session token only.
 SESSION_ONLY = [{"session": []}]
 HTTP_METHODS = {"get", "put", "post", "delete", "patch"}
 
@@ -311,14 +311,14 @@ def new_session_token(app: Flask, user_id: str) -> str:
 
 def no_server_error(ctx, response, case) -> None:
     """No 5xx, but 503 NOT_CONFIGURED: a feature this deployment has no provider for
-    (identity provider, payment processor) says so, as INTERFACE.md 7 documents."""
+    (identity provider, payment processor) says so, as the contract documents."""
     if response.status_code == 503 and response.json().get("code") == "NOT_CONFIGURED":
         return
     not_a_server_error(ctx, response, case)
 
 
 def error_body(ctx, response, case) -> None:
-    """INTERFACE.md 7, DESIGN.md 4: every error is JSON with a string error and a string code;
+    """Every error is JSON with a string error and a string code;
     the credential issuer's answers wallets in the OAuth shape (RFC 6749 §5.2, OpenID4VCI 1.0
     §8.3.1): a string error and error_description."""
     if response.status_code < 400:

@@ -1,6 +1,6 @@
 """Billing: POST /billing/checkout and /billing/portal through the payment-processor adapter.
 
-Contract (INTERFACE.md 7, DESIGN.md 3): not configured -> 503 NOT_CONFIGURED; processor error
+Contract: not configured -> 503 NOT_CONFIGURED; processor error
 -> 502 UPSTREAM_FAILED; already on a paid plan -> 409 ALREADY_PAID; portal without a billing
 account -> 409 NO_BILLING_ACCOUNT.
 

@@ -2,8 +2,8 @@
 
 The service is started the way ``make run`` starts it (migrations, public schemas, gunicorn with
 two workers) on a SQLite file of its own, and driven only through HTTP and the operator commands
-of DESIGN.md 8. Every expectation comes from shared/INTERFACE.md (the contract existing clients
-rely on), shared/DESIGN.md (decisions where the contract says "not shown") or README.md. Nothing
+of the README. Every expectation comes from the contract existing clients rely on, as the
+README documents it, or from the README's decisions where the contract is silent. Nothing
 here imports the application.
 
 Test names say which contract row they check. A test marked ``xfail(strict=True)`` records a
@@ -86,7 +86,7 @@ class Service:
         self.log_path = log_path
 
     def cli(self, *args: str):
-        """Run an operator command (DESIGN.md 8); it prints JSON on stdout."""
+        """Run an operator command; it prints JSON on stdout."""
         proc = subprocess.run(
             [sys.executable, "-m", "flask", "--app", "wsgi", *args],
             cwd=ROOT,
@@ -221,7 +221,7 @@ def world(service):
         vouchers = codes.result()["codes"]
 
     def new_org(token: str, name: str) -> str:
-        # DESIGN.md 7: the creator is OWNER, new organizations are FREE.
+        # The creator is OWNER, new organizations are FREE.
         org = _created(svc.call("POST", "/organizations", token=token, json={"name": name}))
         assert org["plan"] == "FREE", org
         return org["id"]
@@ -356,7 +356,7 @@ def rand() -> str:
 
 
 def assert_error(resp: requests.Response, status: int, code: str | None = None) -> dict:
-    """INTERFACE.md 7 / DESIGN.md 4: every error is JSON with a string `error` and `code`."""
+    """Every error is JSON with a string `error` and `code`."""
     assert resp.status_code == status, (resp.status_code, resp.text)
     assert resp.headers.get("Content-Type", "").startswith("application/json"), resp.headers
     body = resp.json()
@@ -370,7 +370,7 @@ def assert_error(resp: requests.Response, status: int, code: str | None = None) 
 
 
 def assert_not_found(resp: requests.Response) -> None:
-    """INTERFACE.md 7 "400 not found" (code per DESIGN.md 4)."""
+    """The contract's "400 not found", with its stable code."""
     body = assert_error(resp, 400, "NOT_FOUND")
     assert body["error"] == NO_ROWS, body
 
@@ -480,7 +480,7 @@ def _years_ago(years: int) -> str:
     return today.replace(year=today.year - years, day=min(today.day, 28)).isoformat()
 
 
-# ================================================================ INTERFACE.md 4: endpoints
+# ================================================================ endpoints
 
 
 def test_post_individuals_creates_201_then_same_body_200(service, world):
@@ -488,7 +488,7 @@ def test_post_individuals_creates_201_then_same_body_200(service, world):
     first = service.call("POST", "/verifications/individuals", json=body)
     assert first.status_code == 201, first.text
     created = first.json()
-    # DESIGN.md 6: the individual's wire shape.
+    # The individual's wire shape.
     for field in (
         "id",
         "individual_id",
@@ -544,7 +544,7 @@ def test_connect_returns_connection_url_and_the_same_link_on_repeat(service, wor
     link = first.json()
     assert link["individual_id"] == individual["individual_id"]
     assert link["connection_url"].startswith("openid4vp://"), link
-    assert link["status"] == "REQUESTED"  # DESIGN.md 3: a connect link was handed out
+    assert link["status"] == "REQUESTED"  # a connect link was handed out
     second = service.call("GET", f"/verifications/{individual['individual_id']}/connect")
     assert second.status_code == 200, second.text
     assert second.json()["connection_url"] == link["connection_url"]
@@ -568,7 +568,7 @@ def test_connection_link_carries_the_request_for_the_wallet(service, world):
     assert request["response_uri"].startswith(service.base)
     assert request["client_id"] == "redirect_uri:" + request["response_uri"]
     asked = [c["path"] for c in request["dcql_query"]["credentials"][0]["claims"]]
-    # DESIGN.md 3: the claims the verification wants plus those its conditions read, nothing else.
+    # The claims the verification wants plus those its conditions read, nothing else.
     assert sorted(asked) == [["birthdate"], ["given_name"]]
 
 
@@ -586,7 +586,7 @@ def test_verify_returns_200_with_status_and_no_disclosed_claims(service, world):
     assert body["individual_id"] == individual["individual_id"]
     assert body["status"] == "REQUESTED"
     assert "validation_error" in body
-    assert "claims" not in body  # DESIGN.md 6: unauthenticated endpoints never return claims
+    assert "claims" not in body  # unauthenticated endpoints never return claims
 
 
 def test_authenticated_lookup_with_apikey_header(service, world):
@@ -599,7 +599,7 @@ def test_authenticated_lookup_with_apikey_header(service, world):
     assert body["individual_id"] == individual["individual_id"]
     assert body["customer_id"] == "crm-lookup"
     assert "status" in body and "validation_error" in body
-    assert "claims" in body and "issuer" in body  # DESIGN.md 6
+    assert "claims" in body and "issuer" in body
 
 
 def test_authenticated_lookup_with_apikey_query_parameter(service, world):
@@ -626,7 +626,7 @@ def test_policy_request_create_and_status_with_apikey(service, world):
     )
     assert created.status_code == 201, created.text
     body = created.json()
-    for field in ("id", "token", "url", "expires_at", "status"):  # DESIGN.md 6
+    for field in ("id", "token", "url", "expires_at", "status"):
         assert field in body, field
     assert isinstance(body["token"], str) and body["token"]
     status = service.call("GET", f"/policy-requests/{body['id']}/status", apikey=world.key1)
@@ -688,7 +688,7 @@ def test_recipients_get_post_put_delete_with_apikey(service, world):
     assert isinstance(page["total"], int)
     assert rid in [r["id"] for r in page["results"]]
 
-    # DESIGN.md 3: on /recipients the id travels in the body or the query.
+    # On /recipients the id travels in the body or the query.
     in_body = service.call(
         "PUT", "/recipients", apikey=world.key1, json={"id": rid, "first_name": "Anne"}
     )
@@ -812,7 +812,7 @@ def test_vouchers_exchange_429_after_repeated_attempts_from_one_ip_and_nothing_e
     assert statuses[-1] == 429, statuses
     assert set(statuses[:-1]) == {404}, statuses
     assert_error(resp, 429, "RATE_LIMITED")
-    # Only /vouchers/exchange is throttled (INTERFACE.md 7, 8).
+    # Only /vouchers/exchange is throttled (8).
     for _ in range(30):
         assert service.call("GET", "/me", token=world.t3).status_code == 200
         again = service.call(
@@ -823,7 +823,7 @@ def test_vouchers_exchange_429_after_repeated_attempts_from_one_ip_and_nothing_e
         assert again.status_code in (200, 201), again.text
 
 
-# ============================================================= INTERFACE.md 5: credentials
+# ============================================================= credentials
 
 SESSION_ONLY = [
     ("GET", "/verifications"),
@@ -971,11 +971,11 @@ def test_default_organization_oldest_paid_membership_acts_without_header(service
     assert ok.status_code == 201, ok.text
 
 
-# ================================================================ INTERFACE.md 7: errors
+# ================================================================ errors
 
 
 def assert_upgrade_required(resp: requests.Response) -> None:
-    """INTERFACE.md 7, 402 body shape: exactly error, code and tier."""
+    """The 402 body shape: exactly error, code and tier."""
     assert resp.status_code == 402, (resp.status_code, resp.text)
     body = resp.json()
     assert set(body) == {"error", "code", "tier"}, body
@@ -1294,7 +1294,7 @@ def test_payload_too_large_413_is_json(service):
     assert_error(resp, 413)
 
 
-# ===================================================== INTERFACE.md 3: FAILED is not an error
+# ===================================================== FAILED is not an error
 
 
 def test_verify_failed_condition_200_status_failed_names_attribute_and_operator(service, world):
@@ -1302,7 +1302,7 @@ def test_verify_failed_condition_200_status_failed_names_attribute_and_operator(
     iid = individual["individual_id"]
     link = service.call("GET", f"/verifications/{iid}/connect").json()
     present(link["connection_url"], {"given_name": "Kim", "birthdate": _years_ago(10)})
-    for _ in range(2):  # DESIGN.md 3: FAILED stays FAILED on every read
+    for _ in range(2):  # FAILED stays FAILED on every read
         resp = service.call("GET", f"/verifications/{iid}/verify")
         assert resp.status_code == 200, resp.text
         body = resp.json()
@@ -1365,12 +1365,12 @@ def test_good_presentation_is_verified_and_keeps_only_asked_claims(service, worl
     ).json()
     assert lookup["status"] == "VERIFIED"
     assert lookup["issuer"] == issuer
-    # DESIGN.md 3: the record keeps only the claims the verification asked for.
+    # The record keeps only the claims the verification asked for.
     assert lookup["claims"]["given_name"] == "Ben"
     assert "family_name" not in lookup["claims"]
 
 
-# ========================================================= DESIGN.md 7: the rest of the map
+# ========================================================= the rest of the map
 
 
 def test_api_map_health_readiness_and_openapi(service):
@@ -1399,7 +1399,7 @@ def test_person_page_for_a_policy_request(service, world):
     assert resp.headers["Content-Type"].startswith("text/html")
 
 
-# ================================================= INTERFACE.md 5.1: query strings are logged
+# ================================================= query strings are logged
 
 
 def test_apikey_query_parameter_never_appears_in_the_server_log(service, world):

@@ -2,7 +2,7 @@
 
 Secrets travel in headers, bodies, paths (a policy page's token) and query strings (the
 ``response_code`` that lets the person's browser see a result, an ``apikey`` sent the way
-INTERFACE.md 5.1 allows). The request log records paths and queries, so it must redact them.
+the contract allows). The request log records paths and queries, so it must redact them.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Staff sign-in through a real OpenID Connect provider (INTERFACE.md 5.3, DESIGN.md 3 and 7).
+"""Staff sign-in through a real OpenID Connect provider.
 
 The provider is npm ``oidc-provider`` on loopback (tests/support/oidc.py). Nothing listens at the
 app's redirect URI: ``complete_login`` stops at the provider's redirect, and the test hands that

@@ -1,4 +1,4 @@
-"""INTERFACE.md 5.1: the integration key, and the authenticated lookup it reaches."""
+"""The integration key, and the authenticated lookup it reaches."""
 
 from __future__ import annotations
 

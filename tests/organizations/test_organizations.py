@@ -1,4 +1,4 @@
-"""Organizations, memberships and invitation codes (DESIGN.md 3 and 7)."""
+"""Organizations, memberships and invitation codes."""
 
 from __future__ import annotations
 

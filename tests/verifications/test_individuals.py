@@ -1,4 +1,4 @@
-"""INTERFACE.md 4: the three unauthenticated endpoints a person reaches, and the request object."""
+"""The three unauthenticated endpoints a person reaches, and the request object."""
 
 from __future__ import annotations
 

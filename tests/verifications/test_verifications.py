@@ -1,4 +1,4 @@
-"""Verification definitions and schemas, by session token only (DESIGN.md 3, 6 and 7)."""
+"""Verification definitions and schemas, by session token only (6 and 7)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""INTERFACE.md 5.3, 5.4 and the 402/403 rows of section 7: session, acting organization, plans."""
+"""The contract's sessions, acting organization, plans and its 402/403 answers: session, acting organization, plans."""
 
 from __future__ import annotations
 
