@@ -27,7 +27,8 @@ import socket
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Hashable, Mapping
+from collections.abc import Callable, Hashable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
@@ -249,35 +250,8 @@ class Fetcher:
         headers: Mapping[str, str],
         deadline: float,
     ) -> int:
-        remaining = max(deadline - time.monotonic(), 0.001)
-        with requests.Session() as session:
-            session.trust_env = False
-            adapter = _PinnedAdapter(address, target.host)
-            session.mount("https://", adapter)
-            session.mount("http://", adapter)
-            try:
-                response = session.post(
-                    target.url,
-                    data=body,
-                    headers={
-                        **headers,
-                        "Host": target.host_header,
-                        "Accept-Encoding": "identity",
-                        "User-Agent": "Verity",
-                    },
-                    timeout=(remaining, remaining),
-                    allow_redirects=False,
-                    stream=True,
-                    verify=self.ca_bundle or True,
-                )
-            except requests.exceptions.SSLError as exc:
-                raise FetchError(f"TLS with {target.host} failed: {_tls_reason(exc)}") from exc
-            except requests.exceptions.Timeout as exc:
-                raise FetchError(f"{target.url} did not answer within {self.timeout:g} s") from exc
-            except requests.exceptions.ConnectionError as exc:
-                raise _ConnectFailed() from exc
-            except requests.exceptions.RequestException as exc:
-                raise FetchError(f"Posting to {target.url} failed") from exc
+        with self._pinned_session(target, address) as session:
+            response = self._send(session, target, deadline, "POST", headers, body)
             response.close()
             return response.status_code
 
@@ -325,6 +299,17 @@ class Fetcher:
         return addresses
 
     def _fetch_from(self, target: _Target, address: str, accept: str, deadline: float) -> bytes:
+        with (
+            self._pinned_session(target, address) as session,
+            self._send(session, target, deadline, "GET", {"Accept": accept}) as response,
+        ):
+            self._check_response(response, target.url)
+            return self._read_body(response, target.url, deadline)
+
+    @staticmethod
+    @contextmanager
+    def _pinned_session(target: _Target, address: str) -> Iterator[requests.Session]:
+        """A session that connects only to ``address``, the one the checks above allowed."""
         with requests.Session() as session:
             # No proxy or .netrc from the environment: a proxy would resolve and connect on
             # its own, past every check above.
@@ -332,24 +317,29 @@ class Fetcher:
             adapter = _PinnedAdapter(address, target.host)
             session.mount("https://", adapter)
             session.mount("http://", adapter)
-            with self._send(session, target, accept, deadline) as response:
-                self._check_response(response, target.url)
-                return self._read_body(response, target.url, deadline)
+            yield session
 
     def _send(
-        self, session: requests.Session, target: _Target, accept: str, deadline: float
+        self,
+        session: requests.Session,
+        target: _Target,
+        deadline: float,
+        method: str,
+        headers: Mapping[str, str],
+        body: bytes | None = None,
     ) -> requests.Response:
         remaining = max(deadline - time.monotonic(), 0.001)
-        headers = {
-            "Host": target.host_header,
-            "Accept": accept,
-            "Accept-Encoding": "identity",
-            "User-Agent": "Verity",
-        }
         try:
-            return session.get(
+            return session.request(
+                method,
                 target.url,
-                headers=headers,
+                data=body,
+                headers={
+                    **headers,
+                    "Host": target.host_header,
+                    "Accept-Encoding": "identity",
+                    "User-Agent": "Verity",
+                },
                 timeout=(remaining, remaining),
                 allow_redirects=False,
                 stream=True,
@@ -362,7 +352,8 @@ class Fetcher:
         except requests.exceptions.ConnectionError as exc:
             raise _ConnectFailed() from exc
         except requests.exceptions.RequestException as exc:
-            raise FetchError(f"Fetching {target.url} failed") from exc
+            verb = "Posting to" if method == "POST" else "Fetching"
+            raise FetchError(f"{verb} {target.url} failed") from exc
 
     def _check_response(self, response: requests.Response, url: str) -> None:
         if 300 <= response.status_code < 400:
