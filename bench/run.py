@@ -51,7 +51,7 @@ import tempfile
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -635,7 +635,92 @@ def percentile(values: list[float], fraction: float) -> float:
     return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
 
 
-class PresentationLoad:
+class SingleUseLoad:
+    """Client processes that drive the server with healthz or with whole flows (``whole``)
+    that each use up something of their own, made ahead of each run (not measured): enough for
+    the last rate seen with a margin; a measured run that runs out is run again with twice as
+    many. Subclasses say what is used up and how a client process runs its job."""
+
+    whole: Endpoint
+    unit: str
+    used_up: str
+
+    def __init__(self, settings: Settings, server: Server, pool: Any) -> None:
+        self.settings = settings
+        self.server = server
+        self.pool = pool
+        self.free: list[str] = []
+        self.rate: float | None = None  # whole flows per second of the last run
+
+    def replenish(self, wanted: int) -> None:
+        raise NotImplementedError
+
+    def job(self, endpoint: Endpoint, start_at: float, seconds: int, share: tuple, n: int) -> Any:
+        raise NotImplementedError
+
+    # The module-level function a client process runs (what the pool pickles).
+    run_job_in_client: Callable[[Any], Any]
+
+    def after_measured(self, outcomes: list[Any], shares: list[tuple[str, ...]]) -> None:
+        """Checks on a sample of what a measured run used (none by default)."""
+
+    def run(self, endpoint: Endpoint, seconds: int, measured: bool) -> Run:
+        for _attempt in range(3):
+            outcome = self._attempt(endpoint, seconds, measured)
+            if outcome is not None:
+                return outcome
+            self.rate = 2 * (self.rate or 1.0)
+        raise BenchError(f"the {self.whole.key} load kept running out of {self.used_up}")
+
+    def _attempt(self, endpoint: Endpoint, seconds: int, measured: bool) -> Run | None:
+        clients = self.settings.clients
+        shares: list[tuple[str, ...]] = [()] * clients
+        if endpoint is self.whole:
+            self.replenish(math.ceil((self.rate or 50.0) * seconds * MARGIN) + 4 * clients)
+            share = len(self.free) // clients
+            shares = [tuple(self.free[n * share : (n + 1) * share]) for n in range(clients)]
+        start_at = time.monotonic() + START_DELAY
+        jobs = [self.job(endpoint, start_at, seconds, shares[n], n) for n in range(clients)]
+        cpu_before = server_cpu_seconds(self.server.process.pid)
+        outcomes = self.pool.map(type(self).run_job_in_client, jobs, chunksize=1)
+        cpu_after = server_cpu_seconds(self.server.process.pid)
+        errors = [o.error for o in outcomes if o.error]
+        if errors:
+            raise BenchError(f"the {endpoint.key} load failed: {errors[0]}")
+        used = {i for o, mine in zip(outcomes, shares, strict=True) for i in mine[: o.used]}
+        self.free = [i for i in self.free if i not in used]
+        completed = sum(o.completed for o in outcomes)
+        if completed == 0:
+            raise BenchError(f"the {endpoint.key} load completed nothing in {seconds} s")
+        if endpoint is self.whole:
+            self.rate = completed / seconds
+            if any(o.exhausted for o in outcomes):
+                if measured:
+                    return None  # run again with more made ahead
+                self.rate *= 2  # a warm-up that ran short: its rate is too low
+            if measured:
+                self.after_measured(outcomes, shares)
+        elif self.rate is None:
+            # A whole flow is three requests, each dearer than healthz: a generous first guess.
+            self.rate = completed / seconds / 3
+        latencies = [ms for o in outcomes for ms in o.latencies_ms]
+        run = Run(
+            completed / seconds,
+            completed,
+            percentile(latencies, 0.5),
+            percentile(latencies, 0.99),
+        )
+        return with_cpu(run, cpu_before, cpu_after)
+
+    def measure(self, endpoint: Endpoint) -> Run:
+        if self.settings.warmup:
+            self.run(endpoint, self.settings.warmup, measured=False)
+        run = self.run(endpoint, self.settings.seconds, measured=True)
+        show(endpoint.key, run, self.unit if endpoint is self.whole else "req")
+        return run
+
+
+class PresentationLoad(SingleUseLoad):
     """Client processes that drive the server with healthz or whole presentations.
 
     Every presentation needs an individual of its own: a VERIFIED one is final and gets no new
@@ -643,19 +728,20 @@ class PresentationLoad:
     with a margin; a measured run that runs out is run again with twice as many.
     """
 
+    whole = PRESENT
+    unit = "pres"
+    used_up = "individuals"
+    run_job_in_client = staticmethod(presenting.run_job)
+
     def __init__(self, settings: Settings, server: Server, verification_id: str, pool: Any) -> None:
-        self.settings = settings
-        self.server = server
+        super().__init__(settings, server, pool)
         self.verification_id = verification_id
-        self.pool = pool
-        self.free: list[str] = []
         self.opened = 0
-        self.rate: float | None = None  # presentations/s of the last run
         # One credential per client process: a wallet presents the same credential again, with
         # a new key binding JWT for each request.
         self.credentials = [presenting.issue() for _ in range(settings.clients)]
 
-    def open_individuals(self, wanted: int) -> None:
+    def replenish(self, wanted: int) -> None:
         missing = wanted - len(self.free)
         if missing <= 0:
             return
@@ -684,7 +770,7 @@ class PresentationLoad:
 
     def check_by_hand(self) -> None:
         """One presentation and one healthz, from this process, before any load."""
-        self.open_individuals(1)
+        self.replenish(1)
         individual_id = self.free.pop()
         connection = http.client.HTTPConnection("127.0.0.1", self.server.port)
         try:
@@ -695,75 +781,19 @@ class PresentationLoad:
             connection.close()
         self.verified(individual_id)
 
-    def run(self, endpoint: Endpoint, seconds: int, measured: bool) -> Run:
-        for _attempt in range(3):
-            outcome = self._attempt(endpoint, seconds, measured)
-            if outcome is not None:
-                return outcome
-            self.rate = 2 * (self.rate or 1.0)
-        raise BenchError("the presentation load kept running out of individuals")
-
-    def _attempt(self, endpoint: Endpoint, seconds: int, measured: bool) -> Run | None:
-        clients = self.settings.clients
-        shares: list[tuple[str, ...]] = [()] * clients
-        if endpoint is PRESENT:
-            wanted = math.ceil((self.rate or 50.0) * seconds * MARGIN) + 4 * clients
-            self.open_individuals(wanted)
-            share = len(self.free) // clients
-            shares = [tuple(self.free[n * share : (n + 1) * share]) for n in range(clients)]
-        start_at = time.monotonic() + START_DELAY
-        jobs = [
-            presenting.Job(
-                endpoint.key,
-                "127.0.0.1",
-                self.server.port,
-                start_at,
-                seconds,
-                shares[n],
-                self.credentials[n] if endpoint is PRESENT else None,
-            )
-            for n in range(clients)
-        ]
-        cpu_before = server_cpu_seconds(self.server.process.pid)
-        outcomes = self.pool.map(presenting.run_job, jobs, chunksize=1)
-        cpu_after = server_cpu_seconds(self.server.process.pid)
-        errors = [o.error for o in outcomes if o.error]
-        if errors:
-            raise BenchError(f"the {endpoint.key} load failed: {errors[0]}")
-        used = {i for o, mine in zip(outcomes, shares, strict=True) for i in mine[: o.used]}
-        self.free = [i for i in self.free if i not in used]
-        completed = sum(o.completed for o in outcomes)
-        if completed == 0:
-            raise BenchError(f"the {endpoint.key} load completed nothing in {seconds} s")
-        if endpoint is PRESENT:
-            self.rate = completed / seconds
-            if any(o.exhausted for o in outcomes):
-                if measured:
-                    return None  # run again with more individuals
-                self.rate *= 2  # a warm-up that ran short: its rate is too low
-            if measured:
-                for o, mine in zip(outcomes, shares, strict=True):
-                    if o.used:
-                        for individual_id in {mine[0], mine[o.used // 2], mine[o.used - 1]}:
-                            self.verified(individual_id)
-        elif self.rate is None:
-            # A presentation is three requests, each dearer than healthz: a generous first guess.
-            self.rate = completed / seconds / 3
-        latencies = [ms for o in outcomes for ms in o.latencies_ms]
-        run = Run(
-            completed / seconds,
-            completed,
-            percentile(latencies, 0.5),
-            percentile(latencies, 0.99),
+    def job(
+        self, endpoint: Endpoint, start_at: float, seconds: int, share: tuple, n: int
+    ) -> presenting.Job:
+        credential = self.credentials[n] if endpoint is PRESENT else None
+        return presenting.Job(
+            endpoint.key, "127.0.0.1", self.server.port, start_at, seconds, share, credential
         )
-        return with_cpu(run, cpu_before, cpu_after)
 
-    def measure(self, endpoint: Endpoint) -> Run:
-        if self.settings.warmup:
-            self.run(endpoint, self.settings.warmup, measured=False)
-        run = self.run(endpoint, self.settings.seconds, measured=True)
-        show(endpoint.key, run, "pres" if endpoint is PRESENT else "req")
-        return run
+    def after_measured(self, outcomes: list[Any], shares: list[tuple[str, ...]]) -> None:
+        for o, mine in zip(outcomes, shares, strict=True):
+            if o.used:
+                for individual_id in {mine[0], mine[o.used // 2], mine[o.used - 1]}:
+                    self.verified(individual_id)
 
 
 def seed_presentations(base: str, token: str) -> str:
@@ -804,7 +834,7 @@ def measure_presentations(settings: Settings, server: Server, token: str) -> dic
 ISSUE = Endpoint("issue", "issue   token, nonce, credential (proof JWT)", "/issuers")
 
 
-class IssuanceLoad:
+class IssuanceLoad(SingleUseLoad):
     """Client processes that drive the server with healthz or whole issuances.
 
     Every issuance needs an offer of its own (a pre-authorized code is single-use). Offers are
@@ -812,13 +842,14 @@ class IssuanceLoad:
     measured run that runs out is run again with twice as many.
     """
 
+    whole = ISSUE
+    unit = "iss"
+    used_up = "offers"
+    run_job_in_client = staticmethod(receiving.run_job)
+
     def __init__(self, settings: Settings, server: Server, token: str, pool: Any) -> None:
-        self.settings = settings
-        self.server = server
+        super().__init__(settings, server, pool)
         self.token = token
-        self.pool = pool
-        self.free: list[str] = []
-        self.rate: float | None = None  # issuances/s of the last run
         self.body = seed_issuances(server.base, token)
         offer = call(server.base, "POST", "/credentials", 201, self.body, self.headers)
         self.issuer, code = receiving.discover("127.0.0.1", server.port, offer["offer_url"])
@@ -828,7 +859,7 @@ class IssuanceLoad:
     def headers(self) -> dict[str, str]:
         return {"Authorization": f"Bearer {self.token}"}
 
-    def make_offers(self, wanted: int) -> None:
+    def replenish(self, wanted: int) -> None:
         missing = wanted - len(self.free)
         if missing <= 0:
             return
@@ -853,65 +884,12 @@ class IssuanceLoad:
         finally:
             connection.close()
 
-    def run(self, endpoint: Endpoint, seconds: int, measured: bool) -> Run:
-        for _attempt in range(3):
-            outcome = self._attempt(endpoint, seconds, measured)
-            if outcome is not None:
-                return outcome
-            self.rate = 2 * (self.rate or 1.0)
-        raise BenchError("the issuance load kept running out of offers")
-
-    def _attempt(self, endpoint: Endpoint, seconds: int, measured: bool) -> Run | None:
-        clients = self.settings.clients
-        shares: list[tuple[str, ...]] = [()] * clients
-        if endpoint is ISSUE:
-            self.make_offers(math.ceil((self.rate or 50.0) * seconds * MARGIN) + 4 * clients)
-            share = len(self.free) // clients
-            shares = [tuple(self.free[n * share : (n + 1) * share]) for n in range(clients)]
-        start_at = time.monotonic() + START_DELAY
-        jobs = [
-            receiving.Job(
-                endpoint.key,
-                "127.0.0.1",
-                self.server.port,
-                start_at,
-                seconds,
-                shares[n],
-                self.issuer,
-            )
-            for n in range(clients)
-        ]
-        cpu_before = server_cpu_seconds(self.server.process.pid)
-        outcomes = self.pool.map(receiving.run_job, jobs, chunksize=1)
-        cpu_after = server_cpu_seconds(self.server.process.pid)
-        errors = [o.error for o in outcomes if o.error]
-        if errors:
-            raise BenchError(f"the {endpoint.key} load failed: {errors[0]}")
-        used = {c for o, mine in zip(outcomes, shares, strict=True) for c in mine[: o.used]}
-        self.free = [c for c in self.free if c not in used]
-        completed = sum(o.completed for o in outcomes)
-        if completed == 0:
-            raise BenchError(f"the {endpoint.key} load completed nothing in {seconds} s")
-        if endpoint is ISSUE:
-            self.rate = completed / seconds
-            if any(o.exhausted for o in outcomes):
-                if measured:
-                    return None  # run again with more offers
-                self.rate *= 2
-        elif self.rate is None:
-            self.rate = completed / seconds / 3
-        latencies = [ms for o in outcomes for ms in o.latencies_ms]
-        run = Run(
-            completed / seconds, completed, percentile(latencies, 0.5), percentile(latencies, 0.99)
+    def job(
+        self, endpoint: Endpoint, start_at: float, seconds: int, share: tuple, n: int
+    ) -> receiving.Job:
+        return receiving.Job(
+            endpoint.key, "127.0.0.1", self.server.port, start_at, seconds, share, self.issuer
         )
-        return with_cpu(run, cpu_before, cpu_after)
-
-    def measure(self, endpoint: Endpoint) -> Run:
-        if self.settings.warmup:
-            self.run(endpoint, self.settings.warmup, measured=False)
-        run = self.run(endpoint, self.settings.seconds, measured=True)
-        show(endpoint.key, run, "iss" if endpoint is ISSUE else "req")
-        return run
 
 
 def seed_issuances(base: str, token: str) -> dict[str, Any]:
