@@ -14,6 +14,7 @@ from app.schemas.models import Schema
 from app.verifications.conditions import echoed
 from app.verifications.models import Individual, Verification
 from app.web.links import Links
+from app.webhooks.models import WebhookDelivery, WebhookEndpoint
 
 
 def _time(value) -> str | None:
@@ -176,3 +177,32 @@ def credential(row: Credential, links: IssuerLinks, tx_code: str | None = None) 
     if tx_code is not None:
         body["tx_code"] = tx_code
     return body
+
+
+def webhook_endpoint(row: WebhookEndpoint) -> dict[str, Any]:
+    return {
+        "id": str(row.id),
+        "url": row.url,
+        "events": row.events,
+        "description": row.description,
+        "include_claims": row.include_claims,
+        "enabled": row.enabled,
+        "disabled_reason": row.disabled_reason,
+        "created_at": _time(row.created_at),
+    }
+
+
+def webhook_delivery(row: WebhookDelivery) -> dict[str, Any]:
+    return {
+        "id": str(row.id),
+        "event_id": str(row.event.id),
+        "webhook_id": row.event.webhook_id,
+        "type": row.event.type,
+        "state": row.state.value,
+        "attempts": row.attempt_count,
+        "last_status_code": row.last_status_code,
+        "last_error": row.last_error,
+        "next_attempt_at": _time(row.next_attempt_at),
+        "delivered_at": _time(row.delivered_at),
+        "created_at": _time(row.created_at),
+    }

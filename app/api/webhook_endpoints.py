@@ -22,7 +22,6 @@ from app.web.links import links
 from app.web.payloads import Body, Out, Text
 from app.web.requests import base_url
 from app.webhooks import operations as webhooks
-from app.webhooks.models import WebhookDelivery, WebhookEndpoint
 from app.webhooks.outbox import EVENT_TYPES, Rendered, provide_renderer
 
 bp = Blueprint("webhook_endpoints", __name__)
@@ -82,39 +81,6 @@ class WebhookDeliveryList(Out):
     total: int
 
 
-def _time(value: datetime | None) -> str | None:
-    return value.isoformat() if value is not None else None
-
-
-def endpoint_json(row: WebhookEndpoint) -> dict[str, Any]:
-    return {
-        "id": str(row.id),
-        "url": row.url,
-        "events": row.events,
-        "description": row.description,
-        "include_claims": row.include_claims,
-        "enabled": row.enabled,
-        "disabled_reason": row.disabled_reason,
-        "created_at": _time(row.created_at),
-    }
-
-
-def delivery_json(row: WebhookDelivery) -> dict[str, Any]:
-    return {
-        "id": str(row.id),
-        "event_id": str(row.event.id),
-        "webhook_id": row.event.webhook_id,
-        "type": row.event.type,
-        "state": row.state.value,
-        "attempts": row.attempt_count,
-        "last_status_code": row.last_status_code,
-        "last_error": row.last_error,
-        "next_attempt_at": _time(row.next_attempt_at),
-        "delivered_at": _time(row.delivered_at),
-        "created_at": _time(row.created_at),
-    }
-
-
 @bp.get("/webhooks/endpoints")
 @require_session
 @documented(
@@ -124,7 +90,7 @@ def delivery_json(row: WebhookDelivery) -> dict[str, Any]:
 )
 def list_endpoints():
     rows = webhooks.list_endpoints(acting_organization())
-    return json_response(listing(rows, len(rows), endpoint_json))
+    return json_response(listing(rows, len(rows), render.webhook_endpoint))
 
 
 @bp.post("/webhooks/endpoints")
@@ -146,7 +112,9 @@ def create_endpoint():
         description=body.description,
         include_claims=body.include_claims,
     )
-    return json_response({**endpoint_json(created.endpoint), "secret": created.secret}, 201)
+    return json_response(
+        {**render.webhook_endpoint(created.endpoint), "secret": created.secret}, 201
+    )
 
 
 @bp.delete("/webhooks/endpoints/<endpoint_id>")
@@ -174,7 +142,7 @@ def list_deliveries(endpoint_id: str):
     rows, total = webhooks.list_deliveries(
         acting_organization(), parse_id(endpoint_id), offset, limit
     )
-    return json_response(listing(rows, total, delivery_json))
+    return json_response(listing(rows, total, render.webhook_delivery))
 
 
 # -- how records appear in events -------------------------------------------------------------
