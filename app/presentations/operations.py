@@ -21,13 +21,14 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
-from sqlalchemy import func, select, update
+from sqlalchemy import bindparam, func, select, update
 from sqlalchemy.orm import joinedload
 
 from app import clock, json_input, metrics
 from app.database import reading
 from app.errors import Expired, InvalidRequest, NotFound
 from app.extensions import db
+from app.policies.models import PolicyRequest
 from app.presentations.decide import Context, Decision, Rules, decide
 from app.presentations.reasons import family_of
 from app.tokens import hash_secret, same
@@ -218,9 +219,21 @@ def presentation_from_vp_token(raw: str | None) -> str:
     return value
 
 
+# What deciding a response reads: the request, its subject, the subject's verification and
+# schema, in one joined query instead of four (measured: a third of a direct_post's time went
+# to these reads).
+_DECIDING = tuple(
+    joinedload(relation).joinedload(subject.verification).joinedload(Verification.schema)
+    for relation, subject in (
+        (PresentationRequest.individual, Individual),
+        (PresentationRequest.policy_request, PolicyRequest),
+    )
+)
+
+
 def pending_request(request_id: uuid.UUID, state: str | None) -> PresentationRequest:
     """The request a response answers; refuses unknown, mismatched, answered or expired ones."""
-    request = db.session.get(PresentationRequest, request_id)
+    request = db.session.get(PresentationRequest, request_id, options=_DECIDING)
     if request is None:
         raise NotFound()
     if state is not None and not same(state, request.state):
@@ -232,18 +245,22 @@ def pending_request(request_id: uuid.UUID, state: str | None) -> PresentationReq
     return request
 
 
-def consume(request_id: uuid.UUID) -> PresentationRequest:
-    """Mark the request answered; a concurrent second answer finds it taken and is refused."""
-    taken = db.session.execute(
+def consume(request_id: uuid.UUID, response_code_hash: str | None = None) -> PresentationRequest:
+    """Mark the request answered, with the hash of the code its browser is given; a concurrent
+    second answer finds it taken and is refused.
+
+    One conditional UPDATE that returns the row it changed (SQLite 3.35 and PostgreSQL both
+    have RETURNING): no read follows it.
+    """
+    request = db.session.scalars(
         update(PresentationRequest)
         .where(PresentationRequest.id == request_id, PresentationRequest.consumed_at.is_(None))
-        .values(consumed_at=clock.now())
-        .execution_options(synchronize_session=False)
-    )
-    if taken.rowcount != 1:
+        .values(consumed_at=clock.now(), response_code_hash=response_code_hash)
+        .returning(PresentationRequest),
+        execution_options={"populate_existing": True, "synchronize_session": False},
+    ).first()
+    if request is None:
         raise InvalidRequest("This request was already answered", code="ALREADY_ANSWERED")
-    request = db.session.get(PresentationRequest, request_id, populate_existing=True)
-    assert request is not None  # just updated
     return request
 
 
@@ -283,12 +300,9 @@ def receive(
     pending = read_pending(request_id, state, audience)
     presentation = presentation_from_vp_token(vp_token)
     decision = decide(presentation, pending.rules, context(pending.audience, pending.nonce))
-    request = consume(pending.request_id)
-    subject = request.subject
-    record(request, decision)
     code = secrets.token_urlsafe(24)
-    request.response_code_hash = hash_secret(code)
-    db.session.flush()
+    request = consume(pending.request_id, hash_secret(code))
+    subject = record(request, decision)
     return Received(decision, subject, code)
 
 
@@ -313,14 +327,13 @@ def read_pending(
     return pending
 
 
-def record(request: PresentationRequest, decision: Decision) -> None:
-    """Keep the attempt and apply its outcome to the request's subject.
+def record(request: PresentationRequest, decision: Decision) -> PresentationSubject:
+    """Keep the attempt and apply its outcome to the request's subject; the subject.
 
     The subject is locked first, so that two answers to two of its links settle in turn and a
     VERIFIED subject stays VERIFIED.
     """
-    subject = request.subject
-    db.session.refresh(subject, with_for_update=True)
+    subject = locked_subject(request)
     outcome = Status.VERIFIED if decision.verified else Status.FAILED
     db.session.add(
         PresentationAttempt(
@@ -333,6 +346,22 @@ def record(request: PresentationRequest, decision: Decision) -> None:
     set_status(subject, outcome, decision)
     db.session.flush()
     metrics.count_presentation(decision.verified, family_of(decision.reason))
+    return subject
+
+
+def locked_subject(request: PresentationRequest) -> PresentationSubject:
+    """The request's subject read afresh under a row lock, with the verification that
+    ``set_status`` reads (retention, organization): one query."""
+    kind: type[PresentationSubject] = Individual if request.individual_id else PolicyRequest
+    subject = db.session.scalar(
+        select(kind)
+        .where(kind.id == (request.individual_id or request.policy_request_id))
+        .options(joinedload(kind.verification))
+        .with_for_update(of=kind)
+        .execution_options(populate_existing=True)
+    )
+    assert subject is not None  # a foreign key
+    return subject
 
 
 def attempts_of(subject: PresentationSubject) -> list[PresentationAttempt]:
@@ -378,17 +407,24 @@ def holds_subject_response_code(subject: PresentationSubject, code: str) -> bool
 def verification_of(request_id: uuid.UUID) -> tuple[PresentationRequest, Verification]:
     """A presentation request and the verification its subject is checked against.
 
-    The verification comes with the schema and organization a request names (its ``vct`` and
-    ``client_name``) in one query: a link that carries the request is built on every status
-    read.
+    Both come in one query, the verification with the schema and organization a request
+    names (its ``vct`` and ``client_name``): a link is built from them when it is handed out,
+    and a Request Object on every fetch (measured: three reads before, a fifth of a connect).
     """
-    request = db.session.get(PresentationRequest, request_id)
-    if request is None:
+    found = db.session.execute(_VERIFICATION_OF, {"id": request_id}).first()
+    if found is None:
         raise NotFound()
-    verification = db.session.get(
+    return found.PresentationRequest, found.Verification
+
+
+_VERIFICATION_OF = (
+    select(PresentationRequest, Verification)
+    .outerjoin(Individual, Individual.id == PresentationRequest.individual_id)
+    .outerjoin(PolicyRequest, PolicyRequest.id == PresentationRequest.policy_request_id)
+    .join(
         Verification,
-        request.subject.verification_id,
-        options=(joinedload(Verification.schema), joinedload(Verification.organization)),
+        Verification.id == func.coalesce(Individual.verification_id, PolicyRequest.verification_id),
     )
-    assert verification is not None  # a foreign key
-    return request, verification
+    .where(PresentationRequest.id == bindparam("id"))
+    .options(joinedload(Verification.schema), joinedload(Verification.organization))
+)
