@@ -14,6 +14,7 @@ requested claims.
 from __future__ import annotations
 
 import contextlib
+import functools
 import secrets
 import uuid
 from collections.abc import Callable, Sequence
@@ -21,7 +22,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
-from sqlalchemy import bindparam, func, select, update
+from sqlalchemy import Select, bindparam, func, select, update
 from sqlalchemy.orm import joinedload
 
 from app import clock, json_input, metrics
@@ -177,18 +178,42 @@ def connect(
     return request
 
 
-def answerable(request_id: uuid.UUID | None) -> PresentationRequest | None:
-    """The request behind a link, if a wallet can still answer it.
+def answerable_and_attempts(
+    subject: PresentationSubject, request_id: uuid.UUID | None
+) -> tuple[uuid.UUID | None, int]:
+    """The request behind the subject's link if a wallet can still answer it, and how many
+    presentations the subject has had: what the person's page shows, in one read built once
+    per kind of subject (two ORM loads before).
 
     A link is handed out again for its whole reuse window even once answered; showing an
     answered one would send the person's wallet into a refusal, so the page waits instead.
     """
-    if request_id is None:
-        return None
-    request = db.session.get(PresentationRequest, request_id)
-    if request is None or request.consumed_at is not None or request.expires_at <= clock.now():
-        return None
-    return request
+    row = db.session.execute(
+        _page_read(subject.request_key),
+        {"subject": subject.id, "request": request_id, "now": clock.now()},
+    ).one()
+    return (row.answerable if request_id is not None else None), row.attempts or 0
+
+
+@functools.cache
+def _page_read(request_key: str) -> Select[tuple[uuid.UUID | None, int]]:
+    attempts = (
+        select(func.count())
+        .select_from(PresentationAttempt)
+        .join(PresentationAttempt.request)
+        .where(getattr(PresentationRequest, request_key) == bindparam("subject"))
+        .scalar_subquery()
+    )
+    answerable = (
+        select(PresentationRequest.id)
+        .where(
+            PresentationRequest.id == bindparam("request"),
+            PresentationRequest.consumed_at.is_(None),
+            PresentationRequest.expires_at > bindparam("now"),
+        )
+        .scalar_subquery()
+    )
+    return select(answerable.label("answerable"), attempts.label("attempts"))
 
 
 # -- responses -------------------------------------------------------------------------------
@@ -372,19 +397,6 @@ def attempts_of(subject: PresentationSubject) -> list[PresentationAttempt]:
             .where(subject.requests_clause())
             .order_by(PresentationAttempt.created_at)
         )
-    )
-
-
-def attempt_count(subject: PresentationSubject) -> int:
-    """How many presentations the subject has had."""
-    return (
-        db.session.scalar(
-            select(func.count())
-            .select_from(PresentationAttempt)
-            .join(PresentationAttempt.request)
-            .where(subject.requests_clause())
-        )
-        or 0
     )
 
 
