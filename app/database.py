@@ -31,6 +31,8 @@ F = TypeVar("F", bound=Callable[..., Any])
 UNSTORABLE_TEXT = re.compile("[\x00\ud800-\udfff]")
 BUSY_TIMEOUT_MS = 30_000
 _read_only: ContextVar[bool] = ContextVar("read_only_transaction", default=False)
+# Set around ``read_row``: its one SELECT runs without a transaction around it.
+_single_statement: ContextVar[bool] = ContextVar("single_statement", default=False)
 # Set around a write that gives up quickly on a busy SQLite database: that is no outage.
 _may_be_busy: ContextVar[bool] = ContextVar("may_be_busy", default=False)
 
@@ -69,12 +71,17 @@ def read_row(engine: Engine, statement: Any, parameters: dict[str, Any]) -> Any 
     once and compiled once (SQLAlchemy caches it) costs a third of an ORM load with its
     session, measured. The transaction begins deferred on SQLite and ends with the read.
     """
-    with reading(), engine.connect() as connection:
-        if engine.dialect.name == "postgresql":
-            # One statement needs no transaction around it: without BEGIN and ROLLBACK the
-            # read is one round trip instead of three (psycopg sets autocommit locally).
-            connection = connection.execution_options(isolation_level="AUTOCOMMIT")
-        return connection.execute(statement, parameters).first()
+    # One statement needs no transaction around it: without BEGIN and ROLLBACK the read is
+    # one round trip to PostgreSQL instead of three (psycopg sets autocommit locally), and on
+    # SQLite the statement is its own transaction.
+    token = _single_statement.set(True)
+    try:
+        with reading(), engine.connect() as connection:
+            if engine.dialect.name == "postgresql":
+                connection = connection.execution_options(isolation_level="AUTOCOMMIT")
+            return connection.execute(statement, parameters).first()
+    finally:
+        _single_statement.reset(token)
 
 
 def in_read_only_view() -> bool:
@@ -114,6 +121,8 @@ def configure_sqlite(engine: Engine) -> None:
 
     @event.listens_for(engine, "begin")
     def on_begin(connection: Any) -> None:
+        if _single_statement.get():
+            return  # the driver's autocommit: the one SELECT is its own transaction
         connection.exec_driver_sql("BEGIN" if _read_only.get() else "BEGIN IMMEDIATE")
 
 
