@@ -27,6 +27,7 @@ from app.issuance import settings
 from app.issuance.claims import check_claims
 from app.issuance.links import IssuerLinks
 from app.issuance.models import TX_CODE_LENGTH, AccessToken, Credential, CredentialStatus
+from app.oid4vp.formats import SD_JWT_VC
 from app.organizations.models import Organization
 from app.organizations.operations import require_paid_plan
 from app.recipients.models import Recipient
@@ -106,6 +107,12 @@ def _checked(organization: Organization, body: IssueCredential) -> Schema:
     ):
         raise NotFound()
     require_schema_entitlement(organization, schema)
+    if schema.format != SD_JWT_VC:
+        raise InvalidRequest(
+            f"Schema {schema.name} is a {schema.format} schema; credentials are issued as "
+            "SD-JWT VCs (dc+sd-jwt) only",
+            code="FORMAT_NOT_ISSUABLE",
+        )
     if not schema.published:
         raise InvalidRequest(
             f"Schema {schema.name} is a draft; publish it before issuing",

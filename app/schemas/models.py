@@ -10,7 +10,7 @@ from sqlalchemy.orm import Mapped, mapped_column
 
 from app.extensions import db
 from app.models_base import IdMixin, TimestampMixin
-from app.oid4vp.formats import CredentialType
+from app.oid4vp.formats import SD_JWT_VC, CredentialType
 
 
 class Schema(IdMixin, TimestampMixin, db.Model):
@@ -22,18 +22,37 @@ class Schema(IdMixin, TimestampMixin, db.Model):
     )
     name: Mapped[str] = mapped_column(String(200))
     description: Mapped[str] = mapped_column(Text, default="")
-    vct: Mapped[str] = mapped_column(String(500))
+    # The credential format wallets present it in, and the type identifier of that format:
+    # ``vct`` for dc+sd-jwt ("" otherwise), ``doctype`` and ``namespace`` for mso_mdoc, the VC
+    # ``types`` for jwt_vc_json.
+    format: Mapped[str] = mapped_column(String(20), default=SD_JWT_VC)
+    vct: Mapped[str] = mapped_column(String(500), default="")
+    doctype: Mapped[str | None] = mapped_column(String(200))
+    namespace: Mapped[str | None] = mapped_column(String(200))
+    types: Mapped[list[str] | None] = mapped_column(JSON)
     public: Mapped[bool] = mapped_column(default=False)
     premium_plus: Mapped[bool] = mapped_column(default=False)
     published: Mapped[bool] = mapped_column(default=False)
-    # [{"name", "description", "type"}]; names may be dotted paths into nested claims.
+    # [{"name", "description", "type", "namespace"?}]; names may be dotted paths into nested
+    # claims; an mdoc attribute outside the schema's namespace names its own.
     attributes: Mapped[list[dict[str, Any]]] = mapped_column(JSON, default=list)
     # How long a credential issued with this schema stays valid (its ``exp``); None: no ``exp``.
     validity_days: Mapped[int | None]
 
     def credential_type(self) -> CredentialType:
         """What a verification of this schema asks wallets for."""
-        return CredentialType(vct=self.vct)
+        return CredentialType(
+            format=self.format or SD_JWT_VC,
+            vct=self.vct,
+            doctype=self.doctype or "",
+            namespace=self.namespace or "",
+            types=tuple(self.types or ()),
+            element_namespaces=tuple(
+                (a["name"], a["namespace"])
+                for a in self.attributes
+                if a.get("namespace") and a["namespace"] != self.namespace
+            ),
+        )
 
     def attribute_names(self) -> list[str]:
         return [a["name"] for a in self.attributes]

@@ -9,6 +9,7 @@ from sqlalchemy import or_, select
 
 from app.errors import Forbidden, InvalidRequest, NotFound
 from app.extensions import db
+from app.oid4vp.formats import MSO_MDOC, SD_JWT_VC
 from app.organizations.models import Organization, Plan
 from app.schemas.models import Schema
 
@@ -20,10 +21,18 @@ def _check_attributes(attributes: list[dict[str, Any]]) -> list[dict[str, Any]]:
     duplicates = sorted({n for n in names if names.count(n) > 1})
     if duplicates:
         raise InvalidRequest(f"Duplicate attribute names: {', '.join(duplicates)}")
-    return [
-        {"name": a["name"], "description": a.get("description", ""), "type": a.get("type", "TEXT")}
-        for a in attributes
-    ]
+    return [_attribute(a) for a in attributes]
+
+
+def _attribute(attribute: dict[str, Any]) -> dict[str, Any]:
+    kept = {
+        "name": attribute["name"],
+        "description": attribute.get("description", ""),
+        "type": attribute.get("type", "TEXT"),
+    }
+    if attribute.get("namespace"):
+        kept["namespace"] = attribute["namespace"]
+    return kept
 
 
 def visible_to(organization: Organization):
@@ -84,13 +93,38 @@ def publish_schema(organization: Organization, schema_id: uuid.UUID) -> Schema:
 
 
 def _apply(schema: Schema, fields: dict[str, Any]) -> None:
-    for key in ("name", "description", "vct", "public", "premium_plus"):
+    keys = ("name", "description", "format", "vct", "doctype", "namespace", "types")
+    for key in (*keys, "public", "premium_plus"):
         if key in fields and fields[key] is not None:
             setattr(schema, key, fields[key])
     if "validity_days" in fields:  # an explicit null clears it: credentials without exp
         schema.validity_days = fields["validity_days"]
     if fields.get("attributes") is not None:
         schema.attributes = _check_attributes(fields["attributes"])
+    _check_format(schema)
+
+
+def _check_format(schema: Schema) -> None:
+    """Each format names its credential type its own way; what another format uses is
+    cleared, so a schema never asks for two types at once."""
+    schema.format = schema.format or SD_JWT_VC
+    if schema.format == SD_JWT_VC:
+        _require(schema.vct, "vct is required for a dc+sd-jwt schema")
+        schema.doctype = schema.namespace = schema.types = None
+    elif schema.format == MSO_MDOC:
+        _require(schema.doctype, "doctype is required for an mso_mdoc schema")
+        _require(schema.namespace, "namespace is required for an mso_mdoc schema")
+        schema.vct, schema.types = "", None
+    else:
+        _require(schema.types, "types is required for a jwt_vc_json schema")
+        schema.vct, schema.doctype, schema.namespace = "", None, None
+    if schema.format != MSO_MDOC and any(a.get("namespace") for a in schema.attributes):
+        raise InvalidRequest("Only mso_mdoc schema attributes have a namespace")
+
+
+def _require(value: Any, message: str) -> None:
+    if not value:
+        raise InvalidRequest(message)
 
 
 def require_schema_entitlement(organization: Organization, schema: Schema) -> None:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import uuid
 from datetime import datetime
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
 from app.organizations.models import Plan, Role
 from app.verifications.conditions import OPERATORS
@@ -200,13 +200,45 @@ class SchemaAttribute(Body):
     )
     description: str = Field(default="", max_length=1000)
     type: Literal["TEXT", "NUMBER", "BOOLEAN", "URL", "DATETIME", "EMAIL"] = "TEXT"
+    namespace: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=200,
+        description="mso_mdoc only: the namespace of this element, when not the schema's",
+    )
+
+
+CredentialFormat = Literal["dc+sd-jwt", "mso_mdoc", "jwt_vc_json"]
+TypeValue = Annotated[str, StringConstraints(min_length=1, max_length=200)]
 
 
 class SchemaIn(Body):
     name: str = Name
     description: str = Text
     public: bool = False
-    vct: str = Field(min_length=1, max_length=500)
+    format: CredentialFormat = Field(
+        default="dc+sd-jwt",
+        description="dc+sd-jwt (SD-JWT VC, named by vct), mso_mdoc (ISO mdoc, named by doctype "
+        "and namespace) or jwt_vc_json (W3C VC signed as a JWT, named by types)",
+    )
+    vct: str | None = Field(
+        default=None, min_length=1, max_length=500, description="dc+sd-jwt: the credential type"
+    )
+    doctype: str | None = Field(
+        default=None, min_length=1, max_length=200, description="mso_mdoc: the document type"
+    )
+    namespace: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=200,
+        description="mso_mdoc: the namespace of the attributes",
+    )
+    types: list[TypeValue] | None = Field(
+        default=None,
+        min_length=1,
+        max_length=10,
+        description="jwt_vc_json: the VC type values a credential must have",
+    )
     premium_plus: bool = False
     attributes: list[SchemaAttribute] = Field(min_length=1, max_length=100)
     validity_days: int | None = Field(
@@ -223,7 +255,11 @@ class SchemaPatch(Body):
     name: str | None = Field(default=None, min_length=1, max_length=200)
     description: str | None = Field(default=None, max_length=5000)
     public: bool | None = None
+    format: CredentialFormat | None = None
     vct: str | None = Field(default=None, min_length=1, max_length=500)
+    doctype: str | None = Field(default=None, min_length=1, max_length=200)
+    namespace: str | None = Field(default=None, min_length=1, max_length=200)
+    types: list[TypeValue] | None = Field(default=None, min_length=1, max_length=10)
     premium_plus: bool | None = None
     attributes: list[SchemaAttribute] | None = Field(default=None, min_length=1, max_length=100)
     validity_days: int | None = Field(default=None, strict=True, ge=1, le=3650)
@@ -233,6 +269,7 @@ class SchemaAttributeOut(Out):
     name: str
     description: str
     type: str
+    namespace: str | None = None
 
 
 class SchemaOut(Out):
@@ -240,7 +277,11 @@ class SchemaOut(Out):
     name: str
     description: str
     public: bool
+    format: str
     vct: str
+    doctype: str | None
+    namespace: str | None
+    types: list[str] | None
     premium_plus: bool
     published: bool
     attributes: list[SchemaAttributeOut]

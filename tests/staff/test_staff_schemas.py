@@ -78,7 +78,7 @@ def test_without_javascript_add_an_attribute_re_renders_with_one_more_row(browse
     assert 'value="employee_id"' in page and 'value="Payroll number"' in page
     assert '<option value="DATETIME" selected>' in page
     assert 'value="Employee badge"' in page
-    assert client.get("/schemas", headers=owner.headers()).get_json()["total"] == 3  # public only
+    assert client.get("/schemas", headers=owner.headers()).get_json()["total"] == 5  # public only
 
 
 def test_with_htmx_add_an_attribute_returns_one_row_fragment(browser):
@@ -103,7 +103,7 @@ def test_empty_rows_are_ignored_and_no_attribute_at_all_is_refused_with_the_valu
     assert (
         'value="Employee badge"' in page and 'value="https://acme.test/credentials/badge"' in page
     )
-    assert client.get("/schemas", headers=owner.headers()).get_json()["total"] == 3
+    assert client.get("/schemas", headers=owner.headers()).get_json()["total"] == 5
 
 
 def test_a_bad_attribute_name_and_duplicates_re_render_with_the_message(browser):
