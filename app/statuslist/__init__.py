@@ -1,6 +1,7 @@
-"""Revocation: IETF OAuth Token Status List. Protocol code: no
-database, no Flask; fetches go through ``app.trust.Fetcher``."""
+"""Revocation: IETF OAuth Token Status List, and W3C Bitstring Status List for W3C
+credentials. Protocol code: no database, no Flask; fetches go through ``app.trust.Fetcher``."""
 
+from app.statuslist.bitstring import check_bitstring_status
 from app.statuslist.check import StatusReference, StatusResult, check_status, parse_reference
 from app.statuslist.encoding import (
     INVALID,
@@ -21,6 +22,7 @@ __all__ = [
     "StatusList",
     "StatusReference",
     "StatusResult",
+    "check_bitstring_status",
     "check_kept",
     "check_status",
     "decode_status_list",
