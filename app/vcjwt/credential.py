@@ -36,6 +36,7 @@ from app.vcjwt.claims import (
     earliest,
     identifier,
     numeric_date,
+    one_or_many,
     read_jwt,
     string_claim,
     types_of,
@@ -90,10 +91,12 @@ def verify_credential_jwt(
     anchors: Sequence[x509.Certificate],
     now: datetime,
     label: str = "Credential",
+    audience: str | None = None,
 ) -> VerifiedCredential:
     """Verify a JWT credential: issuer resolved as for SD-JWT VC (did:jwk, did:web, HTTPS
     issuer metadata, x5c) and its signature checked first, then its shape and dates. ``label``
-    names the credential in reasons ("Credential has expired")."""
+    names the credential in reasons ("Credential has expired"); ``audience`` is the verifier
+    a presented credential reaches, which an ``aud`` claim, when the issuer set one, must name."""
     header, payload = read_jwt(token, label)
     shape = _shape(payload, label)
     check_typ(header, CREDENTIAL_TYPS[shape.data_model], label)
@@ -104,9 +107,20 @@ def verify_credential_jwt(
     except SdJwtError as exc:
         raise VcJwtError(exc.reason, issuer.identifier) from exc
     try:
+        _check_audience(payload, audience, label)
         return _read(payload, shape, issuer, now, label)
     except VcJwtError as exc:
         raise VcJwtError(exc.reason, issuer.identifier) from exc
+
+
+def _check_audience(payload: dict[str, Any], audience: str | None, label: str) -> None:
+    """RFC 7519 §4.1.3: a JWT whose ``aud`` does not name the party processing it MUST be
+    rejected. Credentials rarely carry one; one that does is for those audiences only."""
+    if "aud" not in payload:
+        return
+    names = one_or_many(payload["aud"])
+    if audience is None or audience not in names:
+        raise VcJwtError(f"{label} is meant for another audience (aud)")
 
 
 def _shape(payload: dict[str, Any], label: str) -> _Shape:

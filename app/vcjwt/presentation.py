@@ -99,8 +99,17 @@ def verify_vp_jwt(
     check_context(document, CONTEXT[data_model], LABEL)
     types_of(document, PRESENTATION_TYPE, LABEL)
     credential = verify_credential_jwt(
-        _only_credential(document, data_model), fetcher=fetcher, anchors=anchors, now=now
+        _only_credential(document, data_model),
+        fetcher=fetcher,
+        anchors=anchors,
+        now=now,
+        audience=audience,
     )
+    if credential.subject_id is None:
+        raise VcJwtError(
+            "Credential is not bound to a holder (no credentialSubject.id)",
+            credential.issuer.identifier,
+        )
     if credential.subject_id != holder:
         raise VcJwtError(
             "Credential subject is not the holder who signed the presentation",

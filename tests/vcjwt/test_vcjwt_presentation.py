@@ -200,6 +200,15 @@ def issuer_key_not_the_dids(p: Parties) -> str:
     return issue_and_present("2.0", forger, p.holder)
 
 
+def credential_for_another_audience(p: Parties) -> str:
+    return issue_and_present("2.0", p.issuer, p.holder, aud="https://other-verifier.example")
+
+
+def credential_about_nobody(p: Parties) -> str:
+    credential = credential_v2(p.holder.did, credentialSubject=CLAIMS)
+    return present("2.0", p.holder, issue("2.0", p.issuer, credential))
+
+
 def past(days: int = 2) -> str:
     return iso(datetime.now(UTC) - timedelta(days=days))
 
@@ -292,6 +301,12 @@ REFUSED: list[tuple[str, Callable[[Parties], object], str]] = [
         someone_elses_credential_v2,
         "Credential subject is not the holder",
     ),
+    (
+        "credential for another audience",
+        credential_for_another_audience,
+        "Credential is meant for another audience",
+    ),
+    ("credential without a subject id", credential_about_nobody, "Credential is not bound"),
     (
         "holder DID with another key",
         holder_key_not_the_dids,
