@@ -12,7 +12,7 @@ from app.statuslist.encoding import (
     encode_status_list,
 )
 from app.statuslist.errors import StatusError
-from app.statuslist.kept import check_kept, reference_to_keep
+from app.statuslist.kept import bitstring_reference_to_keep, check_kept, reference_to_keep
 
 __all__ = [
     "INVALID",
@@ -22,6 +22,7 @@ __all__ = [
     "StatusList",
     "StatusReference",
     "StatusResult",
+    "bitstring_reference_to_keep",
     "check_bitstring_status",
     "check_kept",
     "check_status",

@@ -4,22 +4,12 @@ the loopback status list server; and that server."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
 
 import pytest
 from trust.trust_support import LocalServer
-from vcjwt_support import Party, close_wallet, make_parties
+from vcjwt_support import Parties, Party, close_wallet, make_parties
 
 from app.trust.fetch import Fetcher
-
-
-@dataclass(frozen=True)
-class Parties:
-    issuer: Party  # P-256, did:jwk
-    other_issuer: Party  # P-256, did:jwk
-    holder: Party  # P-256, did:jwk
-    ed_holder: Party  # Ed25519, did:key
-    other_holder: Party  # P-256, did:jwk
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -10,26 +10,25 @@ from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from conftest import Parties
 from vcjwt_support import (
+    AUD,
     CLAIMS,
     CREDENTIAL_TYPE,
+    NONCE,
     V1,
+    Parties,
     Party,
     credential_v1,
     credential_v2,
     flip_signature_byte,
     iso,
-    run_node,
-    vc_job,
-    vp_job,
+    issue,
+    jose,
+    present,
 )
 
 from app.trust.fetch import Fetcher
 from app.vcjwt import VcJwtError, verify_vp_jwt
-
-NONCE = "n-0S6_WzA2Mj"
-AUD = "redirect_uri:https://verifier.example/wallet/response"
 
 
 def verify(token: object, *, nonce: str = NONCE, audience: str = AUD):
@@ -44,23 +43,9 @@ def verify(token: object, *, nonce: str = NONCE, audience: str = AUD):
     )
 
 
-def issue(model: str, issuer: Party, credential: dict) -> str:
-    return run_node(vc_job(model, issuer, credential))[0]["jwt"]
-
-
-def present(model: str, holder: Party, credential: str, **options) -> str:
-    options.setdefault("nonce", NONCE)
-    options.setdefault("aud", AUD)
-    return run_node(vp_job(model, holder, credential, **options))[0]["jwt"]
-
-
 def issue_and_present(model: str, issuer: Party, holder: Party, **properties) -> str:
     build = credential_v1 if model == "1.1" else credential_v2
     return present(model, holder, issue(model, issuer, build(holder.did, **properties)))
-
-
-def jose(alg: str, payload: dict, **header) -> str:
-    return run_node({"kind": "jose", "alg": alg, "header": header, "payload": payload})[0]["jwt"]
 
 
 def b64(value: object) -> str:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import base64
 import gzip
+import json
 import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -13,12 +14,30 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
-from conftest import Parties
-from test_vcjwt_presentation import AUD, NONCE, issue, jose, present
 from trust.trust_support import LocalServer
-from vcjwt_support import Party, credential_v2, iso, run_node, status_entry
+from vcjwt_support import (
+    AUD,
+    NONCE,
+    Parties,
+    Party,
+    credential_v2,
+    iso,
+    issue,
+    jose,
+    present,
+    run_node,
+    status_entry,
+)
 
-from app.statuslist import INVALID, SUSPENDED, VALID, StatusError, check_bitstring_status
+from app.statuslist import (
+    INVALID,
+    SUSPENDED,
+    VALID,
+    StatusError,
+    bitstring_reference_to_keep,
+    check_bitstring_status,
+    check_kept,
+)
 from app.trust.fetch import Fetcher
 from app.trust.issuers import ResolvedIssuer, resolve_issuer_key
 from app.vcjwt import verify_vp_jwt
@@ -183,6 +202,24 @@ def test_a_presented_credential_is_checked_end_to_end(
     )
 
     assert result.reason == "Credential has been revoked by its issuer"
+
+
+def test_a_kept_reference_reads_the_list_again_later(issuer: Issuer):
+    issuer.publish(revoked=())
+    entries = [status_entry(issuer.url, 3), status_entry(issuer.url, 3, "suspension")]
+    kept = json.loads(json.dumps(bitstring_reference_to_keep(entries[:1], issuer.resolved())))
+    assert check_kept(kept, fetcher=Fetcher(allow_private=True), anchors=(), now=now()).valid
+
+    issuer.publish(revoked=(3,))
+
+    later = check_kept(kept, fetcher=Fetcher(allow_private=True), anchors=(), now=now())
+    assert later.reason == "Credential has been revoked by its issuer"
+
+
+def test_no_reference_is_kept_for_a_status_this_checker_cannot_read(issuer: Issuer):
+    entry = {**status_entry(issuer.url, 3), "type": "StatusList2021Entry"}
+
+    assert bitstring_reference_to_keep(entry, issuer.resolved()) is None
 
 
 # --------------------------------------------------------------------------- no statement

@@ -152,3 +152,32 @@ def flip_signature_byte(token: str) -> str:
     head, payload, signature = token.split(".")
     first = "B" if signature[0] == "A" else "A"
     return f"{head}.{payload}.{first}{signature[1:]}"
+
+
+@dataclass(frozen=True)
+class Parties:
+    issuer: Party  # P-256, did:jwk
+    other_issuer: Party  # P-256, did:jwk
+    holder: Party  # P-256, did:jwk
+    ed_holder: Party  # Ed25519, did:key
+    other_holder: Party  # P-256, did:jwk
+
+
+# The request a presentation answers, as the tests that make one without the service use it.
+NONCE = "n-0S6_WzA2Mj"
+AUD = "redirect_uri:https://verifier.example/wallet/response"
+
+
+def issue(model: str, issuer: Party, credential: dict[str, Any]) -> str:
+    return run_node(vc_job(model, issuer, credential))[0]["jwt"]
+
+
+def present(model: str, holder: Party, credential: str, **options: Any) -> str:
+    options.setdefault("nonce", NONCE)
+    options.setdefault("aud", AUD)
+    return run_node(vp_job(model, holder, credential, **options))[0]["jwt"]
+
+
+def jose(alg: str, payload: dict[str, Any], **header: Any) -> str:
+    """What did-jwt refuses to make: an unsigned (alg none) or HMAC-signed token."""
+    return run_node({"kind": "jose", "alg": alg, "header": header, "payload": payload})[0]["jwt"]
