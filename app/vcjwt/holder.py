@@ -38,14 +38,14 @@ CURVES = {P256: ec.SECP256R1(), P384: ec.SECP384R1()}
 
 def holder_key(holder: str, header: dict[str, Any]) -> PublicKey:
     """The public key ``holder`` (a DID) names, checked against the header's ``kid``/``jwk``."""
+    if not holder.startswith((DID_JWK, DID_KEY)):
+        raise VcJwtError(f"{LABEL} is not a did:jwk or did:key DID, so its key cannot be found")
     if any(mark in holder for mark in "#?/"):
         raise VcJwtError(f"{LABEL} is a DID URL, not a DID")
     if holder.startswith(DID_JWK):
         key, fragment = _did_jwk(holder), "0"
-    elif holder.startswith(DID_KEY):
-        key, fragment = _did_key(holder), holder[len(DID_KEY) :]
     else:
-        raise VcJwtError(f"{LABEL} is not a did:jwk or did:key DID, so its key cannot be found")
+        key, fragment = _did_key(holder), holder[len(DID_KEY) :]
     _check_kid(header.get("kid"), holder, fragment)
     if "jwk" in header:
         _check_embedded(header["jwk"], key)

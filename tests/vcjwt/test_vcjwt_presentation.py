@@ -76,6 +76,13 @@ def test_a_did_key_holder_signing_with_ed25519_verifies(parties: Parties, model:
     assert verified.holder.startswith("did:key:z6Mk")
 
 
+def test_the_holders_own_key_may_travel_in_the_header(parties: Parties):
+    holder = parties.holder.with_header(jwk=parties.holder.public_jwk)
+    token = present("2.0", holder, issue("2.0", parties.issuer, credential_v2(holder.did)))
+
+    assert verify(token).holder == parties.holder.did
+
+
 def test_a_did_key_holder_on_p256_verifies(parties: Parties):
     holder = parties.other_holder.as_did(parties.other_holder.key["did_key"])
 
@@ -178,6 +185,21 @@ def holder_key_not_the_dids(p: Parties) -> str:
     # Signed with other_holder's key while claiming to be holder.
     impostor = p.other_holder.as_did(p.holder.did)
     return present("1.1", impostor, issue("1.1", p.issuer, credential_v1(p.holder.did)))
+
+
+def kid_naming_another_key(p: Parties) -> str:
+    holder = p.holder.with_header(kid=f"{p.holder.did}#1")
+    return present("1.1", holder, issue("1.1", p.issuer, credential_v1(p.holder.did)))
+
+
+def embedded_jwk_of_another_key(p: Parties) -> str:
+    holder = p.holder.with_header(jwk=p.other_holder.public_jwk)
+    return present("1.1", holder, issue("1.1", p.issuer, credential_v1(p.holder.did)))
+
+
+def holder_not_a_did(p: Parties) -> str:
+    holder = p.holder.as_did("https://holder.example")
+    return present("1.1", holder, issue("1.1", p.issuer, credential_v1(holder.did)))
 
 
 def issuer_key_not_the_dids(p: Parties) -> str:
@@ -292,6 +314,9 @@ REFUSED: list[tuple[str, Callable[[Parties], object], str]] = [
         "Credential is meant for another audience",
     ),
     ("credential without a subject id", credential_about_nobody, "Credential is not bound"),
+    ("kid naming another key", kid_naming_another_key, "kid) does not name the holder's key"),
+    ("embedded jwk of another key", embedded_jwk_of_another_key, "jwk is not the holder's key"),
+    ("holder not a DID", holder_not_a_did, "is not a did:jwk or did:key DID"),
     (
         "holder DID with another key",
         holder_key_not_the_dids,

@@ -9,7 +9,8 @@
 // such request per line in, one answer per line out (an error answers that line only). Jobs:
 //   {"kind": "key", "type": "P-256" | "Ed25519"}
 //       -> {"jwk" (private), "alg", "did_jwk", "did_key"}
-//   {"kind": "vc", "model": "1.1" | "2.0", "signer": {key, "did", "kid"?}, "credential": {...}}
+//   {"kind": "vc", "model": "1.1" | "2.0", "signer": {key, "did", "kid"?, "header"?},
+//    "credential": {...}}
 //       -> {"jwt"}: 1.1 through did-jwt-vc (it maps issuer, issuanceDate, expirationDate,
 //          credentialSubject.id and id to JWT claims); 2.0 as the payload itself, typ vc+jwt.
 //   {"kind": "vp", "model": ..., "signer": {...}, "credential": "<jwt>", "nonce", "aud",
@@ -64,7 +65,7 @@ function signerOf({ jwk, alg, did }) {
 }
 
 function headerOf(signer, typ) {
-  const header = { alg: signer.alg }
+  const header = { ...signer.header, alg: signer.alg }
   if (typ) header.typ = typ
   if (signer.kid) header.kid = signer.kid
   return header

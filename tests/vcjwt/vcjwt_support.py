@@ -79,13 +79,27 @@ class Party:
     key: dict[str, Any]
     did: str
     kid: str | None = None
+    header: dict[str, Any] | None = None  # more JOSE header members
 
     def signer(self) -> dict[str, Any]:
-        return {"jwk": self.key["jwk"], "alg": self.key["alg"], "did": self.did, "kid": self.kid}
+        return {
+            "jwk": self.key["jwk"],
+            "alg": self.key["alg"],
+            "did": self.did,
+            "kid": self.kid,
+            "header": self.header or {},
+        }
 
     def as_did(self, did: str, kid: str | None = None) -> Party:
         """The same key signing as another DID (a forgery: the DID's key is not this one)."""
         return Party(self.key, did, kid)
+
+    def with_header(self, kid: str | None = None, **header: Any) -> Party:
+        return Party(self.key, self.did, kid, header)
+
+    @property
+    def public_jwk(self) -> dict[str, Any]:
+        return {name: value for name, value in self.key["jwk"].items() if name != "d"}
 
 
 def make_parties(*types: str) -> list[dict[str, Any]]:
