@@ -8,11 +8,13 @@ key is found by ``app.trust`` as for SD-JWT VC. Status (``credentialStatus``) is
 checked: ``app.statuslist.bitstring`` does that.
 """
 
-from app.vcjwt.credential import VerifiedCredential, verify_credential_jwt
-from app.vcjwt.errors import VcJwtError
+from app.vcjwt.credential import NO_ISSUER, VerifiedCredential, verify_credential_jwt
+from app.vcjwt.errors import IssuerUnresolved, VcJwtError
 from app.vcjwt.presentation import VerifiedVc, verify_vp_jwt
 
 __all__ = [
+    "NO_ISSUER",
+    "IssuerUnresolved",
     "VcJwtError",
     "VerifiedCredential",
     "VerifiedVc",

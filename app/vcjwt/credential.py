@@ -41,7 +41,7 @@ from app.vcjwt.claims import (
     string_claim,
     types_of,
 )
-from app.vcjwt.errors import VcJwtError, refusing
+from app.vcjwt.errors import IssuerUnresolved, VcJwtError, refusing
 
 VCDM_1 = "1.1"
 VCDM_2 = "2.0"
@@ -54,6 +54,7 @@ CONTEXT = {
 # registers vc+jwt). A presentation's typ (vp+jwt) is none of them.
 CREDENTIAL_TYPS = {VCDM_1: ("JWT",), VCDM_2: ("vc+jwt", "JWT")}
 CREDENTIAL_TYPE = "VerifiableCredential"
+NO_ISSUER = "Credential names no issuer"
 MAX_TYPES = 32
 
 
@@ -143,7 +144,7 @@ def _issuer_name(payload: dict[str, Any], shape: _Shape, label: str) -> str:
         "iss and issuer",
     )
     if name is None:
-        raise VcJwtError(f"{label} names no issuer")
+        raise VcJwtError(NO_ISSUER if label == "Credential" else f"{label} names no issuer")
     return name
 
 
@@ -160,7 +161,7 @@ def _resolve(
             header, {"iss": issuer_name}, fetcher=fetcher, anchors=anchors, now=now
         )
     except TrustError as exc:
-        raise VcJwtError(exc.reason, issuer_name) from exc
+        raise IssuerUnresolved(exc.reason, issuer_name) from exc
 
 
 def _read(

@@ -24,6 +24,11 @@ class VcJwtError(Exception):
         self.issuer = issuer
 
 
+class IssuerUnresolved(VcJwtError):
+    """The credential's issuer (``issuer``) could not be resolved to a key: a caller that pins
+    its issuers may rather say that this issuer is not one it trusts."""
+
+
 def refusing(reason: str) -> Callable[[Callable[P, R]], Callable[P, R]]:
     """Make a public entry point raise only VcJwtError, with ``reason`` for the unforeseen:
     hostile input must end in a refusal a caller can show, never in a crash."""
