@@ -150,3 +150,38 @@ def test_an_unmet_condition_fails_naming_it(app, client, w3c_schema, parties: Pa
         "FAILED",
         'Attribute address.country does not satisfy IN ["FR"]',
     )
+
+
+ORIGIN = "https://verity.test"
+
+
+def dc_api_post(client, request: WalletRequest, presentation: str):
+    """What the person's page posts back from the browser's Digital Credentials API."""
+    return client.post(
+        f"/oid4vp/dc-responses/{request.request_id}",
+        json={"vp_token": {"credential": [presentation]}},
+        headers={"Origin": ORIGIN},
+    )
+
+
+@pytest.mark.parametrize(
+    ("aud", "outcome"),
+    [
+        (f"origin:{ORIGIN}", ("VERIFIED", None)),
+        (None, ("FAILED", "Presentation audience does not match this verifier")),
+    ],
+    ids=["bound-to-the-origin", "bound-to-the-client-id"],
+)
+def test_over_the_browser_api_the_presentation_names_the_pages_origin(
+    app, client, w3c_schema, parties: Parties, aud, outcome
+):
+    staff, verification, request = start(app, client, ["DE"])
+    credential = issue("2.0", parties.issuer, credential_v2(parties.holder.did))
+    presentation = present(
+        "2.0", parties.holder, credential, nonce=request.nonce, aud=aud or request.client_id
+    )
+
+    assert dc_api_post(client, request, presentation).status_code == 200
+
+    body = lookup(app, client, staff, verification)
+    assert (body["status"], body["validation_error"]) == outcome
