@@ -40,7 +40,13 @@ from app.vcjwt.claims import (
     string_claim,
     types_of,
 )
-from app.vcjwt.credential import CONTEXT, VCDM_1, VCDM_2, verify_credential_jwt
+from app.vcjwt.credential import (
+    CONTEXT,
+    VCDM_1,
+    VCDM_2,
+    VerifiedCredential,
+    verify_credential_jwt,
+)
 from app.vcjwt.errors import VcJwtError, refusing
 from app.vcjwt.holder import holder_key
 
@@ -82,39 +88,11 @@ def verify_vp_jwt(
     if not (isinstance(audience, str) and audience and isinstance(nonce, str) and nonce):
         # An empty expectation would match a presentation made for nobody in particular.
         raise VcJwtError("Presentation cannot be checked without an audience and a nonce")
-    header, payload = read_jwt(token, LABEL)
-    data_model, document = _shape(payload)
-    check_typ(header, PRESENTATION_TYPS[data_model], LABEL)
-    holder = _holder(payload, document)
-    try:
-        verify_jws(
-            token, holder_key(holder, header), ALLOWED_ALGS, label=LABEL, decoded=(header, payload)
-        )
-    except SdJwtError as exc:
-        raise VcJwtError(exc.reason) from exc
-    _check_binding(payload, audience, nonce)
-    check_issued(payload, LABEL, now)
-    starts, ends = [numeric_date(payload, "nbf", LABEL)], [numeric_date(payload, "exp", LABEL)]
-    check_window(LABEL, now, starts=starts, ends=ends)
-    check_context(document, CONTEXT[data_model], LABEL)
-    types_of(document, PRESENTATION_TYPE, LABEL)
+    holder, token_in_it = _verify_presentation(token, audience, nonce, now)
     credential = verify_credential_jwt(
-        _only_credential(document, data_model),
-        fetcher=fetcher,
-        anchors=anchors,
-        now=now,
-        audience=audience,
+        token_in_it, fetcher=fetcher, anchors=anchors, now=now, audience=audience
     )
-    if credential.subject_id is None:
-        raise VcJwtError(
-            "Credential is not bound to a holder (no credentialSubject.id)",
-            credential.issuer.identifier,
-        )
-    if credential.subject_id != holder:
-        raise VcJwtError(
-            "Credential subject is not the holder who signed the presentation",
-            credential.issuer.identifier,
-        )
+    _check_subject(credential, holder)
     return VerifiedVc(
         issuer=credential.issuer,
         types=credential.types,
@@ -123,6 +101,37 @@ def verify_vp_jwt(
         status=credential.status,
         data_model=credential.data_model,
     )
+
+
+def _verify_presentation(token: Any, audience: str, nonce: str, now: datetime) -> tuple[str, str]:
+    """The holder's signature, binding to this request and dates; the holder and the one
+    credential JWT the presentation holds."""
+    header, payload = read_jwt(token, LABEL)
+    data_model, document = _shape(payload)
+    check_typ(header, PRESENTATION_TYPS[data_model], LABEL)
+    holder = _holder(payload, document)
+    try:
+        key = holder_key(holder, header)
+        verify_jws(token, key, ALLOWED_ALGS, label=LABEL, decoded=(header, payload))
+    except SdJwtError as exc:
+        raise VcJwtError(exc.reason) from exc
+    _check_binding(payload, audience, nonce)
+    check_issued(payload, LABEL, now)
+    starts, ends = [numeric_date(payload, "nbf", LABEL)], [numeric_date(payload, "exp", LABEL)]
+    check_window(LABEL, now, starts=starts, ends=ends)
+    check_context(document, CONTEXT[data_model], LABEL)
+    types_of(document, PRESENTATION_TYPE, LABEL)
+    return holder, _only_credential(document, data_model)
+
+
+def _check_subject(credential: VerifiedCredential, holder: str) -> None:
+    """The credential is about the holder who signed: someone else's credential, presented
+    by a wallet that holds it, proves nothing about the person presenting it."""
+    issuer = credential.issuer.identifier
+    if credential.subject_id is None:
+        raise VcJwtError("Credential is not bound to a holder (no credentialSubject.id)", issuer)
+    if credential.subject_id != holder:
+        raise VcJwtError("Credential subject is not the holder who signed the presentation", issuer)
 
 
 def _shape(payload: dict[str, Any]) -> tuple[str, dict[str, Any]]:
