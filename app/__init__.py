@@ -14,6 +14,7 @@ from werkzeug.middleware.proxy_fix import ProxyFix
 
 from app import config as settings
 from app.database import (
+    configure_postgresql,
     configure_sqlite,
     engine_options,
     forbid_writes_when_read_only,
@@ -109,6 +110,7 @@ def register_extensions(app: Flask) -> None:
     db.init_app(app)
     with app.app_context():
         configure_sqlite(db.engine)
+        configure_postgresql(db.engine)
         watch_storage(db.engine)
     if not event.contains(Session, "before_flush", forbid_writes_when_read_only):
         event.listen(Session, "before_flush", forbid_writes_when_read_only)

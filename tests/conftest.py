@@ -21,6 +21,7 @@ from flask_migrate import upgrade
 from sqlalchemy import text
 
 from app import clock, create_app
+from app.database import engine_options
 from app.extensions import db
 from app.schemas.public import seed_public_schemas
 
@@ -49,7 +50,7 @@ def db_config(url: str) -> dict:
     config: dict = {"SQLALCHEMY_DATABASE_URI": url}
     if url.startswith("postgresql"):
         config["SQLALCHEMY_ENGINE_OPTIONS"] = {
-            "pool_pre_ping": True,
+            **engine_options(url),
             "connect_args": {"options": f"-csearch_path={PG_SCHEMA}"},
         }
     return config

@@ -16,6 +16,7 @@ from datetime import timedelta
 import pytest
 from factories import make_apikey, make_staff, make_verification
 from flask import Flask
+from markupsafe import Markup
 from pages.pages_support import wallet_link
 from sqlalchemy.orm import Session
 
@@ -23,6 +24,7 @@ from app import clock
 from app.database import forbid_writes_when_read_only, read_only
 from app.extensions import db
 from app.integrations.models import Integration
+from app.pages.qr import QrCache
 
 
 @pytest.fixture
@@ -92,6 +94,45 @@ def test_the_persons_page_and_its_poll_answer_while_a_writer_holds_the_write_loc
     assert again.status_code == 200
     assert poll.status_code == 204
     assert wallet_link(again.get_data(as_text=True)) == wallet_link(page.get_data(as_text=True))
+
+
+class LockProbingQrCache(QrCache):
+    """The real cache, which also notes whether another connection could take SQLite's write
+    lock at the moment a code is drawn."""
+
+    def __init__(self, path: str) -> None:
+        super().__init__()
+        self.path = path
+        self.lock_was_free: list[bool] = []
+
+    def svg(self, data: str, label: str) -> Markup:
+        other = sqlite3.connect(self.path, isolation_level=None, timeout=0)
+        try:
+            other.execute("BEGIN IMMEDIATE")
+            other.execute("ROLLBACK")
+            self.lock_was_free.append(True)
+        except sqlite3.OperationalError:
+            self.lock_was_free.append(False)
+        finally:
+            other.close()
+        return super().svg(data, label)
+
+
+def test_a_page_that_hands_out_a_new_link_draws_its_code_with_the_write_lock_free(
+    app, client, opened
+):
+    """Drawing a QR code takes tens of milliseconds: other writers must not wait for it."""
+    path = sqlite_path(app)
+    if path is None:
+        pytest.skip("the write lock is SQLite's; PostgreSQL readers never wait for writers")
+    probe = LockProbingQrCache(path)
+    app.extensions["qr_cache"] = probe
+    page = client.get(f"/i/{opened['individual']}")  # hands out the link: a write
+    assert page.status_code == 200
+    assert probe.lock_was_free == [True]
+    assert client.get(f"/verifications/{opened['individual']}/verify").get_json()["status"] == (
+        "REQUESTED"  # the link was kept all the same
+    )
 
 
 def last_used(app: Flask) -> object:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from flask import Blueprint, current_app, request
+from sqlalchemy.orm import joinedload
 
 from app.api import render
 from app.api.common import documented, json_response, parse_body, parse_id
@@ -12,6 +13,7 @@ from app.oid4vp import wallet_metadata
 from app.oid4vp.request import AuthorizationRequest
 from app.presentations import operations as presentations
 from app.verifications import operations as individuals
+from app.verifications.models import Individual
 from app.web import payloads as p
 from app.web.links import links
 
@@ -48,6 +50,8 @@ def connect(individual_id: str):
         parse_id(individual_id),
         config["CONNECT_LINK_SECONDS"],
         config["PRESENTATION_REQUEST_SECONDS"],
+        # A new link's status change reads the verification (its webhook event): joined.
+        load=(joinedload(Individual.verification),),
     )
     return json_response(render.individual(individual, links()))
 

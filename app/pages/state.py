@@ -11,8 +11,7 @@ from sqlalchemy.orm import joinedload
 
 from app.policies.operations import connect_policy, policy_for_token
 from app.presentations.operations import (
-    answerable,
-    attempt_count,
+    answerable_and_attempts,
     connect_individual,
     holds_subject_response_code,
 )
@@ -20,7 +19,6 @@ from app.presentations.reasons import for_person
 from app.verifications import operations as individuals
 from app.verifications.models import (
     Individual,
-    PresentationRequest,
     PresentationSubject,
     Status,
     Verification,
@@ -54,7 +52,7 @@ class PageState:
     # Nothing more can be presented: no code to scan, nothing to poll for.
     final: bool
     # The request the QR code and buttons point at, while a wallet can still answer it.
-    link: PresentationRequest | None
+    link: uuid.UUID | None
     attempts: int
 
     @property
@@ -81,7 +79,7 @@ class PageState:
 
     @property
     def link_id(self) -> str:
-        return str(self.link.id) if self.link is not None else ""
+        return str(self.link) if self.link is not None else ""
 
     def status_url(self, seen: int, since: int) -> str:
         """The fragment address; it says what the page shows, so an unchanged poll is a 204."""
@@ -107,13 +105,8 @@ def of_policy(token: str, windows: Windows) -> PageState:
 
 def page_of(subject: PresentationSubject, path: str, link: uuid.UUID | None) -> PageState:
     final = subject.is_final()
-    return PageState(
-        path=path,
-        subject=subject,
-        final=final,
-        link=None if final else answerable(link),
-        attempts=attempt_count(subject),
-    )
+    answerable, attempts = answerable_and_attempts(subject, None if final else link)
+    return PageState(path=path, subject=subject, final=final, link=answerable, attempts=attempts)
 
 
 def answered_individual(individual_id: uuid.UUID, code: str) -> tuple[PresentationSubject, bool]:

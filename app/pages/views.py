@@ -17,7 +17,9 @@ from markupsafe import Markup
 from werkzeug.exceptions import HTTPException
 
 from app import clock
+from app.database import reading
 from app.errors import ApiError, CodeNotFound, NotFound
+from app.extensions import db
 from app.pages import state
 from app.pages.headers import protect
 from app.pages.qr import QrCache
@@ -109,8 +111,27 @@ def render(template: str, **context: Any) -> str:
     return render_template(template, links=links(), qr_svg=kept_qr_svg, **context)
 
 
+def drawn_after_commit(template: str, **context: Any) -> str:
+    """A page that may just have handed out a new link, drawn once that link is committed.
+
+    Drawing a new link's QR code takes up to 50 ms; within the request's transaction it would
+    hold SQLite's write lock, and every other writer (another page handing out a link, a
+    wallet's answer) with it: measured, 49 of a first load's 51 ms. So the transaction ends
+    before drawing, keeping what was read (nothing is expired), and whatever the templates
+    still read is read without the write lock.
+    """
+    session = db.session()
+    session.expire_on_commit = False
+    try:
+        session.commit()
+    finally:
+        session.expire_on_commit = True
+    with reading():
+        return render(template, **context)
+
+
 def live_page(page: state.PageState) -> ResponseReturnValue:
-    return render(
+    return drawn_after_commit(
         "person/page.html",
         page=page,
         poll=not page.final,
@@ -156,7 +177,7 @@ def status_update(page: state.PageState) -> ResponseReturnValue:
     if change is None:
         return "", 204
     ended, idle, relinked = change
-    return render(
+    return drawn_after_commit(
         "person/_update.html",
         page=page,
         poll=not (ended or idle),

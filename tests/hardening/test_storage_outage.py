@@ -168,6 +168,31 @@ def test_postgresql_stopped_then_back(app, db_url, make_app, caplog):
     assert not [r for r in caplog.records if r.exc_info], "a traceback was logged"
 
 
+@pytest.mark.skipif(
+    os.environ.get("VERITY_TEST_DB") != "postgresql", reason="runs in the PostgreSQL pass"
+)
+def test_postgresql_restarted_between_requests_goes_unnoticed(app, db_url, make_app, caplog):
+    """Pooled connections the server closed while idle are replaced at checkout, with no
+    round trip to ask: the first request after a restart is answered."""
+    staff = make_staff(app)
+    parts = urlsplit(db_url)
+    proxy = Proxy((parts.hostname or "127.0.0.1", parts.port or 5432))
+    proxied = urlunsplit(parts._replace(netloc=f"{parts.username}@127.0.0.1:{proxy.port}"))
+    proxy.start()
+    client = make_app(SQLALCHEMY_DATABASE_URI=proxied).test_client()
+    assert client.get("/me", headers=staff.headers()).status_code == 200
+    caplog.set_level(logging.INFO)
+
+    proxy.stop()  # every pooled connection is cut while idle
+    proxy.start()
+    try:
+        for _ in range(3):
+            assert client.get("/me", headers=staff.headers()).status_code == 200
+    finally:
+        proxy.stop()
+    assert not outage_lines(caplog.text)[0], caplog.text
+
+
 def test_redis_down_refuses_voucher_exchange_and_nothing_else(app, make_app, caplog):
     closed = f"redis://127.0.0.1:{free_port()}/0"
     served_app = make_app(RATELIMIT_STORAGE_URI=closed)
