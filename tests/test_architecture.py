@@ -32,12 +32,13 @@ DOMAIN = (
     "sdjwt",
     "statuslist",
     "trust",
+    "vcjwt",
     "verifications",
     "vouchers",
     "webhooks",
 )
 # Protocol code knows no database either.
-PROTOCOL = ("oid4vp", "sdjwt", "statuslist", "trust")
+PROTOCOL = ("oid4vp", "sdjwt", "statuslist", "trust", "vcjwt")
 WEB = ("flask", "flask_sqlalchemy", "flask_migrate", "flask_limiter", "werkzeug")
 
 

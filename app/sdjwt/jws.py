@@ -80,7 +80,7 @@ def verify_jws(
     """
     header_b64, payload_b64, signature_b64 = split_compact(compact, label)
     header = decoded[0] if decoded else decode_json_object(header_b64, f"{label} header")
-    alg = _allowed_alg(header, allowed_algs, label)
+    alg = allowed_alg(header, allowed_algs, label)
     if "crit" in header:
         # RFC 7515 §4.1.11: extensions listed in "crit" must be understood; we understand none.
         raise SdJwtError(f"{label} requires header extensions this verifier does not support")
@@ -117,7 +117,9 @@ def read_unverified(compact: str, label: str = "Token") -> tuple[dict[str, Any],
     )
 
 
-def _allowed_alg(header: dict[str, Any], allowed_algs: Any, label: str) -> str:
+def allowed_alg(header: dict[str, Any], allowed_algs: Any, label: str) -> str:
+    """The header's algorithm, refused as ``verify_jws`` would refuse it. Public so that a
+    caller can turn away an unsigned or HMAC token before resolving its key (which may fetch)."""
     alg = header.get("alg")
     if not isinstance(alg, str):
         raise SdJwtError(f"{label} header names no signing algorithm")

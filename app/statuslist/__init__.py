@@ -1,6 +1,7 @@
-"""Revocation: IETF OAuth Token Status List. Protocol code: no
-database, no Flask; fetches go through ``app.trust.Fetcher``."""
+"""Revocation: IETF OAuth Token Status List, and W3C Bitstring Status List for W3C
+credentials. Protocol code: no database, no Flask; fetches go through ``app.trust.Fetcher``."""
 
+from app.statuslist.bitstring import check_bitstring_status
 from app.statuslist.check import StatusReference, StatusResult, check_status, parse_reference
 from app.statuslist.encoding import (
     INVALID,
@@ -11,7 +12,7 @@ from app.statuslist.encoding import (
     encode_status_list,
 )
 from app.statuslist.errors import StatusError
-from app.statuslist.kept import check_kept, reference_to_keep
+from app.statuslist.kept import bitstring_reference_to_keep, check_kept, reference_to_keep
 
 __all__ = [
     "INVALID",
@@ -21,6 +22,8 @@ __all__ = [
     "StatusList",
     "StatusReference",
     "StatusResult",
+    "bitstring_reference_to_keep",
+    "check_bitstring_status",
     "check_kept",
     "check_status",
     "decode_status_list",

@@ -5,6 +5,9 @@ and ``idx`` and the issuer that must have signed the list (identifier, how it wa
 its public key, which an x5c issuer may sign its list with without naming itself again; Token
 Status List 11.3). A later check reads the list as at the decision (``check_status``), with the
 same signer rules, so a list from anyone else is refused the same way.
+
+A W3C credential's Bitstring Status List entries are kept the same way (``kind`` "bitstring":
+each entry's purpose, list URL, index and size) and read again with ``check_bitstring_status``.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from cryptography import x509
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec, ed448, ed25519, rsa
 
+from app.statuslist.bitstring import ENTRY_TYPE, check_bitstring_status, parse_entries
 from app.statuslist.check import StatusResult, check_status, parse_reference
 from app.statuslist.errors import StatusError
 from app.trust.fetch import Fetcher
@@ -29,6 +33,7 @@ _KEY_TYPES = (
     ed448.Ed448PublicKey,
 )
 _METHODS = ("did:jwk", "did:web", "jwt-vc-issuer", "x5c")
+BITSTRING = "bitstring"
 
 
 def reference_to_keep(status_claim: Any, issuer: ResolvedIssuer) -> dict[str, Any] | None:
@@ -49,6 +54,36 @@ def reference_to_keep(status_claim: Any, issuer: ResolvedIssuer) -> dict[str, An
     }
 
 
+def bitstring_reference_to_keep(
+    credential_status: Any, issuer: ResolvedIssuer
+) -> dict[str, Any] | None:
+    """The same for a W3C ``credentialStatus`` (Bitstring Status List entries)."""
+    try:
+        entries = parse_entries(credential_status)
+    except StatusError:
+        return None
+    kept = [
+        {
+            "type": ENTRY_TYPE,
+            "statusPurpose": entry.purpose,
+            "statusListCredential": entry.uri,
+            "statusListIndex": str(entry.index),
+            "statusSize": entry.size,
+        }
+        for entry in entries
+    ]
+    key = issuer.key.public_bytes(
+        serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
+    )
+    return {
+        "kind": BITSTRING,
+        "entries": kept,
+        "issuer": issuer.identifier,
+        "method": issuer.method,
+        "key": key.decode("ascii"),
+    }
+
+
 def check_kept(
     kept: Any,
     *,
@@ -58,6 +93,14 @@ def check_kept(
 ) -> StatusResult:
     """The status now of the credential ``kept`` was made from; StatusError when no statement
     can be made (the list cannot be fetched or verified, or ``kept`` is not one of ours)."""
+    if isinstance(kept, dict) and kept.get("kind") == BITSTRING:
+        return check_bitstring_status(
+            _field(kept, "entries"),
+            credential_issuer=_issuer(kept),
+            fetcher=fetcher,
+            anchors=anchors,
+            now=now,
+        )
     return check_status(
         {"status_list": {"uri": _field(kept, "uri"), "idx": _field(kept, "idx")}},
         credential_issuer=_issuer(kept),

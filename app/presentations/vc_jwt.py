@@ -1,0 +1,70 @@
+"""The W3C VC-JWT reader (``jwt_vc_json``): the holder's presentation bound to this request,
+the issuer's signature on the one credential in it, its subject bound to the holder, its dates
+(``app.vcjwt``); status from its Bitstring Status List entries (``app.statuslist``).
+
+As for SD-JWT VC: a verification that pins its issuers says so when the credential names none
+(``NO_ISSUER_PINNED``), and names the issuer it does not trust even when that issuer could not
+be resolved.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from app.presentations.presented import Context, Presented, Refused, Rules
+from app.presentations.reasons import NO_ISSUER_PINNED, untrusted_issuer
+from app.statuslist import StatusResult, bitstring_reference_to_keep, check_bitstring_status
+from app.trust import ResolvedIssuer
+from app.vcjwt import NO_ISSUER, IssuerUnresolved, VcJwtError, verify_vp_jwt
+
+
+def read_vc_jwt(presentation: str, rules: Rules, context: Context) -> Presented:
+    try:
+        verified = verify_vp_jwt(
+            presentation,
+            audience=context.audience,
+            nonce=context.nonce,
+            now=context.now,
+            fetcher=context.fetcher,
+            anchors=context.anchors,
+        )
+    except IssuerUnresolved as exc:
+        raise Refused(_untrusted(exc.issuer, rules) or exc.reason, exc.issuer) from None
+    except VcJwtError as exc:
+        if rules.trusted_issuers and exc.reason == NO_ISSUER:
+            raise Refused(NO_ISSUER_PINNED) from None
+        raise Refused(exc.reason, exc.issuer) from None
+    wanted = rules.credential.types
+    status = verified.status
+    return Presented(
+        issuer=verified.issuer,
+        type_identifier=", ".join(verified.types),
+        # OpenID4VP 1.0 §B.1.1 type_values: every type asked for, in any order, among others.
+        type_matches=bool(wanted) and all(t in verified.types for t in wanted),
+        # credentialSubject without its id: a schema's dotted attribute names are paths in it.
+        claims=verified.subject,
+        status=None if status is None else _status_reader(status, verified.issuer),
+        kept_reference=None
+        if status is None
+        else bitstring_reference_to_keep(status, verified.issuer),
+    )
+
+
+def _status_reader(status: Any, issuer: ResolvedIssuer):
+    def read(context: Context) -> StatusResult:
+        return check_bitstring_status(
+            status,
+            credential_issuer=issuer,
+            fetcher=context.fetcher,
+            anchors=context.anchors,
+            now=context.now,
+        )
+
+    return read
+
+
+def _untrusted(issuer_name: str | None, rules: Rules) -> str | None:
+    """A pinned verification names the issuer it does not trust, even if it could not resolve it."""
+    if rules.trusted_issuers and issuer_name and issuer_name not in rules.trusted_issuers:
+        return untrusted_issuer(issuer_name)
+    return None

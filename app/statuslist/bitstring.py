@@ -1,0 +1,271 @@
+"""Checking a W3C credential's status against its issuer's Bitstring Status List
+(W3C Bitstring Status List v1.0, §4.1 "Validate Algorithm").
+
+The credential has already been verified. Its ``credentialStatus`` holds one or more
+``BitstringStatusListEntry`` objects (§2.1). For each entry whose purpose is ``revocation`` or
+``suspension``: fetch the status list credential at ``statusListCredential`` (a VC-JWT), make
+sure the credential's own issuer signed it, that it is a ``BitstringStatusListCredential``
+whose subject is a ``BitstringStatusList`` for that purpose (§2.2), expand ``encodedList``
+(multibase base64url of a GZIP-compressed bitstring, §4.3), refuse a list shorter than the
+131,072 entries herd privacy needs (§4.1 STATUS_LIST_LENGTH_ERROR) and read the entry's bits,
+index 0 being the left-most bit (§6.1 "Bitstring Encoding"). A ``refresh`` entry says nothing
+about validity and is skipped; any other purpose cannot be judged and fails closed.
+
+``StatusList2021Entry``, the draft this specification replaced, is refused with its own
+reason: its ``encodedList`` had no multibase prefix and its text left base64 and base64url
+open, so reading it would mean guessing the encoding of a revocation bit.
+
+Verified lists are cached in the Fetcher's cache for their ``ttl`` (milliseconds, §2.2),
+bounded as for Token Status List and never past the list credential's own end of validity.
+"""
+
+from __future__ import annotations
+
+import re
+import zlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from cryptography import x509
+
+from app.sdjwt import SdJwtError
+from app.sdjwt.encoding import b64url_decode
+from app.statuslist.check import (
+    DEFAULT_CACHE_SECONDS,
+    MAX_CACHE_SECONDS,
+    MIN_CACHE_SECONDS,
+    StatusResult,
+)
+from app.statuslist.encoding import DEFAULT_MAX_DECOMPRESSED, INVALID, SUSPENDED, VALID
+from app.statuslist.errors import StatusError
+from app.trust.errors import FetchError
+from app.trust.fetch import Fetcher
+from app.trust.issuers import ResolvedIssuer
+from app.vcjwt import VcJwtError, VerifiedCredential, verify_credential_jwt
+
+ENTRY_TYPE = "BitstringStatusListEntry"
+SUPERSEDED_ENTRY_TYPE = "StatusList2021Entry"
+LIST_CREDENTIAL_TYPE = "BitstringStatusListCredential"
+LIST_TYPE = "BitstringStatusList"
+# What a set bit means for each purpose this verifier judges, as Token Status List values so
+# StatusResult words them ("revoked", "suspended").
+PURPOSES = {"revocation": INVALID, "suspension": SUSPENDED}
+SKIPPED_PURPOSES = frozenset({"refresh"})
+# §4.1 step 2: minimumNumberOfEntries.
+MIN_ENTRIES = 131_072
+# More entries than any credential needs (one per purpose); bounds the fetches one makes.
+MAX_ENTRIES = 4
+MAX_STATUS_SIZE = 8
+# §2.1: statusListIndex is a base-10 integer in a string; ten digits go past any list we read.
+INDEX = re.compile(r"[0-9]{1,10}")
+ACCEPT = "application/vc+jwt, application/jwt;q=0.9"
+LABEL = "Status list credential"
+# GZIP framing only (RFC 1952), as §2.2 requires: zlib's window bits plus 16.
+GZIP_WBITS = 16 + zlib.MAX_WBITS
+
+
+@dataclass(frozen=True)
+class Entry:
+    purpose: str
+    uri: str
+    index: int
+    size: int
+
+
+@dataclass(frozen=True)
+class _VerifiedList:
+    issuer: str
+    purposes: frozenset[str]
+    bits: bytes
+    expires: float | None
+
+    def value(self, entry: Entry) -> int:
+        """The ``entry.size`` bits at ``entry.index * entry.size``, most significant first."""
+        entries = len(self.bits) * 8 // entry.size
+        if entries < MIN_ENTRIES:
+            raise StatusError(
+                f"Status list has {entries} entries, fewer than the {MIN_ENTRIES} the "
+                "specification requires"
+            )
+        if entry.index >= entries:
+            raise StatusError(f"Status index {entry.index} is outside the status list")
+        value = 0
+        for position in range(entry.index * entry.size, (entry.index + 1) * entry.size):
+            bit = (self.bits[position // 8] >> (7 - position % 8)) & 1
+            value = (value << 1) | bit
+        return value
+
+
+def check_bitstring_status(
+    credential_status: Any,
+    *,
+    credential_issuer: ResolvedIssuer,
+    fetcher: Fetcher,
+    anchors: Sequence[x509.Certificate],
+    now: datetime,
+) -> StatusResult:
+    """The status of the credential whose ``credentialStatus`` this is: the first entry that
+    is not VALID, else VALID. Raises StatusError when no statement can be made; the caller
+    decides whether that fails the presentation."""
+    result: StatusResult | None = None
+    for entry in parse_entries(credential_status):
+        if entry.purpose in SKIPPED_PURPOSES:
+            continue
+        status_list = _cached(fetcher, entry.uri, credential_issuer, now)
+        if status_list is None:
+            status_list = _fetch_verified(entry.uri, credential_issuer, fetcher, anchors, now)
+        result = _status(entry, status_list)
+        if not result.valid:
+            return result
+    if result is None:
+        raise StatusError("Credential status has no revocation or suspension entry")
+    return result
+
+
+def parse_entries(credential_status: Any) -> list[Entry]:
+    entries = credential_status if isinstance(credential_status, list) else [credential_status]
+    if not entries or len(entries) > MAX_ENTRIES:
+        raise StatusError(f"Credential status must have between 1 and {MAX_ENTRIES} entries")
+    return [_entry(entry) for entry in entries]
+
+
+def _entry(entry: Any) -> Entry:
+    """§2.1 BitstringStatusListEntry: type, statusPurpose, statusListIndex,
+    statusListCredential and an optional statusSize."""
+    if not isinstance(entry, dict):
+        raise StatusError("Credential status entry is not an object")
+    kind = entry.get("type")
+    if kind == SUPERSEDED_ENTRY_TYPE:
+        raise StatusError(
+            f"Credential status type {SUPERSEDED_ENTRY_TYPE} (replaced by {ENTRY_TYPE}) is not "
+            "supported"
+        )
+    if kind != ENTRY_TYPE:
+        raise StatusError(f"Credential status type is not {ENTRY_TYPE}")
+    purpose, uri = entry.get("statusPurpose"), entry.get("statusListCredential")
+    index, size = entry.get("statusListIndex"), entry.get("statusSize", 1)
+    if not isinstance(purpose, str) or not purpose:
+        raise StatusError("Credential status entry has no statusPurpose")
+    if purpose not in PURPOSES and purpose not in SKIPPED_PURPOSES:
+        raise StatusError("Credential status purpose is neither revocation nor suspension")
+    if not isinstance(index, str) or not INDEX.fullmatch(index):
+        raise StatusError("Credential statusListIndex is not a base-10 integer in a string")
+    if not isinstance(uri, str) or not uri:
+        raise StatusError("Credential statusListCredential is missing")
+    if isinstance(size, bool) or not isinstance(size, int) or not 1 <= size <= MAX_STATUS_SIZE:
+        raise StatusError(f"Credential statusSize is not an integer from 1 to {MAX_STATUS_SIZE}")
+    return Entry(purpose, uri, int(index), size)
+
+
+def _status(entry: Entry, status_list: _VerifiedList) -> StatusResult:
+    # §4.1: the entry's purpose must be one the list declares.
+    if entry.purpose not in status_list.purposes:
+        raise StatusError(f"Status list is not a {entry.purpose} list")
+    if status_list.value(entry) == 0:
+        return StatusResult(VALID, False, entry.uri, entry.index)
+    return StatusResult(PURPOSES[entry.purpose], True, entry.uri, entry.index)
+
+
+def _cache_key(uri: str) -> tuple[str, str]:
+    return ("bitstring", uri)
+
+
+def _cached(
+    fetcher: Fetcher, uri: str, issuer: ResolvedIssuer, now: datetime
+) -> _VerifiedList | None:
+    entry = fetcher.cache.get(_cache_key(uri))
+    if not isinstance(entry, _VerifiedList) or entry.issuer != issuer.identifier:
+        return None
+    if entry.expires is not None and now.timestamp() >= entry.expires:
+        return None
+    return entry
+
+
+def _fetch_verified(
+    uri: str,
+    issuer: ResolvedIssuer,
+    fetcher: Fetcher,
+    anchors: Sequence[x509.Certificate],
+    now: datetime,
+) -> _VerifiedList:
+    """§4.1 step 4: dereference, verify the proof (here the JWT's signature), then read."""
+    try:
+        # The Fetcher's own cache is bypassed: lifetime follows the list's ttl and validity.
+        body = fetcher.get_bytes(uri, accept=ACCEPT, cache_ttl=0)
+    except FetchError as exc:
+        raise StatusError(f"Status list could not be fetched: {exc.reason}") from exc
+    try:
+        token = body.decode("ascii").strip()
+    except UnicodeDecodeError as exc:
+        raise StatusError("Status list answer is not a JWT") from exc
+    try:
+        credential = verify_credential_jwt(
+            token, fetcher=fetcher, anchors=anchors, now=now, label=LABEL
+        )
+    except VcJwtError as exc:
+        raise StatusError(exc.reason) from exc
+    verified = _read_list(credential, uri, issuer)
+    fetcher.cache.set(
+        _cache_key(uri), verified, _cache_seconds(credential, now), size=len(verified.bits)
+    )
+    return verified
+
+
+def _read_list(credential: VerifiedCredential, uri: str, issuer: ResolvedIssuer) -> _VerifiedList:
+    """§2.2 BitstringStatusListCredential, signed by the credential's own issuer: a list from
+    anyone else could say anything about this credential."""
+    if credential.issuer.identifier != issuer.identifier:
+        raise StatusError("Status list is signed by another issuer than the credential")
+    if LIST_CREDENTIAL_TYPE not in credential.types:
+        raise StatusError(f"Status list credential is not a {LIST_CREDENTIAL_TYPE}")
+    if credential.id is not None and credential.id != uri:
+        raise StatusError("Status list credential is for another list: its id is not its URL")
+    subject = credential.subject
+    if LIST_TYPE not in _strings(subject.get("type")):
+        raise StatusError(f"Status list credential subject is not a {LIST_TYPE}")
+    purposes = _strings(subject.get("statusPurpose"))
+    if not purposes:
+        raise StatusError("Status list credential has no statusPurpose")
+    bits = decode_encoded_list(subject.get("encodedList"))
+    return _VerifiedList(issuer.identifier, frozenset(purposes), bits, credential.expires)
+
+
+def _strings(value: Any) -> list[str]:
+    values = value if isinstance(value, list) else [value]
+    return [item for item in values if isinstance(item, str) and item]
+
+
+def decode_encoded_list(encoded: Any, *, max_bytes: int = DEFAULT_MAX_DECOMPRESSED) -> bytes:
+    """§4.3 Bitstring Expansion: multibase-decode (``u``: base64url without padding), then
+    GZIP-decompress, never inflating more than ``max_bytes``."""
+    if not isinstance(encoded, str) or not encoded.startswith("u"):
+        raise StatusError("Status list encodedList is not multibase base64url (no u prefix)")
+    try:
+        compressed = b64url_decode(encoded[1:], "Status list encodedList")
+    except SdJwtError as exc:
+        raise StatusError("Status list encodedList is not base64url") from exc
+    inflater = zlib.decompressobj(GZIP_WBITS)
+    try:
+        # One byte more than allowed proves the list too large without inflating further.
+        data = inflater.decompress(compressed, max_bytes + 1)
+    except zlib.error as exc:
+        raise StatusError("Status list encodedList is not GZIP-compressed data") from exc
+    if len(data) > max_bytes or inflater.unconsumed_tail:
+        raise StatusError(f"Status list is larger than {max_bytes} bytes once decompressed")
+    if not inflater.eof or inflater.unused_data:
+        raise StatusError("Status list encodedList is truncated or has data after its end")
+    return data
+
+
+def _cache_seconds(credential: VerifiedCredential, now: datetime) -> float:
+    """§2.2 ``ttl`` (milliseconds) when given, else a default; bounded both ways as for Token
+    Status List, and never past the list credential's end of validity."""
+    ttl = credential.subject.get("ttl")
+    valid_ttl = isinstance(ttl, int | float) and not isinstance(ttl, bool) and ttl > 0
+    seconds = ttl / 1000 if valid_ttl else DEFAULT_CACHE_SECONDS
+    seconds = min(max(seconds, MIN_CACHE_SECONDS), MAX_CACHE_SECONDS)
+    if credential.expires is not None:
+        seconds = min(seconds, credential.expires - now.timestamp())
+    return seconds
