@@ -73,6 +73,7 @@ def make_iaca(
     signer_until: datetime | None = None,
     signer_usage: x509.KeyUsage | None = None,
     signer_eku: x509.ObjectIdentifier | None = MDOC_DS_EKU,
+    signer_curve: ec.EllipticCurve | None = None,
 ) -> Iaca:
     root_key = ec.generate_private_key(ec.SECP256R1())
     root = (
@@ -87,7 +88,7 @@ def make_iaca(
         .add_extension(key_usage(sign=False, ca=True), critical=True)
         .sign(root_key, hashes.SHA256())
     )
-    signer_key = ec.generate_private_key(ec.SECP256R1())
+    signer_key = ec.generate_private_key(signer_curve or ec.SECP256R1())
     builder = (
         x509.CertificateBuilder()
         .subject_name(_name("Utopia Test Document Signer"))
@@ -146,6 +147,7 @@ class MdocJob:
     response_uri: str = RESPONSE_URI
     origin: str | None = None
     jwk_thumbprint: bytes | None = None
+    alg: str = "ES256"  # the issuer's, matching its document signer's curve
     # A key other than the certified device key to sign the device response with.
     wallet_key: ec.EllipticCurvePrivateKey | None = None
     digest_algorithm: str = "SHA-256"
@@ -157,6 +159,7 @@ class MdocJob:
             "issuer_key_pem": pem_key(self.iaca.signer_key),
             "issuer_chain_pems": [pem_cert(self.iaca.signer)],
             "device_key_pem": pem_key(self.device_key),
+            "alg": self.alg,
             "digest_algorithm": self.digest_algorithm,
             "signed": _iso(self.valid_from),
             "valid_from": _iso(self.valid_from),
@@ -222,16 +225,22 @@ def items(response: dict[str, Any], namespace: str = MDL_NS) -> list[cbor2.CBORT
     return document(response)["issuerSigned"]["nameSpaces"][namespace]
 
 
-def resign_mso(entry: str, iaca: Iaca, edit: Any) -> str:
+def resign_mso(entry: str, iaca: Iaca, edit: Any = None, *, x5chain_protected: bool = False) -> str:
     """The issuer's MSO changed by ``edit`` and signed again with the document signer's key,
-    for the cases only a (misbehaving) issuer can make: the signature stays valid."""
+    for the cases only a (misbehaving or unusual) issuer can make: the signature stays valid.
+    ``x5chain_protected`` moves the certificate chain into the protected header."""
     from cryptography.hazmat.primitives.asymmetric.utils import decode_dss_signature
 
     response = decode(entry)
     auth = document(response)["issuerSigned"]["issuerAuth"]
     mso = cbor2.loads(cbor2.loads(auth[2]).value)
-    edit(mso)
+    if edit is not None:
+        edit(mso)
     auth[2] = cbor2.dumps(data_item(mso))
+    if x5chain_protected:
+        protected = cbor2.loads(auth[0])
+        protected[33] = auth[1].pop(33)
+        auth[0] = cbor2.dumps(protected)
     to_be_signed = cbor2.dumps(["Signature1", auth[0], b"", auth[2]])
     r, s = decode_dss_signature(iaca.signer_key.sign(to_be_signed, ec.ECDSA(hashes.SHA256())))
     auth[3] = r.to_bytes(32, "big") + s.to_bytes(32, "big")

@@ -18,6 +18,12 @@ import {
 } from '@owf/mdoc'
 
 const HASHES = { 'P-256': 'sha256', 'P-384': 'sha384', 'P-521': 'sha512' }
+const CURVES = { 1: 'P-256', 2: 'P-384', 3: 'P-521' }
+
+// @owf/mdoc 0.6.0 maps JWK curve names to COSE as 'P-256', 'p-384' and 'p-521': spell them so.
+function coseKey(jwk) {
+  return CoseKey.fromJwk({ ...jwk, crv: jwk.crv === 'P-256' ? jwk.crv : jwk.crv.toLowerCase() })
+}
 
 // Only what the library calls to issue and to sign a device response: node's own crypto.
 const context = {
@@ -32,7 +38,7 @@ const context = {
   cose: {
     sign1: {
       sign: ({ toBeSigned, key }) => {
-        const jwk = key.jwk
+        const jwk = { ...key.jwk, crv: CURVES[key.curve] }
         const privateKey = crypto.createPrivateKey({ key: jwk, format: 'jwk' })
         return new Uint8Array(
           crypto.sign(HASHES[jwk.crv], toBeSigned, { key: privateKey, dsaEncoding: 'ieee-p1363' })
@@ -104,9 +110,9 @@ async function main() {
     issuer.addIssuerNamespace(namespace, element(values))
   }
   const issuerSigned = await issuer.sign({
-    signingKey: CoseKey.fromJwk(privateJwk(job.issuer_key_pem)),
+    signingKey: coseKey(privateJwk(job.issuer_key_pem)),
     certificates: job.issuer_chain_pems.map(der),
-    algorithm: SignatureAlgorithm.ES256,
+    algorithm: SignatureAlgorithm[job.alg],
     digestAlgorithm: job.digest_algorithm ?? 'SHA-256',
     deviceKeyInfo: { deviceKey: DeviceKey.fromJwk(publicJwk(job.device_key_pem)) },
     validityInfo: {

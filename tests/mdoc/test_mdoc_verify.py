@@ -121,6 +121,25 @@ def test_the_mso_status_entry_is_returned_for_the_status_check(entry, iaca):
     assert verify(signed, iaca).status == status
 
 
+@pytest.mark.parametrize(
+    ("alg", "curve", "digest"),
+    [("ES384", ec.SECP384R1(), "SHA-384"), ("ES512", ec.SECP521R1(), "SHA-512")],
+)
+def test_issuers_may_sign_with_es384_and_es512_and_digest_with_sha384_and_sha512(
+    alg, curve, digest
+):
+    iaca = make_iaca(signer_curve=curve)
+    entry = present(MdocJob(iaca, alg=alg, digest_algorithm=digest))
+
+    assert verify(entry, iaca).namespaces[MDL_NS]["family_name"] == "Mustermann"
+
+
+def test_the_certificate_chain_may_be_in_the_protected_header(entry, iaca):
+    moved = resign_mso(entry, iaca, x5chain_protected=True)
+
+    assert verify(moved, iaca).issuer.certificates == (iaca.signer, iaca.root)
+
+
 # --------------------------------------------------------------------------- refused
 
 
