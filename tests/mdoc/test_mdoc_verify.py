@@ -341,6 +341,25 @@ REFUSALS: list[tuple[str, Callable[[str, Iaca], str], dict[str, Any], str]] = [
         "Device response is not a CBOR map",
     ),
     ("empty", lambda e, i: "", {}, "Device response is not a base64url string"),
+    ("too large", lambda e, i: "A" * 1_000_004, {}, "Device response is too large"),
+    (
+        "array declared with 2^32 items",
+        lambda e, i: encode_raw(b"\x9b\x00\x00\x00\x01\x00\x00\x00\x00"),
+        {},
+        "Device response is not valid CBOR",
+    ),
+    (
+        "nested deeper than any mdoc",
+        lambda e, i: encode_raw(b"\x81" * 5000 + b"\x00"),
+        {},
+        "Device response is not valid CBOR",
+    ),
+    (
+        "duplicate map key",
+        lambda e, i: encode_raw(b"\xa2\x66status\x00\x66status\x00"),
+        {},
+        "Device response is not valid CBOR",
+    ),
 ]
 
 
