@@ -22,6 +22,7 @@ DOMAIN = (
     "identity",
     "integrations",
     "issuance",
+    "mdoc",
     "oid4vp",
     "organizations",
     "policies",
@@ -37,7 +38,7 @@ DOMAIN = (
     "webhooks",
 )
 # Protocol code knows no database either.
-PROTOCOL = ("oid4vp", "sdjwt", "statuslist", "trust")
+PROTOCOL = ("mdoc", "oid4vp", "sdjwt", "statuslist", "trust")
 WEB = ("flask", "flask_sqlalchemy", "flask_migrate", "flask_limiter", "werkzeug")
 
 
