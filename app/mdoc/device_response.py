@@ -9,7 +9,8 @@ The checks follow ISO 18013-5 9.3.1 (mdoc authentication) in order:
    (keyUsage digitalSignature; extendedKeyUsage, when present, names mdoc DS
    1.0.18013.5.1.2);
 3. its payload, the MobileSecurityObject (tag 24), is version 1.0, uses SHA-256/384/512, names
-   the same docType, and its validityInfo holds ``now``;
+   the same docType, was signed while the document signer certificate was valid, and its
+   validityInfo holds ``now``;
 4. every disclosed IssuerSignedItemBytes (tag 24, hashed as received) digests to
    valueDigests[namespace][digestID], with no digest ID or element given twice;
 5. DeviceAuth is a deviceSignature by the MSO's deviceKey over DeviceAuthenticationBytes built
@@ -79,7 +80,7 @@ def verify_device_response(
     issuer = _document_signer(issuer_auth, anchors, now)
     verify_sign1(issuer_auth, issuer.key, "Issuer signature")
     mso = _mobile_security_object(issuer_auth)
-    _check_mso(mso, doctype, now)
+    _check_mso(mso, doctype, now, issuer.certificates[0])
     namespaces = _disclosed(issuer_signed.get("nameSpaces", {}), mso)
     _check_device_auth(document, mso, doctype, transcript)
     status = mso.get("status")
@@ -185,7 +186,7 @@ def _mobile_security_object(issuer_auth: Sign1) -> dict[str, Any]:
     return _map(decode_cbor(inner, "Mobile security object"), "Mobile security object")
 
 
-def _check_mso(mso: dict[str, Any], doctype: str, now: datetime) -> None:
+def _check_mso(mso: dict[str, Any], doctype: str, now: datetime, signer: x509.Certificate) -> None:
     if mso.get("version") != MSO_VERSION:
         raise MdocError("Mobile security object version is not 1.0")
     if mso.get("digestAlgorithm") not in DIGESTS:
@@ -195,6 +196,12 @@ def _check_mso(mso: dict[str, Any], doctype: str, now: datetime) -> None:
     if mso.get("docType") != doctype:
         raise MdocError("Mobile security object docType does not match the document")
     validity = _map(mso.get("validityInfo"), "Mobile security object validityInfo")
+    signed = _tdate(validity.get("signed"), "signed")
+    # ISO 18013-5 9.3.1: the MSO was signed while its document signer certificate was valid.
+    if not signer.not_valid_before_utc <= signed <= signer.not_valid_after_utc:
+        raise MdocError(
+            "Mobile security object was signed outside its document signer certificate's validity"
+        )
     valid_from = _tdate(validity.get("validFrom"), "validFrom")
     valid_until = _tdate(validity.get("validUntil"), "validUntil")
     if now < valid_from:

@@ -315,6 +315,12 @@ REFUSALS: list[tuple[str, Callable[[str, Iaca], str], dict[str, Any], str]] = [
         "Mobile security object digest algorithm is not SHA-256, SHA-384 or SHA-512",
     ),
     (
+        "MSO signed before its signer's certificate",
+        mso(lambda m: m["validityInfo"].update(signed=NOW - timedelta(days=400))),
+        {},
+        "Mobile security object was signed outside its document signer certificate's validity",
+    ),
+    (
         "MSO version 2",
         mso(lambda m: m.update(version="2.0")),
         {},
