@@ -23,6 +23,7 @@ from app.api.common import base_url, parse_body, parse_id
 from app.api.wallet import person_page, trust_context
 from app.errors import InvalidRequest
 from app.presentations import operations as presentations
+from app.presentations.decide import Context
 from app.verifications.models import PresentationRequest
 from app.web.links import links
 
@@ -106,8 +107,11 @@ def dc_response(request_id: str) -> ResponseReturnValue:
     def audience(_request: PresentationRequest) -> str:
         return f"origin:{origin}"
 
+    def context(audience: str, nonce: str) -> Context:
+        return trust_context(audience, nonce, origin=origin)
+
     received = presentations.receive(
-        parse_id(request_id), None, json.dumps(body.vp_token), audience, trust_context
+        parse_id(request_id), None, json.dumps(body.vp_token), audience, context
     )
     return uncached(
         {

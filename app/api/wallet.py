@@ -6,6 +6,8 @@ that made the request's link.
 
 from __future__ import annotations
 
+from typing import Any
+
 from flask import Blueprint, current_app, request
 
 from app import clock
@@ -20,12 +22,14 @@ from app.web.links import links as deployment_links
 bp = Blueprint("wallet", __name__)
 
 
-def trust_context(audience: str, nonce: str) -> Context:
-    """The deployment's trust settings for one decision."""
+def trust_context(audience: str, nonce: str, **binding: Any) -> Context:
+    """The deployment's trust settings for one decision; ``binding`` is what an mdoc's
+    session transcript holds of the request (``Context``)."""
     config = current_app.config
     return Context(
         audience=audience,
         nonce=nonce,
+        **binding,
         now=clock.now(),
         fetcher=current_app.extensions["fetcher"],
         anchors=current_app.extensions["trust_anchors"],
@@ -53,7 +57,16 @@ def direct_post(request_id: str):
         # The key binding's aud is the full client ID, prefix included (OpenID4VP 1.0 §14.1.2).
         return links.client_id(presentation_request.id)
 
+    def context(client_id: str, nonce: str) -> Context:
+        return trust_context(
+            client_id,
+            nonce,
+            client_id=client_id,
+            response_uri=links.response_uri(presentation_request_id),
+            response_jwk=links.verifier.response_jwk(str(presentation_request_id)),
+        )
+
     received = presentations.receive(
-        presentation_request_id, answer.state, answer.vp_token, audience, trust_context
+        presentation_request_id, answer.state, answer.vp_token, audience, context
     )
     return json_response({"redirect_uri": person_page(received.subject, received.response_code)})

@@ -23,9 +23,9 @@ from urllib.parse import urlencode
 
 from app.oid4vp.client import ClientIdentity, RedirectUriClient
 from app.oid4vp.encryption import ENC_VALUES
+from app.oid4vp.formats import JOSE_ALGS, CredentialType
 
-SD_JWT_FORMAT = "dc+sd-jwt"
-SIGNING_ALGS = ("ES256", "ES384", "ES512", "EdDSA", "PS256", "RS256")
+SIGNING_ALGS = JOSE_ALGS
 CREDENTIAL_QUERY_ID = "credential"
 # OpenID4VP 1.0 §5.8: the audience of a request fetched by a wallet without discovery.
 STATIC_AUDIENCE = "https://self-issued.me/v2"
@@ -34,21 +34,10 @@ LINK_SCHEME = "openid4vp://"
 REQUEST_URI_METHODS = ("get", "post")
 
 
-def claim_path(name: str) -> list[str]:
-    """``address.country`` -> ``["address", "country"]`` (DCQL claims path pointer)."""
-    return name.split(".")
-
-
-def dcql_query(vct: str, claims: list[str]) -> dict[str, Any]:
-    """A DCQL query for one SD-JWT VC of type ``vct`` disclosing exactly ``claims``."""
-    credential: dict[str, Any] = {
-        "id": CREDENTIAL_QUERY_ID,
-        "format": SD_JWT_FORMAT,
-        "meta": {"vct_values": [vct]},
-    }
-    if claims:
-        credential["claims"] = [{"path": claim_path(name)} for name in claims]
-    return {"credentials": [credential]}
+def dcql_query(credential: CredentialType, claims: list[str]) -> dict[str, Any]:
+    """A DCQL query (§6) for one credential of ``credential``'s type disclosing exactly
+    ``claims``."""
+    return {"credentials": [credential.credential_query(CREDENTIAL_QUERY_ID, claims)]}
 
 
 @dataclass(frozen=True)
@@ -57,7 +46,7 @@ class AuthorizationRequest:
     request_uri: str
     nonce: str
     state: str
-    vct: str
+    credential: CredentialType
     claims: list[str]
     issued_at: int
     expires_at: int
@@ -83,12 +72,9 @@ class AuthorizationRequest:
     def client_metadata(self) -> dict[str, Any]:
         """§5.1 ``client_metadata``: formats and algorithms, and the response key if any."""
         metadata: dict[str, Any] = {
-            "vp_formats_supported": {
-                SD_JWT_FORMAT: {
-                    "sd-jwt_alg_values": list(self.sd_jwt_algs),
-                    "kb-jwt_alg_values": list(self.kb_jwt_algs),
-                }
-            }
+            "vp_formats_supported": self.credential.formats_supported(
+                self.sd_jwt_algs, self.kb_jwt_algs
+            )
         }
         if self.client_name:
             metadata["client_name"] = self.client_name
@@ -108,7 +94,7 @@ class AuthorizationRequest:
             "response_uri": self.response_uri,
             "nonce": self.nonce,
             "state": self.state,
-            "dcql_query": dcql_query(self.vct, self.claims),
+            "dcql_query": dcql_query(self.credential, self.claims),
             "client_metadata": self.client_metadata(),
         }
 

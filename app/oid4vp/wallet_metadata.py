@@ -15,7 +15,8 @@ from typing import Any
 
 from app import json_input
 from app.oid4vp.encryption import ALG as ENCRYPTION_ALG
-from app.oid4vp.request import SD_JWT_FORMAT, AuthorizationRequest
+from app.oid4vp.formats import SD_JWT_VC
+from app.oid4vp.request import AuthorizationRequest
 
 # A wallet nonce is a random value (§5.10); anything longer than this is not one.
 MAX_WALLET_NONCE = 512
@@ -89,21 +90,24 @@ def honour(request: AuthorizationRequest, metadata: dict[str, Any]) -> Authoriza
 
 
 def _formats(request: AuthorizationRequest, metadata: dict[str, Any]) -> AuthorizationRequest:
-    """§10.1 ``vp_formats_supported``: SD-JWT VC, with an issuer and a key binding algorithm
-    both sides know."""
+    """§10.1 ``vp_formats_supported``: the format asked for; for SD-JWT VC, with an issuer and
+    a key binding algorithm both sides know."""
     if "vp_formats_supported" not in metadata:
         return request
     formats = metadata["vp_formats_supported"]
     if not isinstance(formats, dict):
         raise invalid("wallet_metadata.vp_formats_supported is not a JSON object")
-    if SD_JWT_FORMAT not in formats:
+    asked = request.credential.format
+    if asked not in formats:
         raise WalletMetadataError(
             "vp_formats_not_supported",
-            f"the wallet does not support {SD_JWT_FORMAT}, the only format this verifier asks for",
+            f"the wallet does not support {asked}, the format this request asks for",
         )
-    parameters = formats[SD_JWT_FORMAT]
+    parameters = formats[asked]
     if not isinstance(parameters, dict):
-        raise invalid(f"wallet_metadata.vp_formats_supported.{SD_JWT_FORMAT} is not an object")
+        raise invalid(f"wallet_metadata.vp_formats_supported.{asked} is not an object")
+    if asked != SD_JWT_VC:
+        return request
     sd_jwt_algs = _narrowed(request.sd_jwt_algs, parameters, "sd-jwt_alg_values")
     kb_jwt_algs = _narrowed(request.kb_jwt_algs, parameters, "kb-jwt_alg_values")
     return replace(request, sd_jwt_algs=sd_jwt_algs, kb_jwt_algs=kb_jwt_algs)

@@ -249,7 +249,7 @@ def consume(request_id: uuid.UUID) -> PresentationRequest:
 
 def rules_for(verification: Verification) -> Rules:
     return Rules(
-        vct=verification.schema.vct,
+        credential=verification.schema.credential_type(),
         requested_claims=verification.requested_claims(),
         conditions=list(verification.attributes),
         trusted_issuers=list(verification.trusted_issuers),

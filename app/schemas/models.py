@@ -10,6 +10,7 @@ from sqlalchemy.orm import Mapped, mapped_column
 
 from app.extensions import db
 from app.models_base import IdMixin, TimestampMixin
+from app.oid4vp.formats import CredentialType
 
 
 class Schema(IdMixin, TimestampMixin, db.Model):
@@ -29,6 +30,10 @@ class Schema(IdMixin, TimestampMixin, db.Model):
     attributes: Mapped[list[dict[str, Any]]] = mapped_column(JSON, default=list)
     # How long a credential issued with this schema stays valid (its ``exp``); None: no ``exp``.
     validity_days: Mapped[int | None]
+
+    def credential_type(self) -> CredentialType:
+        """What a verification of this schema asks wallets for."""
+        return CredentialType(vct=self.vct)
 
     def attribute_names(self) -> list[str]:
         return [a["name"] for a in self.attributes]

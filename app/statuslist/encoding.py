@@ -59,6 +59,15 @@ def decode_status_list(
         compressed = b64url_decode(lst, "Status list lst")
     except SdJwtError as exc:
         raise StatusError("Status list lst is not base64url") from exc
+    return status_list_from_bytes(bits, compressed, max_bytes=max_bytes)
+
+
+def status_list_from_bytes(
+    bits: Any, compressed: bytes, *, max_bytes: int = DEFAULT_MAX_DECOMPRESSED
+) -> StatusList:
+    """The byte array of a list whose ``lst`` is already bytes (the CWT form carries it so)."""
+    if isinstance(bits, bool) or bits not in ALLOWED_BITS:
+        raise StatusError("Status list bits is not 1, 2, 4 or 8")
     return StatusList(bits, _inflate(compressed, max_bytes))
 
 

@@ -20,6 +20,7 @@ import pytest
 from trust.trust_support import LocalServer, sign
 from wallets import PID_VCT, Issuer, WalletRequest, node_presentation, python_presentation
 
+from app.oid4vp.formats import CredentialType
 from app.presentations.decide import Context, Rules, decide
 from app.presentations.reasons import FOR_PERSON, NO_ISSUER_PINNED, Family, for_person
 from app.sdjwt.encoding import b64url_encode
@@ -85,7 +86,7 @@ def context(fetcher: Fetcher, later: timedelta = timedelta(0)) -> Context:
 def rules(*conditions: dict[str, Any], claims=(), pins=(), vct=MEMBER_VCT) -> Rules:
     stored = check_conditions(list(conditions), SCHEMA)
     requested = list(claims) + [c["name"] for c in stored if c["name"] not in claims]
-    return Rules(vct, requested, stored, list(pins))
+    return Rules(CredentialType(vct=vct), requested, stored, list(pins))
 
 
 def member_presentation(issuer: Issuer, **kwargs: Any) -> str:

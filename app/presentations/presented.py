@@ -1,0 +1,85 @@
+"""What every credential format's reader hands the decision, whatever the format.
+
+A reader (one per format: ``app.presentations.sd_jwt`` and its siblings) checks everything the
+format itself defines (signatures, the holder's binding to this request, validity) and either
+refuses with a reason or returns a ``Presented``: who issued it, what type it is, its claims
+keyed by the schema's attribute names, and how to read its status. What a verification then
+asks (trusted issuers, the type, revocation, conditions, the requested claims) is judged once
+for every format in ``app.presentations.decide``. No database and no Flask.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from cryptography import x509
+
+from app.oid4vp.formats import CredentialType
+from app.statuslist import StatusResult
+from app.trust import Fetcher, ResolvedIssuer
+
+
+@dataclass(frozen=True)
+class Rules:
+    """What the verification asks: the credential type, claims, conditions, trusted issuers."""
+
+    credential: CredentialType
+    requested_claims: list[str]
+    conditions: list[dict[str, Any]]
+    trusted_issuers: list[str]
+
+
+@dataclass(frozen=True)
+class Context:
+    """Where and when the presentation arrived, and the deployment's trust settings.
+
+    ``audience`` is what a JWT holder binding must name (the client ID, or ``origin:<origin>``
+    in the browser's Digital Credentials API). An mdoc binds to the whole request instead
+    (its SessionTranscript): the ``client_id`` and ``response_uri`` of a request a wallet
+    answered by ``direct_post``, or the page's ``origin`` in the browser; ``response_jwk`` is
+    the key the response was encrypted to, whose thumbprint the transcript also holds.
+    """
+
+    audience: str
+    nonce: str
+    now: datetime
+    fetcher: Fetcher
+    anchors: Sequence[x509.Certificate] = ()
+    status_fail_open: bool = False
+    client_id: str = ""
+    response_uri: str | None = None
+    origin: str | None = None
+    response_jwk: dict[str, Any] | None = None
+
+
+class Refused(Exception):
+    """A presentation its format's rules refuse; ``issuer`` when it was already known."""
+
+    def __init__(self, reason: str, issuer: str | None = None) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.issuer = issuer
+
+
+@dataclass(frozen=True)
+class Presented:
+    """A credential whose every signature and binding verified.
+
+    ``claims`` are keyed by the schema's attribute names (dotted names nested, as SD-JWT
+    claims are) with JSON values only. ``status`` reads the credential's status when called
+    (raising ``StatusError`` when it cannot); None when the credential names no status.
+    ``kept_reference`` is what re-checking that status later needs (``app.statuslist.kept``).
+    """
+
+    issuer: ResolvedIssuer
+    type_identifier: str
+    type_matches: bool
+    claims: dict[str, Any]
+    status: Callable[[Context], StatusResult] | None = None
+    kept_reference: dict[str, Any] | None = None
+
+
+Reader = Callable[[str, Rules, Context], Presented]
