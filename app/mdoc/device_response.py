@@ -18,6 +18,9 @@ The checks follow ISO 18013-5 9.3.1 (mdoc authentication) in order:
    flow does not have, so it is refused).
 
 Only issuer-signed elements are returned: device-signed elements carry no issuer attestation.
+No COSE library is used: both signatures are COSE_Sign1 read by ``app.cose``, whose few checks
+(algorithm from the protected header, ES256/384/512 only, raw r || s over the Sig_structure)
+are explicit, and the device key is one EC2 COSE_Key (``device_key``).
 """
 
 from __future__ import annotations
@@ -34,10 +37,11 @@ import cbor2
 from cryptography import x509
 from cryptography.hazmat.primitives.asymmetric import ec
 
-from app.mdoc.cose import X5CHAIN, Sign1, decode_cbor, ec2_public_key, parse_sign1, verify_sign1
+from app.cose import CoseError, Sign1, loads, read_sign1, x5chain
+from app.mdoc.device_key import ec2_public_key
 from app.mdoc.errors import MdocError, refusing
 from app.trust import ResolvedIssuer, TrustError
-from app.trust.x5c import MAX_CHAIN_LENGTH, bind_identity, leaf_key, validate_chain
+from app.trust.x5c import bind_identity, leaf_key, validate_chain
 
 # A DeviceResponse with a portrait is tens of kilobytes; far more is refused before decoding.
 MAX_ENTRY_CHARS = 1_000_000
@@ -74,11 +78,24 @@ def verify_device_response(
     now: datetime,
 ) -> VerifiedDocument:
     """Verify the entry and return its issuer-signed elements, or raise MdocError."""
+    try:
+        return _verify(vp_token_entry, doctype, transcript, anchors, now)
+    except CoseError as exc:
+        raise MdocError(exc.reason) from None
+
+
+def _verify(
+    vp_token_entry: str,
+    doctype: str,
+    transcript: bytes,
+    anchors: Sequence[x509.Certificate],
+    now: datetime,
+) -> VerifiedDocument:
     document = _single_document(_decode_entry(vp_token_entry), doctype)
     issuer_signed = _map(document.get("issuerSigned"), "Document issuerSigned")
-    issuer_auth = parse_sign1(issuer_signed.get("issuerAuth"), "Issuer signature")
+    issuer_auth = read_sign1(issuer_signed.get("issuerAuth"), "IssuerAuth")
     issuer = _document_signer(issuer_auth, anchors, now)
-    verify_sign1(issuer_auth, issuer.key, "Issuer signature")
+    issuer_auth.verify(issuer.key)
     mso = _mobile_security_object(issuer_auth)
     _check_mso(mso, doctype, now, issuer.certificates[0])
     namespaces = _disclosed(issuer_signed.get("nameSpaces", {}), mso)
@@ -107,7 +124,7 @@ def _decode_entry(entry: str) -> dict[str, Any]:
     if not BASE64URL.fullmatch(stripped) or len(stripped) % 4 == 1:
         raise MdocError("Device response is not base64url")
     raw = base64.urlsafe_b64decode(stripped + "=" * (-len(stripped) % 4))
-    response = decode_cbor(raw, "Device response")
+    response = loads(raw, "Device response")
     return _map(response, "Device response")
 
 
@@ -135,7 +152,9 @@ def _document_signer(
     issuer_auth: Sign1, anchors: Sequence[x509.Certificate], now: datetime
 ) -> ResolvedIssuer:
     """ISO 18013-5 9.3.3: the x5chain leads from the document signer to an IACA anchor."""
-    chain = _x5chain(issuer_auth.header(X5CHAIN))
+    chain = x5chain(issuer_auth)
+    if chain is None:
+        raise MdocError("IssuerAuth carries no certificate chain (x5chain)")
     try:
         path = validate_chain(chain, anchors, now)
         leaf = path[0]
@@ -147,23 +166,6 @@ def _document_signer(
     if not isinstance(key, ec.EllipticCurvePublicKey):
         raise MdocError("Issuer certificate key is not an elliptic curve key")
     return ResolvedIssuer(identifier=identifier, key=key, method="x5c", certificates=path)
-
-
-def _x5chain(value: Any) -> list[x509.Certificate]:
-    """RFC 9360 2: one certificate as a bstr, or several as an array, leaf first."""
-    if value is None:
-        raise MdocError("Issuer signature carries no certificate chain (x5chain)")
-    ders = [value] if isinstance(value, bytes) else value
-    if not isinstance(ders, list) or not ders or not all(isinstance(d, bytes) for d in ders):
-        raise MdocError("Issuer certificate chain (x5chain) is malformed")
-    if len(ders) > MAX_CHAIN_LENGTH:
-        raise MdocError(f"Issuer certificate chain holds more than {MAX_CHAIN_LENGTH} certificates")
-    try:
-        return [x509.load_der_x509_certificate(der) for der in ders]
-    except ValueError:
-        raise MdocError(
-            "Issuer certificate chain holds a certificate that cannot be read"
-        ) from None
 
 
 def _check_ds_usage(leaf: x509.Certificate) -> None:
@@ -181,9 +183,9 @@ def _check_ds_usage(leaf: x509.Certificate) -> None:
 
 def _mobile_security_object(issuer_auth: Sign1) -> dict[str, Any]:
     """ISO 18013-5 9.1.2.4: the payload is MobileSecurityObjectBytes, #6.24(bstr .cbor MSO)."""
-    payload = decode_cbor(issuer_auth.payload or b"", "Mobile security object")
+    payload = loads(issuer_auth.payload or b"", "Mobile security object")
     inner = _data_item(payload, "Mobile security object")
-    return _map(decode_cbor(inner, "Mobile security object"), "Mobile security object")
+    return _map(loads(inner, "Mobile security object"), "Mobile security object")
 
 
 def _check_mso(mso: dict[str, Any], doctype: str, now: datetime, signer: x509.Certificate) -> None:
@@ -240,7 +242,7 @@ def _namespace_elements(items: list[Any], signed: dict[Any, Any], digest: Any) -
         if not isinstance(item, cbor2.CBORTag) or item.tag != DATA_ITEM:
             raise MdocError("Issuer-signed item is not an encoded CBOR data item")
         decoded = _map(
-            decode_cbor(_data_item(item, "Issuer-signed item"), "Issuer-signed item"),
+            loads(_data_item(item, "Issuer-signed item"), "Issuer-signed item"),
             "Issuer-signed item",
         )
         digest_id = decoded.get("digestID")
@@ -286,15 +288,12 @@ def _check_device_auth(
         )
     if "deviceSignature" not in device_auth:
         raise MdocError("Device authentication is missing")
-    signature = parse_sign1(device_auth["deviceSignature"], "Device signature")
+    signature = read_sign1(device_auth["deviceSignature"], "DeviceAuth")
+    if signature.payload is not None:
+        raise MdocError("DeviceAuth must have a detached payload")
     key_info = _map(mso.get("deviceKeyInfo"), "Mobile security object deviceKeyInfo")
     device_key = ec2_public_key(key_info.get("deviceKey"))
-    verify_sign1(
-        signature,
-        device_key,
-        "Device signature",
-        detached=_device_authentication_bytes(transcript, doctype, name_spaces),
-    )
+    signature.verify(device_key, _device_authentication_bytes(transcript, doctype, name_spaces))
 
 
 def _device_authentication_bytes(transcript: bytes, doctype: str, name_spaces: Any) -> bytes:

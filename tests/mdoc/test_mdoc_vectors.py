@@ -92,7 +92,7 @@ def test_an_older_handover_fails_only_at_the_device_signature(name):
     with pytest.raises(MdocError) as refused:
         verify(vector, our_transcript(vector["handover"]))
 
-    assert refused.value.reason == "Device signature does not verify"
+    assert refused.value.reason == "DeviceAuth signature does not verify"
 
 
 def test_the_paradym_pid_verifies_with_our_openid4vp_transcript():
