@@ -185,13 +185,22 @@ def _iso(moment: datetime) -> str:
 
 def present(job: MdocJob) -> str:
     """The vp_token entry @owf/mdoc's wallet answers with: a base64url DeviceResponse."""
+    return _run(job.as_json())["vp_token"]
+
+
+def library_transcript(job: MdocJob) -> bytes:
+    """The SessionTranscript @owf/mdoc builds for the job's handover, as CBOR."""
+    return bytes.fromhex(_run(job.as_json() | {"transcript_only": True})["transcript_hex"])
+
+
+def _run(job: dict[str, Any]) -> dict[str, Any]:
     ensure_node_modules(HERE, "@owf/mdoc")
     node = shutil.which("node")
     if node is None:
         raise RuntimeError("node is required to run @owf/mdoc")
     done = subprocess.run(
         [node, str(HERE / "owf_mdoc.mjs")],
-        input=json.dumps(job.as_json()),
+        input=json.dumps(job),
         capture_output=True,
         text=True,
         check=False,
@@ -199,7 +208,7 @@ def present(job: MdocJob) -> str:
     )
     if done.returncode != 0:
         raise RuntimeError(f"owf_mdoc.mjs failed: {done.stderr}")
-    return json.loads(done.stdout)["vp_token"]
+    return json.loads(done.stdout)
 
 
 # --------------------------------------------------------------------------- CBOR editing

@@ -105,6 +105,11 @@ async function main() {
     process.stdin.on('data', (chunk) => { text += chunk })
     process.stdin.on('end', () => resolve(text))
   }))
+  if (job.transcript_only) {
+    const transcript = await sessionTranscript(job)
+    process.stdout.write(JSON.stringify({ transcript_hex: Buffer.from(transcript.encode()).toString('hex') }))
+    return
+  }
   const issuer = new Issuer(job.doctype, context)
   for (const [namespace, values] of Object.entries(job.namespaces)) {
     issuer.addIssuerNamespace(namespace, element(values))

@@ -30,6 +30,7 @@ from mdoc.mdoc_support import (
     encode,
     items,
     key_usage,
+    library_transcript,
     make_iaca,
     present,
     resign_mso,
@@ -59,6 +60,26 @@ def verify(entry: str, iaca: Iaca, *, transcript: bytes = TRANSCRIPT, doctype: s
     return verify_device_response(
         entry, doctype=doctype, transcript=transcript, anchors=[iaca.root], now=now
     )
+
+
+# --------------------------------------------------------------------------- transcripts
+
+THUMBPRINT = hashlib.sha256(b"the verifier's response encryption JWK").digest()
+
+
+@pytest.mark.parametrize("thumbprint", [None, THUMBPRINT], ids=["plain", "encrypted"])
+def test_our_openid4vp_transcript_is_the_bytes_the_library_builds(iaca, thumbprint):
+    job = MdocJob(iaca, jwk_thumbprint=thumbprint)
+
+    ours = openid4vp_session_transcript(CLIENT_ID, NONCE, thumbprint, RESPONSE_URI)
+    assert ours == library_transcript(job)
+
+
+@pytest.mark.parametrize("thumbprint", [None, THUMBPRINT], ids=["plain", "encrypted"])
+def test_our_dc_api_transcript_is_the_bytes_the_library_builds(iaca, thumbprint):
+    job = MdocJob(iaca, origin=ORIGIN, jwk_thumbprint=thumbprint)
+
+    assert dc_api_session_transcript(ORIGIN, NONCE, thumbprint) == library_transcript(job)
 
 
 # --------------------------------------------------------------------------- accepted
@@ -97,10 +118,9 @@ def test_only_the_elements_the_wallet_disclosed_are_returned(iaca):
 
 
 def test_the_encryption_key_thumbprint_is_part_of_the_handover(iaca):
-    thumbprint = hashlib.sha256(b"the verifier's response encryption JWK").digest()
-    entry = present(MdocJob(iaca, jwk_thumbprint=thumbprint))
+    entry = present(MdocJob(iaca, jwk_thumbprint=THUMBPRINT))
 
-    transcript = openid4vp_session_transcript(CLIENT_ID, NONCE, thumbprint, RESPONSE_URI)
+    transcript = openid4vp_session_transcript(CLIENT_ID, NONCE, THUMBPRINT, RESPONSE_URI)
     assert verify(entry, iaca, transcript=transcript).doctype == MDL
     with pytest.raises(MdocError, match=r"^DeviceAuth signature does not verify$"):
         verify(entry, iaca)
