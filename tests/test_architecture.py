@@ -22,6 +22,7 @@ DOMAIN = (
     "identity",
     "integrations",
     "issuance",
+    "mdoc",
     "oid4vp",
     "organizations",
     "policies",
@@ -38,7 +39,7 @@ DOMAIN = (
     "webhooks",
 )
 # Protocol code knows no database either.
-PROTOCOL = ("oid4vp", "sdjwt", "statuslist", "trust", "vcjwt")
+PROTOCOL = ("mdoc", "oid4vp", "sdjwt", "statuslist", "trust", "vcjwt")
 WEB = ("flask", "flask_sqlalchemy", "flask_migrate", "flask_limiter", "werkzeug")
 
 
