@@ -18,24 +18,6 @@ from vcjwt_support import (
 )
 from wallets import WalletRequest, post_response, read_request
 
-from app.oid4vp.formats import JWT_VC_JSON, CredentialType
-from app.schemas.models import Schema
-
-IDENTITY_VCT = "https://verity.test/vct/w3c-identity"
-IDENTITY = CredentialType(JWT_VC_JSON, types=(CREDENTIAL_TYPE,))
-
-
-@pytest.fixture
-def w3c_schema(app, monkeypatch) -> None:
-    """Schemas have no format field of their own yet: this one's (found by its vct) asks wallets
-    for a W3C VC-JWT of type ExampleIdentityCredential, as a jwt_vc_json schema would."""
-    original = Schema.credential_type
-
-    def credential_type(self: Schema) -> CredentialType:
-        return IDENTITY if self.vct == IDENTITY_VCT else original(self)
-
-    monkeypatch.setattr(Schema, "credential_type", credential_type)
-
 
 def identity_schema(client, staff) -> str:
     created = client.post(
@@ -43,7 +25,8 @@ def identity_schema(client, staff) -> str:
         json={
             "name": "Identity (W3C)",
             "description": "A W3C verifiable credential about a person",
-            "vct": IDENTITY_VCT,
+            "format": "jwt_vc_json",
+            "types": [CREDENTIAL_TYPE],
             "attributes": [
                 {"name": "given_name", "description": "First names", "type": "TEXT"},
                 {"name": "family_name", "description": "Last names", "type": "TEXT"},
@@ -96,9 +79,7 @@ def lookup(app, client, staff, verification) -> dict:
     return response.get_json()
 
 
-def test_the_request_asks_for_a_jwt_vc_json_credential_of_the_schemas_types(
-    app, client, w3c_schema
-):
+def test_the_request_asks_for_a_jwt_vc_json_credential_of_the_schemas_types(app, client):
     _, _, request = start(app, client, ["DE"])
 
     (query,) = request.claims["dcql_query"]["credentials"]
@@ -109,7 +90,7 @@ def test_the_request_asks_for_a_jwt_vc_json_credential_of_the_schemas_types(
 
 @pytest.mark.parametrize("model", ["1.1", "2.0"])
 def test_a_holders_own_credential_verifies_with_its_claims_in_the_lookup(
-    app, client, w3c_schema, parties: Parties, model: str
+    app, client, parties: Parties, model: str
 ):
     staff, verification, request = start(app, client, ["DE", "FR"])
     presentation = answer(request, parties.issuer, parties.holder, parties.holder.did, model)
@@ -126,7 +107,7 @@ def test_a_holders_own_credential_verifies_with_its_claims_in_the_lookup(
     }
 
 
-def test_someone_elses_credential_fails_with_the_reason(app, client, w3c_schema, parties: Parties):
+def test_someone_elses_credential_fails_with_the_reason(app, client, parties: Parties):
     staff, verification, request = start(app, client, ["DE"])
     presentation = answer(request, parties.issuer, parties.holder, parties.other_holder.did, "2.0")
 
@@ -139,7 +120,7 @@ def test_someone_elses_credential_fails_with_the_reason(app, client, w3c_schema,
     )
 
 
-def test_an_unmet_condition_fails_naming_it(app, client, w3c_schema, parties: Parties):
+def test_an_unmet_condition_fails_naming_it(app, client, parties: Parties):
     staff, verification, request = start(app, client, ["FR"])
     presentation = answer(request, parties.issuer, parties.holder, parties.holder.did, "1.1")
 
@@ -173,7 +154,7 @@ def dc_api_post(client, request: WalletRequest, presentation: str):
     ids=["bound-to-the-origin", "bound-to-the-client-id"],
 )
 def test_over_the_browser_api_the_presentation_names_the_pages_origin(
-    app, client, w3c_schema, parties: Parties, aud, outcome
+    app, client, parties: Parties, aud, outcome
 ):
     staff, verification, request = start(app, client, ["DE"])
     credential = issue("2.0", parties.issuer, credential_v2(parties.holder.did))
