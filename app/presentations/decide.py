@@ -15,7 +15,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from app.oid4vp.formats import JWT_VC_JSON, SD_JWT_VC
+from app.oid4vp.formats import JWT_VC_JSON, MSO_MDOC, SD_JWT_VC
+from app.presentations.mdoc import read_mdoc
 from app.presentations.presented import Context, Presented, Reader, Refused, Rules
 from app.presentations.reasons import NO_ISSUER_PINNED, Family, family_of, untrusted_issuer
 from app.presentations.sd_jwt import read_sd_jwt
@@ -36,7 +37,11 @@ __all__ = [
 ]
 
 # One reader per credential format a verification can ask for.
-READERS: dict[str, Reader] = {SD_JWT_VC: read_sd_jwt, JWT_VC_JSON: read_vc_jwt}
+READERS: dict[str, Reader] = {
+    SD_JWT_VC: read_sd_jwt,
+    MSO_MDOC: read_mdoc,
+    JWT_VC_JSON: read_vc_jwt,
+}
 
 
 @dataclass(frozen=True)

@@ -44,6 +44,8 @@ _PATTERNS: tuple[tuple[Family, re.Pattern[str]], ...] = tuple(
     for family, pattern in (
         (Family.NO_ISSUER, re.escape(NO_ISSUER_PINNED) + "$"),
         (Family.UNTRUSTED_ISSUER, r"Credential issuer .+ is not trusted by this verification$"),
+        # A certificate chain (an x5c issuer, an mdoc's IACA) that leads to no trusted root.
+        (Family.UNTRUSTED_ISSUER, r"Certificate chain does not lead to a trusted anchor$"),
         (Family.CONDITION, r"Attribute \S+ (does not satisfy|is missing, so) "),
         (Family.MISSING_CLAIM, r"Requested claim \S+ was not disclosed$"),
         (Family.WRONG_TYPE, r"Credential type .* is not the type this verification asks for$"),

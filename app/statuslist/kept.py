@@ -22,6 +22,7 @@ from cryptography.hazmat.primitives.asymmetric import ec, ed448, ed25519, rsa
 
 from app.statuslist.bitstring import ENTRY_TYPE, check_bitstring_status, parse_entries
 from app.statuslist.check import StatusResult, check_status, parse_reference
+from app.statuslist.cwt import anchor_of, check_cwt_status
 from app.statuslist.errors import StatusError
 from app.trust.fetch import Fetcher
 from app.trust.issuers import ResolvedIssuer
@@ -34,6 +35,7 @@ _KEY_TYPES = (
 )
 _METHODS = ("did:jwk", "did:web", "jwt-vc-issuer", "x5c")
 BITSTRING = "bitstring"
+CWT = "cwt"
 
 
 def reference_to_keep(status_claim: Any, issuer: ResolvedIssuer) -> dict[str, Any] | None:
@@ -52,6 +54,15 @@ def reference_to_keep(status_claim: Any, issuer: ResolvedIssuer) -> dict[str, An
         "method": issuer.method,
         "key": key.decode("ascii"),
     }
+
+
+def cwt_reference_to_keep(status_claim: Any, issuer: ResolvedIssuer) -> dict[str, Any] | None:
+    """The same for an mdoc's MSO ``status``, read from a list in CWT form: with the
+    fingerprint of the trust anchor, under which another certificate may sign the list."""
+    kept = reference_to_keep(status_claim, issuer)
+    if kept is None:
+        return None
+    return {**kept, "kind": CWT, "anchor": anchor_of(issuer)}
 
 
 def bitstring_reference_to_keep(
@@ -100,6 +111,15 @@ def check_kept(
             fetcher=fetcher,
             anchors=anchors,
             now=now,
+        )
+    if isinstance(kept, dict) and kept.get("kind") == CWT:
+        return check_cwt_status(
+            {"status_list": {"uri": _field(kept, "uri"), "idx": _field(kept, "idx")}},
+            credential_issuer=_issuer(kept),
+            fetcher=fetcher,
+            anchors=anchors,
+            now=now,
+            anchor=kept.get("anchor"),
         )
     return check_status(
         {"status_list": {"uri": _field(kept, "uri"), "idx": _field(kept, "idx")}},

@@ -12,7 +12,7 @@ import pytest
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.hazmat.primitives.asymmetric.utils import decode_dss_signature
-from trust_support import NOW, LocalServer, make_cert
+from trust.trust_support import NOW, LocalServer, make_cert
 
 from app.statuslist import StatusError
 from app.statuslist.cwt import check_cwt_status
