@@ -57,6 +57,7 @@ from pathlib import Path
 from typing import Any
 
 import issuing
+import mdoc
 import presenting
 import receiving
 
@@ -86,6 +87,7 @@ TARGETS = {
     "present": 0.4,  # over healthz / 3: a presentation is three requests
     "million": 0.7,  # the lookup on PostgreSQL with 1,000,000 individuals
     "signing": 0.5,
+    "mdoc": 0.5,  # over the three raw ES256 verifications of an mdoc (issuer, device, chain)
 }
 # Figures reported with no target: whole issuances over HTTP, over healthz by the same client.
 UNTARGETED = {"issue", "metered"}
@@ -595,6 +597,8 @@ def schedule(
 FLOOR = Endpoint("floor", "floor  2 x ES256 verify (cryptography)", "")
 SDJWT = Endpoint("sdjwt", "sdjwt  parse + verify_presentation (SD-JWT VC+KB)", "")
 SIGN_FLOOR = Endpoint("floor", "floor    1 x ES256 sign (cryptography)", "")
+MDOC_FLOOR = Endpoint("floor", "floor  3 x ES256 verify (cryptography)", "")
+MDOC = Endpoint("mdoc", "mdoc   verify_device_response (mso_mdoc, 6 elements)", "")
 SIGNING = Endpoint("signing", "signing  sign_sd_jwt_vc (SD-JWT VC, 6 disclosures)", "")
 INPROCESS_SLICE = 0.25  # CPU seconds of each slice
 
@@ -1053,6 +1057,14 @@ def report(endpoints: list[Endpoint], runs: dict[str, list[Run]]) -> dict[str, f
     return medians
 
 
+def measure_mdoc(settings: Settings) -> presenting.InProcess:
+    """``floor | mdoc | floor | ... | floor``: the mdoc verifier in this process."""
+    measured = mdoc.in_process_rounds(settings.inprocess_rounds, INPROCESS_SLICE)
+    rates = ", ".join(f"{s.ops_per_second:.0f}" for s in measured.verify)
+    print(f"  mdoc     ops/s per round: {rates}", flush=True)
+    return measured
+
+
 def measure_signing(settings: Settings) -> presenting.InProcess:
     """``floor | signing | floor | ... | floor``: the issuer's signer in this process."""
     try:
@@ -1131,6 +1143,7 @@ SUMMARY = {
     "present": ("whole presentation (3 requests)", "healthz / 3, same Python client"),
     "million": ("apikey lookup, PostgreSQL, 1,000,000 individuals", "healthz"),
     "signing": ("SD-JWT VC signing, in process", "1 raw ES256 signature"),
+    "mdoc": ("mdoc verify, in process", "3 raw ES256 verifications"),
     "issue": ("whole issuance (3 requests)", "healthz, same Python client"),
 }
 
@@ -1191,9 +1204,10 @@ def main() -> int:
         )
         in_process = measure_in_process(settings)
         signing = measure_signing(settings)
+        mdoc_measured = measure_mdoc(settings)
         with database(settings, workdir) as (database_url, described):
             print(f"database: {described}", flush=True)
-            ratios = bench(settings, database_url, workdir, in_process, signing)
+            ratios = bench(settings, database_url, workdir, in_process, signing, mdoc_measured)
         if "million" not in ratios and settings.pg_url:
             ratios.update(bench_million(settings, workdir))
         summary(ratios)
@@ -1214,6 +1228,7 @@ def bench(
     workdir: Path,
     in_process: presenting.InProcess,
     signing: presenting.InProcess,
+    mdoc_measured: presenting.InProcess,
 ) -> dict[str, float]:
     env = server_environment(database_url)
     token = prepare_database(env)
@@ -1281,6 +1296,7 @@ def bench(
     ratios.update(report(endpoints, runs))
     ratios[SDJWT.key] = report_in_process(in_process)
     ratios[SIGNING.key] = report_in_process(signing, SIGN_FLOOR, SIGNING)
+    ratios[MDOC.key] = report_in_process(mdoc_measured, MDOC_FLOOR, MDOC)
     ratios.update(report_presentations(presentation_runs, settings.clients))
     ratios.update(report_issuances(issuance_runs, settings.clients))
     if million_runs:

@@ -17,6 +17,7 @@ from sd_jwt.verifier import SDJWTVerifier
 
 from app.sdjwt import KeyBindingCheck, SdJwtError, parse_presentation, verify_presentation
 from app.trust import Fetcher, resolve_issuer_key
+from bench import mdoc as bench_mdoc
 from bench import presenting
 
 AUDIENCE = "redirect_uri:https://verity.test/oid4vp/responses/1"
@@ -104,3 +105,11 @@ def test_the_bench_wallet_answers_a_real_request_and_is_verified(app, client):
     assert client.post(path, data=form).status_code == 200
     status = client.get(f"/verifications/{individual['id']}/verify").get_json()
     assert status["status"] == "VERIFIED", status["validation_error"]
+
+
+def test_the_bench_mdoc_is_one_the_verifier_accepts_and_its_floor_checks_its_signatures():
+    floor, verify = bench_mdoc.in_process_operations()
+    floor()  # the three raw verifications: they raise if a message or signature is wrong
+    document = verify()
+    assert document.doctype == bench_mdoc.DOCTYPE
+    assert document.namespaces[bench_mdoc.NAMESPACE]["birth_date"] == "1984-01-26"
