@@ -86,7 +86,18 @@ def build(app: Flask) -> dict[str, Any]:
         "info": {
             "title": "Verity",
             "version": "1.0.0",
-            "description": "Verify people by the digital credentials they present, and issue credentials.",
+            "description": (
+                "Verify people by the digital credentials they present, and issue credentials. "
+                "A schema names its credential format: dc+sd-jwt (SD-JWT VC: issuer signature, "
+                "disclosures, key binding to the request), mso_mdoc (ISO mdoc: IssuerAuth to "
+                "an IACA root, MSO validity and digests, the device signature over the "
+                "request's OpenID4VP or DC API handover) or jwt_vc_json (W3C VC-JWT, VCDM 1.1 "
+                "and 2.0: the holder's presentation with the request's nonce and audience, the "
+                "issuer's credential about that holder). Every format: trusted issuers, "
+                "validity, revocation (Token Status List, in CWT form for mdoc; Bitstring "
+                "Status List for W3C), the verification's conditions. Credentials are issued "
+                "as SD-JWT VCs."
+            ),
         },
         "paths": paths,
         "components": {
