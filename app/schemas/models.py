@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import uuid
 from typing import Any
 
@@ -10,7 +11,13 @@ from sqlalchemy.orm import Mapped, mapped_column
 
 from app.extensions import db
 from app.models_base import IdMixin, TimestampMixin
-from app.oid4vp.formats import SD_JWT_VC, CredentialType
+from app.oid4vp.formats import JWT_VC_JSON, MSO_MDOC, SD_JWT_VC, CredentialType
+
+FORMAT_LABELS = {
+    SD_JWT_VC: "SD-JWT VC",
+    MSO_MDOC: "ISO mdoc",
+    JWT_VC_JSON: "W3C VC-JWT",
+}
 
 
 class Schema(IdMixin, TimestampMixin, db.Model):
@@ -53,6 +60,22 @@ class Schema(IdMixin, TimestampMixin, db.Model):
                 if a.get("namespace") and a["namespace"] != self.namespace
             ),
         )
+
+    @property
+    def format_label(self) -> str:
+        """The format as staff and people read it."""
+        return FORMAT_LABELS.get(self.format, self.format)
+
+    @property
+    def type_identifier(self) -> str:
+        """The type within the format: the vct, the doctype, or the VC types."""
+        return self.credential_type().identifier
+
+    @property
+    def document_name(self) -> str:
+        """What the person is asked to present, from the schema's name: a note of the format
+        at its end ("Mobile driving licence (mdoc)") is for staff, not for the person."""
+        return re.sub(r"\s*\((mdoc|SD-JWT VC|W3C VC(-JWT)?)\)$", "", self.name).strip() or self.name
 
     def attribute_names(self) -> list[str]:
         return [a["name"] for a in self.attributes]

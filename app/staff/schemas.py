@@ -9,6 +9,7 @@ with what was typed and one more row.
 
 from __future__ import annotations
 
+import re
 import secrets
 from typing import Any
 
@@ -27,7 +28,17 @@ from app.web.paging import page_args, pager
 from app.web.payloads import SchemaIn, SchemaPatch
 from app.web.requests import parse_id
 
-SCHEMA_FIELDS = ("name", "description", "vct", "validity_days")
+SCHEMA_FIELDS = (
+    "name",
+    "description",
+    "format",
+    "vct",
+    "doctype",
+    "namespace",
+    "types",
+    "validity_days",
+)
+FORMAT_FIELDS = ("vct", "doctype", "namespace")
 ADD_ATTRIBUTE = "add-attribute"
 
 
@@ -54,7 +65,20 @@ def schema_body(values: dict[str, str], attributes: list[dict[str, str]]) -> dic
     validity: str | int | None = (values.get("validity_days") or "").strip() or None
     if isinstance(validity, str) and validity.isascii() and validity.isdigit():
         validity = int(validity)
-    return {**values, "validity_days": validity, "attributes": used}
+    # A format's fields left empty are fields of another format: the API says which is missing.
+    identifiers = {name: (values.get(name) or "").strip() or None for name in FORMAT_FIELDS}
+    types = [t.strip() for t in re.split(r"[,\n]", values.get("types") or "") if t.strip()]
+    body = {**values, **identifiers, "types": types or None}
+    if not values.get("format"):
+        body.pop("format", None)  # the API's default: SD-JWT VC
+    return {**body, "validity_days": validity, "attributes": used}
+
+
+def stored_values(schema: Schema) -> dict[str, Any]:
+    """The form's fields as the schema holds them (its types one line, comma separated)."""
+    values = {name: getattr(schema, name) for name in SCHEMA_FIELDS}
+    values["types"] = ", ".join(schema.types or ())
+    return {name: "" if value is None else value for name, value in values.items()}
 
 
 def adding_a_row() -> bool:
@@ -97,11 +121,7 @@ def detail_page(
         schema=schema,
         own=own,
         editable=own and not schema.published,
-        values=values
-        or {
-            name: "" if getattr(schema, name) is None else getattr(schema, name)
-            for name in SCHEMA_FIELDS
-        },
+        values=values or stored_values(schema),
         attributes=attributes or [dict(a) for a in schema.attributes] or [blank_attribute()],
         types=schema_ops.ATTRIBUTE_TYPES,
         error=error,

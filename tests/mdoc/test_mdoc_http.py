@@ -87,6 +87,19 @@ def test_the_request_asks_for_an_mdl_by_doctype_with_namespace_element_paths(app
     assert "mso_mdoc" in request.claims["client_metadata"]["vp_formats_supported"]
 
 
+def test_the_persons_page_names_the_document_asked_for(app, client):
+    staff = make_staff(app)
+    verification = make_verification(
+        client, staff, schema_id=MDL_SCHEMA_ID, claims=["given_name"], attributes=[]
+    )
+    individual = client.post(
+        "/verifications/individuals",
+        json={"customer_id": "crm-1", "verification_id": verification["id"]},
+    ).get_json()
+    page = client.get(f"/i/{individual['id']}").get_data(as_text=True)
+    assert "your Mobile driving licence, from your wallet" in page
+
+
 def test_an_mdl_verifies_with_its_claims_and_conditions_by_type(app, client):
     iaca = make_iaca()
     staff, verification, request = start(app, client, iaca, ADULT)

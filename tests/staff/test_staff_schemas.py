@@ -198,3 +198,31 @@ def test_a_credential_validity_is_set_in_days_or_left_empty(browser, client, own
     assert api_schema(client, owner, undated)["validity_days"] is None
     refused = submit(browser, "/dashboard/schemas", {**BADGE, "validity_days": "soon"})
     assert refused.status_code == 400
+
+
+def test_an_mdoc_schema_is_created_through_the_form_with_its_doctype_and_namespace(
+    browser, client, owner
+):
+    form = {
+        **BADGE,
+        "format": "mso_mdoc",
+        "vct": "",
+        "doctype": "org.example.badge.1",
+        "namespace": "org.example.badge.1",
+    }
+    schema_id = create(browser, form)
+    stored = api_schema(client, owner, schema_id)
+    assert (stored["format"], stored["doctype"], stored["namespace"], stored["vct"]) == (
+        "mso_mdoc",
+        "org.example.badge.1",
+        "org.example.badge.1",
+        "",
+    )
+    page = browser.get(f"/dashboard/schemas/{schema_id}").get_data(as_text=True)
+    assert "ISO mdoc" in page and "<code>org.example.badge.1</code>" in page
+
+
+def test_the_form_says_which_field_a_format_needs(browser):
+    response = submit(browser, "/dashboard/schemas", {**BADGE, "format": "jwt_vc_json"})
+    assert response.status_code == 400
+    assert "types is required for a jwt_vc_json schema" in text_of(response)
