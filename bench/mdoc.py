@@ -28,9 +28,9 @@ from cryptography.hazmat.primitives.asymmetric.utils import (
 from cryptography.x509.oid import NameOID
 
 try:
-    from presenting import InProcess, timed
+    import presenting
 except ModuleNotFoundError:  # imported by the tests as bench.mdoc
-    from bench.presenting import InProcess, timed
+    from bench import presenting
 
 DOCTYPE = "org.iso.18013.5.1.mDL"
 NAMESPACE = "org.iso.18013.5.1"
@@ -191,13 +191,6 @@ def in_process_operations() -> tuple[Callable[[], object], Callable[[], object]]
     return floor, verify
 
 
-def in_process_rounds(rounds: int, seconds: float = 0.5) -> InProcess:
+def in_process_rounds(rounds: int, seconds: float = 0.5) -> presenting.InProcess:
     """``floor | verify | floor | ... | floor``, as the SD-JWT figure is measured."""
-    floor, verify = in_process_operations()
-    timed(floor, seconds)
-    timed(verify, seconds)
-    floors, verifies = [timed(floor, seconds)], []
-    for _ in range(rounds):
-        verifies.append(timed(verify, seconds))
-        floors.append(timed(floor, seconds))
-    return InProcess(floors, verifies)
+    return presenting.in_process_rounds(rounds, seconds, in_process_operations())

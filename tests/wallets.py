@@ -175,6 +175,15 @@ def post_response(client, request: WalletRequest, presentation: str, state: str 
     )
 
 
+def dc_api_post(client, request: WalletRequest, presentation: str, origin: str):
+    """What the person's page posts back from the browser's Digital Credentials API."""
+    return client.post(
+        f"/oid4vp/dc-responses/{request.request_id}",
+        json={"vp_token": {"credential": [presentation]}},
+        headers={"Origin": origin},
+    )
+
+
 def published_key(request: WalletRequest) -> dict:
     """The one encryption key a ``direct_post.jwt`` request publishes (OpenID4VP 1.0 §8.3)."""
     keys = request.claims["client_metadata"]["jwks"]["keys"]

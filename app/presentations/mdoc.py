@@ -22,12 +22,11 @@ from app.mdoc import (
     verify_device_response,
 )
 from app.oid4vp.encryption import thumbprint
-from app.presentations.presented import Context, Presented, Refused, Rules
+from app.presentations.presented import Context, Presented, Refused, Rules, status_reader
 from app.sdjwt.encoding import b64url_decode
-from app.statuslist import StatusResult
 from app.statuslist.cwt import check_cwt_status
 from app.statuslist.kept import cwt_reference_to_keep
-from app.trust import ResolvedIssuer, load_pem_anchors
+from app.trust import load_pem_anchors
 from app.trust.policy import PEM_MARKER
 
 
@@ -50,7 +49,7 @@ def read_mdoc(presentation: str, rules: Rules, context: Context) -> Presented:
         type_identifier=document.doctype,
         type_matches=document.doctype == rules.credential.doctype,
         claims=_claims_by_name(document.namespaces, rules),
-        status=None if status is None else _status_reader(status, issuer, anchors),
+        status=None if status is None else status_reader(check_cwt_status, status, issuer, anchors),
         kept_reference=None if status is None else cwt_reference_to_keep(status, issuer),
     )
 
@@ -88,16 +87,3 @@ def _pinned_certificates(trusted_issuers: Sequence[str]) -> list[x509.Certificat
             except ValueError:
                 continue  # refused when the verification was saved
     return pinned
-
-
-def _status_reader(status: Any, issuer: ResolvedIssuer, anchors: list[x509.Certificate]):
-    def read(context: Context) -> StatusResult:
-        return check_cwt_status(
-            status,
-            credential_issuer=issuer,
-            fetcher=context.fetcher,
-            anchors=anchors,
-            now=context.now,
-        )
-
-    return read

@@ -18,6 +18,7 @@ from typing import Any
 from cryptography import x509
 
 from app.oid4vp.formats import CredentialType
+from app.presentations.reasons import untrusted_issuer
 from app.statuslist import StatusResult
 from app.trust import Fetcher, ResolvedIssuer
 
@@ -83,3 +84,35 @@ class Presented:
 
 
 Reader = Callable[[str, Rules, Context], Presented]
+
+
+StatusCheck = Callable[..., StatusResult]
+
+
+def status_reader(
+    check: StatusCheck,
+    status: Any,
+    issuer: ResolvedIssuer,
+    anchors: Sequence[x509.Certificate] | None = None,
+) -> Callable[[Context], StatusResult]:
+    """``Presented.status`` for a format: its status list ``check`` run at the decision, with
+    the context's fetcher and clock, and its anchors unless the reader gives its own."""
+
+    def read(context: Context) -> StatusResult:
+        return check(
+            status,
+            credential_issuer=issuer,
+            fetcher=context.fetcher,
+            anchors=context.anchors if anchors is None else anchors,
+            now=context.now,
+        )
+
+    return read
+
+
+def untrusted_by_pins(issuer_name: str | None, rules: Rules) -> str | None:
+    """A pinned verification names the issuer it does not trust, even if it could not resolve
+    it: the contract's untrusted-issuer sentence beats the resolution's own reason."""
+    if rules.trusted_issuers and issuer_name and issuer_name not in rules.trusted_issuers:
+        return untrusted_issuer(issuer_name)
+    return None

@@ -10,12 +10,19 @@ from __future__ import annotations
 
 from typing import Any
 
-from app.presentations.presented import Context, Presented, Refused, Rules
-from app.presentations.reasons import NO_ISSUER_PINNED, untrusted_issuer
+from app.presentations.presented import (
+    Context,
+    Presented,
+    Refused,
+    Rules,
+    status_reader,
+    untrusted_by_pins,
+)
+from app.presentations.reasons import NO_ISSUER_PINNED
 from app.sdjwt import KeyBindingCheck, SdJwtError, parse_presentation, verify_presentation
 from app.sdjwt.jws import read_unverified
-from app.statuslist import StatusResult, check_status, reference_to_keep
-from app.trust import ResolvedIssuer, TrustError, resolve_issuer_key
+from app.statuslist import check_status, reference_to_keep
+from app.trust import TrustError, resolve_issuer_key
 
 # parse_presentation's own limit: nothing larger is looked into.
 MAX_PRESENTATION = 64 * 1024
@@ -41,7 +48,7 @@ def read_sd_jwt(presentation: str, rules: Rules, context: Context) -> Presented:
             now=context.now,
         )
     except TrustError as exc:
-        raise Refused(_untrusted(issuer_name, rules) or exc.reason, issuer_name) from None
+        raise Refused(untrusted_by_pins(issuer_name, rules) or exc.reason, issuer_name) from None
     try:
         credential = verify_presentation(
             parsed,
@@ -58,22 +65,9 @@ def read_sd_jwt(presentation: str, rules: Rules, context: Context) -> Presented:
         type_identifier=credential.vct,
         type_matches=credential.vct == rules.credential.vct,
         claims=credential.claims,
-        status=None if status is None else _status_reader(status, issuer),
+        status=None if status is None else status_reader(check_status, status, issuer),
         kept_reference=None if status is None else reference_to_keep(status, issuer),
     )
-
-
-def _status_reader(status: dict[str, Any], issuer: ResolvedIssuer):
-    def read(context: Context) -> StatusResult:
-        return check_status(
-            status,
-            credential_issuer=issuer,
-            fetcher=context.fetcher,
-            anchors=context.anchors,
-            now=context.now,
-        )
-
-    return read
 
 
 def _issuer_name(payload: dict[str, Any]) -> str | None:
@@ -97,10 +91,3 @@ def _credential_names_no_issuer(presentation: Any) -> bool:
     except (SdJwtError, ValueError, TypeError, RecursionError):
         return False
     return not _names_an_issuer(header, _issuer_name(payload))
-
-
-def _untrusted(issuer_name: str | None, rules: Rules) -> str | None:
-    """A pinned verification names the issuer it does not trust, even if it could not resolve it."""
-    if rules.trusted_issuers and issuer_name and issuer_name not in rules.trusted_issuers:
-        return untrusted_issuer(issuer_name)
-    return None

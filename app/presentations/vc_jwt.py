@@ -9,12 +9,16 @@ be resolved.
 
 from __future__ import annotations
 
-from typing import Any
-
-from app.presentations.presented import Context, Presented, Refused, Rules
-from app.presentations.reasons import NO_ISSUER_PINNED, untrusted_issuer
-from app.statuslist import StatusResult, bitstring_reference_to_keep, check_bitstring_status
-from app.trust import ResolvedIssuer
+from app.presentations.presented import (
+    Context,
+    Presented,
+    Refused,
+    Rules,
+    status_reader,
+    untrusted_by_pins,
+)
+from app.presentations.reasons import NO_ISSUER_PINNED
+from app.statuslist import bitstring_reference_to_keep, check_bitstring_status
 from app.vcjwt import NO_ISSUER, IssuerUnresolved, VcJwtError, verify_vp_jwt
 
 
@@ -29,7 +33,7 @@ def read_vc_jwt(presentation: str, rules: Rules, context: Context) -> Presented:
             anchors=context.anchors,
         )
     except IssuerUnresolved as exc:
-        raise Refused(_untrusted(exc.issuer, rules) or exc.reason, exc.issuer) from None
+        raise Refused(untrusted_by_pins(exc.issuer, rules) or exc.reason, exc.issuer) from None
     except VcJwtError as exc:
         if rules.trusted_issuers and exc.reason == NO_ISSUER:
             raise Refused(NO_ISSUER_PINNED) from None
@@ -43,28 +47,10 @@ def read_vc_jwt(presentation: str, rules: Rules, context: Context) -> Presented:
         type_matches=bool(wanted) and all(t in verified.types for t in wanted),
         # credentialSubject without its id: a schema's dotted attribute names are paths in it.
         claims=verified.subject,
-        status=None if status is None else _status_reader(status, verified.issuer),
+        status=None
+        if status is None
+        else status_reader(check_bitstring_status, status, verified.issuer),
         kept_reference=None
         if status is None
         else bitstring_reference_to_keep(status, verified.issuer),
     )
-
-
-def _status_reader(status: Any, issuer: ResolvedIssuer):
-    def read(context: Context) -> StatusResult:
-        return check_bitstring_status(
-            status,
-            credential_issuer=issuer,
-            fetcher=context.fetcher,
-            anchors=context.anchors,
-            now=context.now,
-        )
-
-    return read
-
-
-def _untrusted(issuer_name: str | None, rules: Rules) -> str | None:
-    """A pinned verification names the issuer it does not trust, even if it could not resolve it."""
-    if rules.trusted_issuers and issuer_name and issuer_name not in rules.trusted_issuers:
-        return untrusted_issuer(issuer_name)
-    return None

@@ -21,7 +21,7 @@ from mdoc_support import (
     present,
 )
 from pages.pages_support import wallet_link
-from wallets import WalletRequest, post_response, read_request
+from wallets import WalletRequest, dc_api_post, post_response, read_request
 
 MDL_SCHEMA_ID = "5c4a3f3e-0b1d-4c7e-9a51-000000000004"
 
@@ -168,15 +168,6 @@ def test_an_expired_mdl_fails(app, client):
     assert (body["status"], body["validation_error"]) == ("FAILED", "Credential has expired")
 
 
-def dc_api_post(client, request: WalletRequest, presentation: str):
-    """What the person's page posts back from the browser's Digital Credentials API."""
-    return client.post(
-        f"/oid4vp/dc-responses/{request.request_id}",
-        json={"vp_token": {"credential": [presentation]}},
-        headers={"Origin": ORIGIN},
-    )
-
-
 @pytest.mark.parametrize(
     ("origin", "outcome"),
     [
@@ -191,7 +182,10 @@ def test_over_the_browser_api_the_device_signs_the_pages_dc_api_handover(
     iaca = make_iaca()
     staff, verification, request = start(app, client, iaca, ADULT)
 
-    assert dc_api_post(client, request, answer(request, iaca, origin=origin)).status_code == 200
+    assert (
+        dc_api_post(client, request, answer(request, iaca, origin=origin), ORIGIN).status_code
+        == 200
+    )
 
     body = lookup(app, client, staff, verification)
     assert (body["status"], body["validation_error"]) == outcome

@@ -16,7 +16,7 @@ from vcjwt_support import (
     issue,
     present,
 )
-from wallets import WalletRequest, post_response, read_request
+from wallets import WalletRequest, dc_api_post, post_response, read_request
 
 
 def identity_schema(client, staff) -> str:
@@ -136,15 +136,6 @@ def test_an_unmet_condition_fails_naming_it(app, client, parties: Parties):
 ORIGIN = "https://verity.test"
 
 
-def dc_api_post(client, request: WalletRequest, presentation: str):
-    """What the person's page posts back from the browser's Digital Credentials API."""
-    return client.post(
-        f"/oid4vp/dc-responses/{request.request_id}",
-        json={"vp_token": {"credential": [presentation]}},
-        headers={"Origin": ORIGIN},
-    )
-
-
 @pytest.mark.parametrize(
     ("aud", "outcome"),
     [
@@ -162,7 +153,7 @@ def test_over_the_browser_api_the_presentation_names_the_pages_origin(
         "2.0", parties.holder, credential, nonce=request.nonce, aud=aud or request.client_id
     )
 
-    assert dc_api_post(client, request, presentation).status_code == 200
+    assert dc_api_post(client, request, presentation, ORIGIN).status_code == 200
 
     body = lookup(app, client, staff, verification)
     assert (body["status"], body["validation_error"]) == outcome
