@@ -37,10 +37,10 @@ from app.statuslist.check import (
     MAX_CACHE_SECONDS,
     MIN_CACHE_SECONDS,
     StatusResult,
+    fetch_jwt_list,
 )
 from app.statuslist.encoding import DEFAULT_MAX_DECOMPRESSED, INVALID, SUSPENDED, VALID
 from app.statuslist.errors import StatusError
-from app.trust.errors import FetchError
 from app.trust.fetch import Fetcher
 from app.trust.issuers import ResolvedIssuer
 from app.vcjwt import VcJwtError, VerifiedCredential, verify_credential_jwt
@@ -191,15 +191,7 @@ def _fetch_verified(
     now: datetime,
 ) -> _VerifiedList:
     """§4.1 step 4: dereference, verify the proof (here the JWT's signature), then read."""
-    try:
-        # The Fetcher's own cache is bypassed: lifetime follows the list's ttl and validity.
-        body = fetcher.get_bytes(uri, accept=ACCEPT, cache_ttl=0)
-    except FetchError as exc:
-        raise StatusError(f"Status list could not be fetched: {exc.reason}") from exc
-    try:
-        token = body.decode("ascii").strip()
-    except UnicodeDecodeError as exc:
-        raise StatusError("Status list answer is not a JWT") from exc
+    token = fetch_jwt_list(fetcher, uri, ACCEPT)
     try:
         credential = verify_credential_jwt(
             token, fetcher=fetcher, anchors=anchors, now=now, label=LABEL

@@ -135,21 +135,30 @@ def _fetch_verified(
     anchors: Sequence[x509.Certificate],
     now: datetime,
 ) -> StatusList:
-    try:
-        # The Fetcher's own cache is bypassed: lifetime follows the token's ttl and exp.
-        body = fetcher.get_bytes(uri, accept=ACCEPT, cache_ttl=0)
-    except FetchError as exc:
-        raise StatusError(f"Status list could not be fetched: {exc.reason}") from exc
-    try:
-        token = body.decode("ascii").strip()
-    except UnicodeDecodeError as exc:
-        raise StatusError("Status list answer is not a JWT") from exc
+    token = fetch_jwt_list(fetcher, uri, ACCEPT)
     payload = _verify_token(token, uri, issuer, fetcher, anchors, now)
     status_list = decode_status_list(payload.get("status_list"))
     entry = _VerifiedList(issuer.identifier, status_list, _number(payload, "exp"))
     seconds = _cache_seconds(payload, now)
     fetcher.cache.set(_cache_key(uri), entry, seconds, size=len(status_list.data))
     return status_list
+
+
+def fetch_list(fetcher: Fetcher, uri: str, accept: str) -> bytes:
+    """A status list's body, whatever its form. The Fetcher's own cache is bypassed: each
+    form keeps what it verified for the list's own lifetime (ttl, exp, validity)."""
+    try:
+        return fetcher.get_bytes(uri, accept=accept, cache_ttl=0)
+    except FetchError as exc:
+        raise StatusError(f"Status list could not be fetched: {exc.reason}") from exc
+
+
+def fetch_jwt_list(fetcher: Fetcher, uri: str, accept: str) -> str:
+    """A status list served as a compact JWT (a Token Status List, a W3C list credential)."""
+    try:
+        return fetch_list(fetcher, uri, accept).decode("ascii").strip()
+    except UnicodeDecodeError as exc:
+        raise StatusError("Status list answer is not a JWT") from exc
 
 
 def _verify_token(

@@ -27,11 +27,12 @@ from app.statuslist.check import (
     MAX_CACHE_SECONDS,
     MIN_CACHE_SECONDS,
     StatusResult,
+    fetch_list,
     parse_reference,
 )
 from app.statuslist.encoding import VALID, StatusList, status_list_from_bytes
 from app.statuslist.errors import StatusError
-from app.trust.errors import FetchError, TrustError
+from app.trust.errors import TrustError
 from app.trust.fetch import Fetcher
 from app.trust.issuers import ResolvedIssuer
 from app.trust.x5c import fingerprint, validate_chain
@@ -92,11 +93,7 @@ def _fetch_verified(
     now: datetime,
 ) -> _VerifiedList:
     try:
-        body = fetcher.get_bytes(uri, accept=MEDIA_TYPE, cache_ttl=0)
-    except FetchError as exc:
-        raise StatusError(f"Status list could not be fetched: {exc.reason}") from exc
-    try:
-        sign1 = read_sign1(body, LABEL)
+        sign1 = read_sign1(fetch_list(fetcher, uri, MEDIA_TYPE), LABEL)
     except CoseError as exc:
         raise StatusError(exc.reason) from exc
     if sign1.protected.get(TYP) != MEDIA_TYPE:
