@@ -33,7 +33,7 @@ import uuid
 from pathlib import Path
 from urllib.parse import urlencode
 
-from locust import FastHttpUser, constant_pacing, events, task
+from locust import FastHttpUser, events, task
 from locust.exception import StopUser
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # bench/, for presenting.py
@@ -124,10 +124,17 @@ def _quitting(**_: object) -> None:
 class Person(FastHttpUser):
     """Someone with the person's page open, and sometimes a wallet."""
 
-    wait_time = constant_pacing(POLL_SECONDS)
-
     def on_start(self) -> None:
+        # locust starts each second's new users at one instant, but people open their page at
+        # any moment: each one waits a random part of a poll period first. Without it every
+        # page polls on the same tick (measured: 400 requests in 0.2 s, then none for 0.7 s).
+        time.sleep(random.uniform(0, POLL_SECONDS))
         self.arrive()
+
+    def wait_time(self) -> float:
+        """The page's htmx timer: a poll every ``POLL_SECONDS`` from the moment it loaded."""
+        self.next_poll += POLL_SECONDS
+        return max(0.0, self.next_poll - time.monotonic())
 
     def arrive(self) -> None:
         """A new customer: the backend opens their individual, they open the page."""
@@ -152,6 +159,7 @@ class Person(FastHttpUser):
                 page.failure(f"{page.status_code}")
                 raise StopUser()
             self.read_region(page.text or "")
+            self.next_poll = time.monotonic()
             if self.poll_path is None:
                 page.failure("the page does not poll")
                 raise StopUser()

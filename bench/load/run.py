@@ -7,7 +7,9 @@ bench/load/locustfile.py headless: ``BENCH_LOAD_USERS`` people (1000) arrive at
 ``BENCH_LOAD_SPAWN_RATE`` a second (20), each opens the person's page and polls it every 2 s,
 and ``BENCH_LOAD_PRESENTING`` percent of them (10) present through the bench's wallet. Requests
 are counted from ``BENCH_LOAD_SETTLE`` seconds (10) after the last person arrived, for
-``BENCH_LOAD_SECONDS`` (60). Other settings: ``BENCH_WORKERS`` (gunicorn workers, 2).
+``BENCH_LOAD_SECONDS`` (60). Other settings: ``BENCH_WORKERS`` (gunicorn workers, 2) and
+``BENCH_LOAD_NGINX=1`` (the people reach gunicorn through nginx with deploy/nginx's
+configuration, as in production, instead of directly).
 
 The target: p99 under 100 ms and no error, on 2 cores. It is a report: the exit status is 0
 whether or not the target is met, and non-zero only when the benchmark itself could not run.
@@ -31,6 +33,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path[:0] = [str(ROOT), str(ROOT / "bench")]  # bench/run.py imports its neighbours directly
 
 from bench import run as bench  # noqa: E402
+from deploy import cluster  # noqa: E402
 
 LOCUSTFILE = Path(__file__).resolve().parent / "locustfile.py"
 TARGET_P99_MS = 100.0
@@ -46,6 +49,7 @@ class LoadSettings:
     presenting: int  # percent
     workers: int
     database_url: str
+    through_nginx: bool
 
     @classmethod
     def from_environment(cls) -> LoadSettings:
@@ -60,6 +64,7 @@ class LoadSettings:
             presenting=presenting,
             workers=bench.setting("BENCH_WORKERS", 2),
             database_url=os.environ.get("BENCH_DATABASE_URL", "").strip(),
+            through_nginx=os.environ.get("BENCH_LOAD_NGINX", "0") == "1",
         )
 
     @property
@@ -125,7 +130,7 @@ def run_locust(settings: LoadSettings, base: str, verification_id: str, workdir:
     return counted
 
 
-def show(counted: dict, settings: LoadSettings, cpu: dict[str, float]) -> None:
+def show(counted: dict, settings: LoadSettings, cpu: dict[str, float | None]) -> None:
     latencies: dict[str, list[float]] = counted["latencies_ms"]
     errors: dict[str, list[str]] = counted["errors"]
     seconds = counted["seconds"] or 1
@@ -151,7 +156,9 @@ def show(counted: dict, settings: LoadSettings, cpu: dict[str, float]) -> None:
     print(
         f"CPU over the whole locust run: gunicorn {cpu['server']:.0%} of a core "
         f"({cpu['server_seconds'] * 1000 / max(1, counted['requests']):.2f} ms per request), "
-        f"locust {cpu['locust']:.0%}; the machine has {os.cpu_count()} cores, load average "
+        f"locust {cpu['locust']:.0%}"
+        + (f", nginx {cpu['nginx'] / cpu['elapsed']:.0%}" if cpu["nginx"] is not None else "")
+        + f"; the machine has {os.cpu_count()} cores, load average "
         f"{cpu['load_before']:.1f} before the run and {cpu['load_after']:.1f} at its end."
     )
     print(
@@ -160,16 +167,34 @@ def show(counted: dict, settings: LoadSettings, cpu: dict[str, float]) -> None:
     )
 
 
+def front(settings: LoadSettings, server: bench.Server, workdir: Path) -> cluster.Nginx | None:
+    """With BENCH_LOAD_NGINX=1, nginx in front of gunicorn as in production (deploy/nginx)."""
+    if not settings.through_nginx:
+        return None
+    listen = f"127.0.0.1:{bench.free_port()}"
+    config = cluster.write_nginx_config(cluster.nginx_prefix(), listen, [server.base[7:]])
+    try:
+        return cluster.start_nginx(config, listen, workdir / "nginx.log")
+    except cluster.ClusterError as exc:
+        raise bench.BenchError(f"BENCH_LOAD_NGINX=1: {exc}") from None
+
+
 def measure(settings: LoadSettings, database_url: str, workdir: Path) -> None:
     env = bench.server_environment(database_url)
+    if settings.through_nginx:
+        env["TRUSTED_PROXY_COUNT"] = "1"
     token = bench.prepare_database(env)
     server = bench.Server(env, settings.workers, workdir / "gunicorn.log")
+    proxy: cluster.Nginx | None = None
     try:
         server.wait_ready()
-        verification_id = bench.seed_presentations(server.base, token)
+        proxy = front(settings, server, workdir)
+        base = proxy.base if proxy else server.base
+        verification_id = bench.seed_presentations(base, token)
         print(
             f"server:   gunicorn, {settings.workers} sync workers on {server.base}; "
             "request logging off (REQUEST_LOG=0)"
+            + (f"; nginx in front on {proxy.base} (deploy/nginx)" if proxy else "; no proxy")
         )
         print(
             f"load:     locust, {settings.users} people arriving {settings.spawn_rate}/s, "
@@ -178,20 +203,28 @@ def measure(settings: LoadSettings, database_url: str, workdir: Path) -> None:
             flush=True,
         )
         server_cpu = bench.server_cpu_seconds(server.process.pid) or 0.0
+        proxy_cpu = (bench.server_cpu_seconds(proxy.process.pid) or 0.0) if proxy else 0.0
         client_cpu = children_cpu_seconds()
         load_before = os.getloadavg()[0]
         started = time.monotonic()
-        counted = run_locust(settings, server.base, verification_id, workdir)
+        counted = run_locust(settings, base, verification_id, workdir)
         elapsed = time.monotonic() - started
         server_seconds = (bench.server_cpu_seconds(server.process.pid) or 0.0) - server_cpu
         cpu = {
             "server": server_seconds / elapsed,
             "server_seconds": server_seconds,
+            "elapsed": elapsed,
             "locust": (children_cpu_seconds() - client_cpu) / elapsed,
+            "nginx": (bench.server_cpu_seconds(proxy.process.pid) or 0.0) - proxy_cpu
+            if proxy
+            else None,
             "load_before": load_before,
             "load_after": os.getloadavg()[0],
         }
     finally:
+        if proxy:
+            proxy.stop()
+            shutil.rmtree(proxy.prefix, ignore_errors=True)
         server.stop()
     if server.process.returncode not in (0, -signal.SIGTERM):
         raise bench.BenchError(f"gunicorn exited {server.process.returncode}:\n{server.log_tail()}")
