@@ -13,7 +13,10 @@ from __future__ import annotations
 
 import base64
 import binascii
+import threading
+from collections import OrderedDict
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 from urllib.parse import urlsplit
@@ -55,18 +58,80 @@ def parse_x5c(value: Any) -> list[x509.Certificate]:
 def validate_chain(
     chain: Sequence[x509.Certificate], anchors: Sequence[x509.Certificate], now: datetime
 ) -> tuple[x509.Certificate, ...]:
-    """Return the validated path, leaf first and the anchor last."""
+    """Return the validated path, leaf first and the anchor last.
+
+    Of the walk below only the validity dates depend on ``now``; the signatures, CA flags,
+    path lengths and key usages depend on the certificates alone. So a path that validated once
+    is kept (``VALIDATED_PATHS``) and, when the same chain comes again under the same anchors,
+    only its dates are checked again, in the same order and with the same reasons: the answer is
+    the one a whole walk would give. A document signer or a PID provider certificate signs
+    thousands of credentials, so most chains are ones seen before.
+    """
     if not anchors:
         raise TrustError("No trust anchors are configured, so certificate chains cannot be trusted")
+    key = (tuple(chain), tuple(anchors))
+    known = VALIDATED_PATHS.get(key)
+    if known is None:
+        known = _walk(chain, anchors, now)
+        VALIDATED_PATHS.put(key, known)
+        return known.path
+    for index, cert in enumerate(known.path[: known.from_chain]):
+        _check_validity(cert, index, now)
+    return known.path
+
+
+@dataclass(frozen=True)
+class ValidatedPath:
+    """A path ``_walk`` accepted: leaf first, anchor last; its first ``from_chain`` come from
+    the chain presented (the anchor is one of them when the chain carried it)."""
+
+    path: tuple[x509.Certificate, ...]
+    from_chain: int
+
+
+class PathCache:
+    """The last ``size`` validated paths, by (chain, anchors); certificates compare and hash by
+    their DER encoding. Only successes are kept, so a presented chain can enter it only by
+    leading to a configured anchor."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self._paths: OrderedDict[tuple, ValidatedPath] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: tuple) -> ValidatedPath | None:
+        with self._lock:
+            found = self._paths.get(key)
+            if found is not None:
+                self._paths.move_to_end(key)
+            return found
+
+    def put(self, key: tuple, path: ValidatedPath) -> None:
+        with self._lock:
+            self._paths[key] = path
+            while len(self._paths) > self.size:
+                self._paths.popitem(last=False)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._paths.clear()
+
+
+VALIDATED_PATHS = PathCache(size=256)
+
+
+def _walk(
+    chain: Sequence[x509.Certificate], anchors: Sequence[x509.Certificate], now: datetime
+) -> ValidatedPath:
     for index, cert in enumerate(chain):
         _check_validity(cert, index, now)
         if index > 0:
             _check_ca(cert, index)
         if any(cert == anchor for anchor in anchors):
-            return tuple(chain[: index + 1])
+            return ValidatedPath(tuple(chain[: index + 1]), index + 1)
         issuing_anchor = _issuing_anchor(cert, anchors)
         if issuing_anchor is not None:
-            return (*chain[: index + 1], issuing_anchor)
+            return ValidatedPath((*chain[: index + 1], issuing_anchor), index + 1)
         if index + 1 < len(chain):
             _check_issued_by(cert, chain[index + 1], index)
     raise TrustError("Certificate chain does not lead to a trusted anchor")
