@@ -181,6 +181,10 @@ def front(settings: LoadSettings, server: bench.Server, workdir: Path) -> cluste
 
 def measure(settings: LoadSettings, database_url: str, workdir: Path) -> None:
     env = bench.server_environment(database_url)
+    # make bench keeps one link for its whole run; here each page's link is renewed on the
+    # service's own schedule, and every renewal draws a new QR code.
+    for name in ("CONNECT_LINK_SECONDS", "PRESENTATION_REQUEST_SECONDS"):
+        env.pop(name, None)
     if settings.through_nginx:
         env["TRUSTED_PROXY_COUNT"] = "1"
     token = bench.prepare_database(env)
