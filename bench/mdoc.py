@@ -167,11 +167,16 @@ def device_response(transcript: bytes) -> tuple[str, x509.Certificate, list]:
     return entry, iaca, checks
 
 
-def in_process_operations() -> tuple[Callable[[], object], Callable[[], object]]:
+def in_process_operations(
+    first_seen: bool = False,
+) -> tuple[Callable[[], object], Callable[[], object]]:
     """``(floor, verify)``: the three raw ES256 verifications, and ``verify_device_response``
     of the same response (base64url and CBOR decoding, the chain, the MSO and its digests,
-    the device signature over the transcript), with the anchor already loaded."""
+    the device signature over the transcript), with the anchor already loaded. Validated
+    chains are kept, so the same document signer is walked once; ``first_seen`` forgets them
+    before each verification, as for a signer not seen before."""
     from app.mdoc import openid4vp_session_transcript, verify_device_response
+    from app.trust.x5c import VALIDATED_PATHS
 
     transcript = openid4vp_session_transcript(
         CLIENT_ID, secrets.token_urlsafe(24), None, RESPONSE_URI
@@ -184,6 +189,8 @@ def in_process_operations() -> tuple[Callable[[], object], Callable[[], object]]
             key.verify(signature, message, algorithm)
 
     def verify() -> object:
+        if first_seen:
+            VALIDATED_PATHS.clear()
         return verify_device_response(
             entry, doctype=DOCTYPE, transcript=transcript, anchors=[iaca], now=datetime.now(UTC)
         )
@@ -191,6 +198,8 @@ def in_process_operations() -> tuple[Callable[[], object], Callable[[], object]]
     return floor, verify
 
 
-def in_process_rounds(rounds: int, seconds: float = 0.5) -> presenting.InProcess:
+def in_process_rounds(
+    rounds: int, seconds: float = 0.5, first_seen: bool = False
+) -> presenting.InProcess:
     """``floor | verify | floor | ... | floor``, as the SD-JWT figure is measured."""
-    return presenting.in_process_rounds(rounds, seconds, in_process_operations())
+    return presenting.in_process_rounds(rounds, seconds, in_process_operations(first_seen))
