@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import hashlib
 import logging
-import threading
-from collections import OrderedDict
 from typing import Any
 
 import segno
 from markupsafe import Markup, escape
+
+from app.recently_used import RecentlyUsed
 
 log = logging.getLogger(__name__)
 
@@ -46,9 +46,7 @@ class QrCache:
     """Drawings by link: a bounded map in this process, then Redis when one is configured."""
 
     def __init__(self, redis_url: str = "", size: int = QR_CACHE_SIZE) -> None:
-        self.size = size
-        self.local: OrderedDict[str, str] = OrderedDict()
-        self.lock = threading.Lock()
+        self.local: RecentlyUsed[str, str] = RecentlyUsed(size)
         self.redis: Any = None
         if redis_url:
             import redis
@@ -60,24 +58,14 @@ class QrCache:
 
     def svg(self, data: str, label: str) -> Markup:
         key = KEY_PREFIX + hashlib.sha256(f"{label}\0{data}".encode()).hexdigest()
-        with self.lock:
-            found = self.local.get(key)
-            if found is not None:
-                self.local.move_to_end(key)
+        found = self.local.get(key)
         if found is None:
             found = self._shared(key)
             if found is None:
                 found = str(qr_svg(data, label))
                 self._share(key, found)
-            self._keep(key, found)
+            self.local.put(key, found)
         return Markup(found)
-
-    def _keep(self, key: str, svg: str) -> None:
-        with self.lock:
-            self.local[key] = svg
-            self.local.move_to_end(key)
-            while len(self.local) > self.size:
-                self.local.popitem(last=False)
 
     def _shared(self, key: str) -> str | None:
         if self.redis is None:

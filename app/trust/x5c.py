@@ -13,8 +13,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import threading
-from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -26,6 +24,7 @@ from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.asymmetric import ec, ed25519, rsa
 
+from app.recently_used import RecentlyUsed
 from app.sdjwt import PublicKey
 from app.trust.errors import TrustError
 
@@ -89,35 +88,9 @@ class ValidatedPath:
     from_chain: int
 
 
-class PathCache:
-    """The last ``size`` validated paths, by (chain, anchors); certificates compare and hash by
-    their DER encoding. Only successes are kept, so a presented chain can enter it only by
-    leading to a configured anchor."""
-
-    def __init__(self, size: int) -> None:
-        self.size = size
-        self._paths: OrderedDict[tuple, ValidatedPath] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def get(self, key: tuple) -> ValidatedPath | None:
-        with self._lock:
-            found = self._paths.get(key)
-            if found is not None:
-                self._paths.move_to_end(key)
-            return found
-
-    def put(self, key: tuple, path: ValidatedPath) -> None:
-        with self._lock:
-            self._paths[key] = path
-            while len(self._paths) > self.size:
-                self._paths.popitem(last=False)
-
-    def clear(self) -> None:
-        with self._lock:
-            self._paths.clear()
-
-
-VALIDATED_PATHS = PathCache(size=256)
+# Only successes are kept, so a presented chain can enter it only by leading to a configured
+# anchor. Certificates compare and hash by their DER encoding.
+VALIDATED_PATHS: RecentlyUsed[tuple, ValidatedPath] = RecentlyUsed(size=256)
 
 
 def _walk(

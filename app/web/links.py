@@ -6,9 +6,7 @@ base URL; the verifier identity is the one the factory settled at start-up.
 
 from __future__ import annotations
 
-import threading
 import uuid
-from collections import OrderedDict
 from dataclasses import dataclass
 from functools import singledispatch
 from urllib.parse import urlencode
@@ -22,6 +20,7 @@ from app.oid4vp.verifier import Verifier
 from app.policies.models import PolicyRequest
 from app.policies.tokens import policy_token
 from app.presentations.operations import verification_of
+from app.recently_used import RecentlyUsed
 from app.verifications.models import (
     Individual,
     PresentationRequest,
@@ -60,7 +59,7 @@ class Links:
         link = kept.get(key)
         if link is None:
             link = self.authorization_request(*verification_of(request_id)).link()
-            kept.keep(key, link)
+            kept.put(key, link)
         return link
 
     def person_page(self, subject: PresentationSubject, **query: str) -> str:
@@ -108,36 +107,15 @@ def _(subject: PolicyRequest) -> str:
     return url_for("pages.policy_page", token=token)
 
 
-class KeptLinks:
-    """By-value links already built, by presentation request: the last ``size`` of them.
+def kept_links() -> RecentlyUsed[tuple[str, uuid.UUID], str]:
+    """By-value links already built, by base URL and presentation request: the last 4096.
 
     A link that carries its request needs the request, its verification, schema and
     organization: three reads on every status poll, for a text that never changes within the
     request's life (its nonce, state and claims are fixed when it is minted; ``iat`` is not in
     it). Keeping it per worker takes the poll back to one read.
     """
-
-    def __init__(self, size: int = 4096) -> None:
-        self.size = size
-        self.links: OrderedDict[tuple[str, uuid.UUID], str] = OrderedDict()
-        self.lock = threading.Lock()
-
-    def get(self, key: tuple[str, uuid.UUID]) -> str | None:
-        with self.lock:
-            link = self.links.get(key)
-            if link is not None:
-                self.links.move_to_end(key)
-            return link
-
-    def keep(self, key: tuple[str, uuid.UUID], link: str) -> None:
-        with self.lock:
-            self.links[key] = link
-            while len(self.links) > self.size:
-                self.links.popitem(last=False)
-
-
-def kept_links() -> KeptLinks:
-    return current_app.extensions.setdefault("verity.kept_links", KeptLinks())
+    return current_app.extensions.setdefault("verity.kept_links", RecentlyUsed(size=4096))
 
 
 def links() -> Links:

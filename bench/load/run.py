@@ -157,7 +157,7 @@ def show(counted: dict, settings: LoadSettings, cpu: dict[str, float | None]) ->
         f"CPU over the whole locust run: gunicorn {cpu['server']:.0%} of a core "
         f"({cpu['server_seconds'] * 1000 / max(1, counted['requests']):.2f} ms per request), "
         f"locust {cpu['locust']:.0%}"
-        + (f", nginx {cpu['nginx'] / cpu['elapsed']:.0%}" if cpu["nginx"] is not None else "")
+        + (f", nginx {cpu['nginx']:.0%}" if cpu["nginx"] is not None else "")
         + f"; the machine has {os.cpu_count()} cores, load average "
         f"{cpu['load_before']:.1f} before the run and {cpu['load_after']:.1f} at its end."
     )
@@ -172,7 +172,9 @@ def front(settings: LoadSettings, server: bench.Server, workdir: Path) -> cluste
     if not settings.through_nginx:
         return None
     listen = f"127.0.0.1:{bench.free_port()}"
-    config = cluster.write_nginx_config(cluster.nginx_prefix(), listen, [server.base[7:]])
+    config = cluster.write_nginx_config(
+        cluster.nginx_prefix(), listen, [f"127.0.0.1:{server.port}"]
+    )
     try:
         return cluster.start_nginx(config, listen, workdir / "nginx.log")
     except cluster.ClusterError as exc:
@@ -217,9 +219,8 @@ def measure(settings: LoadSettings, database_url: str, workdir: Path) -> None:
         cpu = {
             "server": server_seconds / elapsed,
             "server_seconds": server_seconds,
-            "elapsed": elapsed,
             "locust": (children_cpu_seconds() - client_cpu) / elapsed,
-            "nginx": (bench.server_cpu_seconds(proxy.process.pid) or 0.0) - proxy_cpu
+            "nginx": ((bench.server_cpu_seconds(proxy.process.pid) or 0.0) - proxy_cpu) / elapsed
             if proxy
             else None,
             "load_before": load_before,

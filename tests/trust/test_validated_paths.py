@@ -8,9 +8,10 @@ from datetime import timedelta
 
 import pytest
 
+from app.recently_used import RecentlyUsed
 from app.trust import TrustError
 from app.trust import x5c as x5c_module
-from app.trust.x5c import VALIDATED_PATHS, PathCache, ValidatedPath, validate_chain
+from app.trust.x5c import VALIDATED_PATHS, ValidatedPath, validate_chain
 from tests.trust.trust_support import NOW, Issued, make_cert
 
 
@@ -101,7 +102,7 @@ def test_a_refused_chain_is_walked_again(
 
 
 def test_the_cache_keeps_the_most_recently_used_paths() -> None:
-    cache = PathCache(size=2)
+    cache: RecentlyUsed[tuple, ValidatedPath] = RecentlyUsed(size=2)
     path = ValidatedPath(path=(), from_chain=0)
     cache.put(("a",), path)
     cache.put(("b",), path)
