@@ -9,7 +9,7 @@ WORKERS ?= 2
 RUNTIME := $(VENV)/.installed-runtime
 STAMP := $(VENV)/.installed-test
 
-.PHONY: run test lint migrate seed bench bench-pg bench-load clean chromium wrk nginx cluster demo
+.PHONY: run test lint migrate seed bench bench-pg bench-load clean chromium wrk nginx softhsm cluster demo
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -57,8 +57,16 @@ nginx:
 		$$SUDO apt-get update -qq && \
 		DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq nginx >/dev/null; }
 
+# The tests of keys kept in a PKCS#11 token (tests/keys) need Debian's SoftHSM2; install it like
+# chromium.
+softhsm:
+	@[ -e /usr/lib/softhsm/libsofthsm2.so ] || { \
+		SUDO=$$( [ "$$(id -u)" = 0 ] || echo "sudo -n" ); \
+		$$SUDO apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq softhsm2 >/dev/null; }
+
 # The suite runs on SQLite; with TEST_DATABASE_URL set it runs again on PostgreSQL.
-test: $(STAMP) lint chromium nginx
+test: $(STAMP) lint chromium nginx softhsm
 	$(BIN)/pytest
 	@if [ -n "$$TEST_DATABASE_URL" ]; then \
 		echo "== again on PostgreSQL"; \

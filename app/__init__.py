@@ -81,6 +81,7 @@ def create_app(overrides: dict[str, Any] | None = None) -> Flask:
     app.config.update(settings.from_environment())
     app.config.update(overrides or {})
     settings.check_production_ready(app.config)
+    settings.check_key_store(app.config)
     app.config.setdefault(
         "SQLALCHEMY_ENGINE_OPTIONS", engine_options(app.config["SQLALCHEMY_DATABASE_URI"])
     )

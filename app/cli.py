@@ -81,6 +81,7 @@ orgs = AppGroup("orgs", help="Organizations and their plans.")
 vouchers = AppGroup("vouchers", help="Plan vouchers.")
 schemas = AppGroup("schemas", help="Credential schemas.")
 issuers = AppGroup("issuers", help="Each organization's credential issuer.")
+keys_group = AppGroup("keys", help="What is sealed under ISSUER_KEY_SECRET.")
 
 
 @users.command("create")
@@ -153,6 +154,30 @@ def issuers_rotate_key(org_id: str) -> None:
     )
 
 
+@keys_group.command("reseal")
+@click.option(
+    "--previous-secret-env",
+    default="PREVIOUS_ISSUER_KEY_SECRET",
+    show_default=True,
+    help="The environment variable holding the secret the values are sealed under now.",
+)
+@transactional
+def keys_reseal(previous_secret_env: str) -> None:
+    """Re-seal issuer keys and webhook secrets under the configured ISSUER_KEY_SECRET.
+
+    The previous secret is read from the environment, never from the command line, so it
+    stays out of the process list and the shell history."""
+    import os
+
+    from app.resealing import ResealError, reseal
+
+    try:
+        report = reseal(os.environ.get(previous_secret_env, ""))
+    except ResealError as exc:
+        raise ApiError(f"{exc} (the previous secret is read from {previous_secret_env})") from None
+    emit(report.as_dict())
+
+
 def register(app: Flask) -> None:
-    for group in (users, tokens, orgs, vouchers, schemas, issuers):
+    for group in (users, tokens, orgs, vouchers, schemas, issuers, keys_group):
         app.cli.add_command(group)

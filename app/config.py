@@ -94,6 +94,14 @@ def from_environment() -> dict[str, Any]:
         "CREDENTIAL_OFFER_SECONDS": _int("CREDENTIAL_OFFER_SECONDS", 7 * 24 * 3600),
         "ISSUER_ACCESS_TOKEN_SECONDS": _int("ISSUER_ACCESS_TOKEN_SECONDS", 300),
         "ISSUER_NONCE_SECONDS": _int("ISSUER_NONCE_SECONDS", 300),
+        # Where new issuer keys are made and kept: "database" (sealed under ISSUER_KEY_SECRET)
+        # or "pkcs11" (generated in the PKCS#11 token below, never leaving it).
+        "KEY_STORE": env("KEY_STORE", "database"),
+        # The PKCS#11 token issuer keys (KEY_STORE=pkcs11) and a request-signing key named by
+        # a pkcs11: URI live in: the vendor's module, the token's label and the user PIN.
+        "PKCS11_MODULE": env("PKCS11_MODULE", ""),
+        "PKCS11_TOKEN_LABEL": env("PKCS11_TOKEN_LABEL", ""),
+        "PKCS11_PIN": env("PKCS11_PIN", ""),
         "STATUS_LIST_TTL_SECONDS": _int("STATUS_LIST_TTL_SECONDS", 300),
         "STATUS_LIST_VALID_SECONDS": _int("STATUS_LIST_VALID_SECONDS", 24 * 3600),
         # The job queue (webhook deliveries, scheduled jobs): empty for a SQLite file beside
@@ -102,6 +110,18 @@ def from_environment() -> dict[str, Any]:
         # The queue's name inside its storage: deployments sharing one Redis need their own.
         "JOBS_QUEUE_NAME": env("JOBS_QUEUE_NAME", "verity"),
     }
+
+
+KEY_STORES = ("database", "pkcs11")
+
+
+def check_key_store(config: dict[str, Any]) -> None:
+    """Refuse a start whose key store cannot work, naming the setting to fix."""
+    store = config.get("KEY_STORE") or "database"
+    if store not in KEY_STORES:
+        raise RuntimeError(f"KEY_STORE must be one of {', '.join(KEY_STORES)}, not {store!r}")
+    if store == "pkcs11" and not (config.get("PKCS11_MODULE") and config.get("PKCS11_TOKEN_LABEL")):
+        raise RuntimeError("KEY_STORE=pkcs11 needs PKCS11_MODULE and PKCS11_TOKEN_LABEL")
 
 
 def check_production_ready(config: dict[str, Any]) -> None:

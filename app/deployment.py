@@ -12,9 +12,11 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from cryptography.hazmat.primitives.asymmetric import ec
 from flask import Flask, current_app
 
 from app import clock
+from app.hardware_keys import TokenKeyError, key_label_from_uri, open_token
 from app.issuance import settings as issuing_settings
 from app.oid4vp.client import (
     PREFIXES,
@@ -74,6 +76,26 @@ def verifier_from_config(config: Mapping[str, Any]) -> Verifier:
     return Verifier(client, encryption, bool(config.get("REQUEST_BY_REFERENCE")), method)
 
 
+def request_signing_key(
+    config: Mapping[str, Any], key_file: str
+) -> bytes | ec.EllipticCurvePrivateKey:
+    """The PEM file's bytes, or for a ``pkcs11:object=<label>`` URI (RFC 7512) the key kept
+    in the configured PKCS#11 token, which then makes every request signature."""
+    if not key_file.startswith("pkcs11:"):
+        return Path(key_file).read_bytes()
+    if not (config.get("PKCS11_MODULE") and config.get("PKCS11_TOKEN_LABEL")):
+        raise RuntimeError(
+            "REQUEST_SIGNING_KEY_FILE names a PKCS#11 key: set PKCS11_MODULE, "
+            "PKCS11_TOKEN_LABEL and PKCS11_PIN"
+        )
+    token = issuing_settings.token_settings(config)
+    try:
+        label = key_label_from_uri(key_file, token.token_label)
+        return open_token(token).signing_key(label)
+    except TokenKeyError as exc:
+        raise RuntimeError(f"REQUEST_SIGNING_KEY_FILE: {exc}") from None
+
+
 def client_from_config(config: Mapping[str, Any]) -> ClientIdentity:
     """``REQUEST_CLIENT_ID_PREFIX``, or when it is unset ``x509_san_dns`` with a certificate and
     ``redirect_uri`` without; a prefix the configuration cannot honour stops the start."""
@@ -103,12 +125,13 @@ def client_from_config(config: Mapping[str, Any]) -> ClientIdentity:
             "x509_hash"
         )
     try:
-        chain_pem, key_pem = Path(cert_file).read_bytes(), Path(key_file).read_bytes()
+        chain_pem = Path(cert_file).read_bytes()
+        key = request_signing_key(config, key_file)
     except OSError as exc:
         raise RuntimeError(f"Request signing files cannot be read: {exc}") from None
     try:
         return load_x509_client(
-            chain_pem, key_pem, config.get("PUBLIC_URL", ""), clock.now(), prefix or X509_SAN_DNS
+            chain_pem, key, config.get("PUBLIC_URL", ""), clock.now(), prefix or X509_SAN_DNS
         )
     except ClientConfigError as exc:
         raise RuntimeError(

@@ -30,8 +30,13 @@ def _name(common_name: str) -> x509.Name:
     return x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, common_name)])
 
 
-def make_pki(dns_names: tuple[str, ...] = (HOST,), curve: ec.EllipticCurve | None = None) -> Pki:
-    """A CA and a leaf it issued, shaped like a real web PKI chain (so path validation runs)."""
+def make_pki(
+    dns_names: tuple[str, ...] = (HOST,),
+    curve: ec.EllipticCurve | None = None,
+    leaf_key: ec.EllipticCurvePrivateKey | None = None,
+) -> Pki:
+    """A CA and a leaf it issued, shaped like a real web PKI chain (so path validation runs);
+    ``leaf_key`` certifies a key made elsewhere (one kept in a PKCS#11 token)."""
     now = datetime.now(UTC)
     ca_key = ec.generate_private_key(ec.SECP256R1())
     ca = (
@@ -60,7 +65,7 @@ def make_pki(dns_names: tuple[str, ...] = (HOST,), curve: ec.EllipticCurve | Non
         .add_extension(x509.SubjectKeyIdentifier.from_public_key(ca_key.public_key()), False)
         .sign(ca_key, hashes.SHA256())
     )
-    leaf_key = ec.generate_private_key(curve or ec.SECP256R1())
+    leaf_key = leaf_key or ec.generate_private_key(curve or ec.SECP256R1())
     leaf = (
         x509.CertificateBuilder()
         .subject_name(_name(dns_names[0] if dns_names else "no-dns"))

@@ -1,12 +1,13 @@
 """Each organization's issuer signing keys: made on first use, rotated on demand.
 
-The private half is stored sealed (AES-GCM, ``app.oid4vci.keys``); ``kid`` is the RFC 7638
-thumbprint. A retired key stays in the published JWKS while a credential it signed has not
+The private half is stored sealed (AES-GCM, ``app.oid4vci.keys``), or with ``KEY_STORE=pkcs11``
+made and kept in a PKCS#11 token (``app.hardware_keys``); ``kid`` is the RFC 7638 thumbprint. A retired key stays in the published JWKS while a credential it signed has not
 expired, so rotating never breaks a credential already in a wallet.
 """
 
 from __future__ import annotations
 
+import uuid
 from typing import Any
 
 from cryptography.hazmat.primitives.asymmetric import ec
@@ -15,6 +16,7 @@ from sqlalchemy.exc import IntegrityError
 
 from app import clock
 from app.extensions import db
+from app.hardware_keys import TokenKeyError, open_token
 from app.issuance import settings
 from app.issuance.models import Credential, IssuerKey
 from app.oid4vci.keys import generate_signing_key, open_private_key, public_jwk, seal_private_key
@@ -51,14 +53,21 @@ def _current(organization_id: Any) -> IssuerKey | None:
 
 
 def _new_key(organization_id: Any) -> IssuerKey:
-    private = generate_signing_key()
-    jwk = public_jwk(private)
+    current = settings.current()
+    if current.key_store == "pkcs11" and current.token is not None:
+        label = f"verity-issuer-{uuid.uuid4()}"
+        jwk = public_jwk(open_token(current.token).generate_signing_key(label))
+        stored: dict[str, Any] = {"token_key_label": label}
+    else:
+        private = generate_signing_key()
+        jwk = public_jwk(private)
+        stored = {"sealed_private_key": seal_private_key(private, current.kek)}
     key = IssuerKey(
         organization_id=organization_id,
         kid=jwk["kid"],
         public_jwk=jwk,
-        sealed_private_key=seal_private_key(private, settings.current().kek),
         created_at=clock.now(),
+        **stored,
     )
     db.session.add(key)
     db.session.flush()
@@ -66,7 +75,18 @@ def _new_key(organization_id: Any) -> IssuerKey:
 
 
 def private_key(key: IssuerKey) -> ec.EllipticCurvePrivateKey:
-    """Open the sealed private key (fails loudly under another ``ISSUER_KEY_SECRET``)."""
+    """The key to sign with: the token's (which signs inside the token), or the sealed key
+    opened (fails loudly under another ``ISSUER_KEY_SECRET``)."""
+    if key.token_key_label is not None:
+        token = settings.current().token
+        if token is None:
+            raise TokenKeyError(
+                f"issuer key {key.kid} is kept in a PKCS#11 token: set PKCS11_MODULE, "
+                "PKCS11_TOKEN_LABEL and PKCS11_PIN"
+            )
+        return open_token(token).signing_key(key.token_key_label)
+    if key.sealed_private_key is None:
+        raise ValueError(f"issuer key {key.kid} has neither a sealed key nor a token label")
     return open_private_key(key.sealed_private_key, settings.current().kek)
 
 

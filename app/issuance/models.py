@@ -125,7 +125,8 @@ class Credential(IdMixin, TimestampMixin, db.Model):
 
 
 class IssuerKey(IdMixin, db.Model):
-    """An organization's ES256 signing key; the private half sealed with AES-GCM."""
+    """An organization's ES256 signing key: the private half sealed with AES-GCM in
+    ``sealed_private_key``, or kept in a PKCS#11 token under ``token_key_label``."""
 
     __tablename__ = "issuer_keys"
     # One current key per organization: concurrent first uses cannot both create one.
@@ -144,7 +145,8 @@ class IssuerKey(IdMixin, db.Model):
     )
     kid: Mapped[str] = mapped_column(String(64))
     public_jwk: Mapped[dict[str, Any]] = mapped_column(JSON)
-    sealed_private_key: Mapped[bytes] = mapped_column(LargeBinary)
+    sealed_private_key: Mapped[bytes | None] = mapped_column(LargeBinary)
+    token_key_label: Mapped[str | None] = mapped_column(String(128))
     created_at: Mapped[datetime]
     retired_at: Mapped[datetime | None]
 

@@ -10,10 +10,11 @@ from __future__ import annotations
 import hashlib
 import hmac
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
+from app.hardware_keys import TokenSettings
 from app.oid4vci.keys import key_encryption_key
 
 # At least 131,072 entries per list (Token Status List §13.2: herd privacy);
@@ -25,12 +26,15 @@ STATUS_LIST_FILL = STATUS_LIST_SIZE // 2
 
 @dataclass(frozen=True)
 class IssuingSettings:
-    secret: str
+    secret: str = field(repr=False)
     offer_seconds: int
     access_token_seconds: int
     nonce_seconds: int
     status_list_ttl: int
     status_list_valid_seconds: int
+    # "pkcs11": new issuer keys are made in ``token``, which also holds keys made before.
+    key_store: str = "database"
+    token: TokenSettings | None = None
 
     @cached_property
     def kek(self) -> bytes:
@@ -54,6 +58,17 @@ def from_config(config: Mapping[str, Any]) -> IssuingSettings:
         nonce_seconds=config["ISSUER_NONCE_SECONDS"],
         status_list_ttl=config["STATUS_LIST_TTL_SECONDS"],
         status_list_valid_seconds=config["STATUS_LIST_VALID_SECONDS"],
+        key_store=config.get("KEY_STORE") or "database",
+        token=token_settings(config) if config.get("PKCS11_MODULE") else None,
+    )
+
+
+def token_settings(config: Mapping[str, Any]) -> TokenSettings:
+    """The PKCS#11 token the configuration names (issuer keys, or a request-signing key)."""
+    return TokenSettings(
+        module=config.get("PKCS11_MODULE") or "",
+        token_label=config.get("PKCS11_TOKEN_LABEL") or "",
+        pin=config.get("PKCS11_PIN") or "",
     )
 
 

@@ -135,7 +135,11 @@ def x509_hash(cert: x509.Certificate) -> str:
 
 
 def load_x509_client(
-    chain_pem: bytes, key_pem: bytes, public_url: str, now: datetime, prefix: str = X509_SAN_DNS
+    chain_pem: bytes,
+    key: bytes | ec.EllipticCurvePrivateKey,
+    public_url: str,
+    now: datetime,
+    prefix: str = X509_SAN_DNS,
 ) -> X509Client:
     """Check a PEM chain (leaf first) and its leaf's private key, once, at start-up.
 
@@ -144,11 +148,15 @@ def load_x509_client(
     ``x509_san_dns``, a leaf with no dNSName equal to the host wallets post responses to
     (§5.9.3: without a trust list entry, the wallet requires the FQDN of the response URI to be
     the client ID's name). ``x509_hash`` names the leaf itself, so any host will do.
+    ``key`` is a PEM private key, or a key object (one kept in a PKCS#11 token).
     """
     if prefix not in X509_PREFIXES:
         raise ClientConfigError(f"{prefix!r} is not a certificate-based client identifier prefix")
     chain = _certificates(chain_pem)
-    key = _private_key(key_pem)
+    if not isinstance(key, ec.EllipticCurvePrivateKey):
+        key = _private_key(key)
+    elif key.curve.name not in EC_ALGORITHMS:
+        raise ClientConfigError("the private key must be an EC key on P-256, P-384 or P-521")
     leaf = chain[0]
     if _public_der(key.public_key()) != _public_der(leaf.public_key()):
         raise ClientConfigError("the private key does not belong to the first (leaf) certificate")

@@ -1,0 +1,141 @@
+"""Re-seal what is stored under ``ISSUER_KEY_SECRET`` when that secret changes.
+
+Three things depend on it: issuer private keys and webhook signing secrets are sealed under
+keys derived from it, and each open offer's pre-authorized code is an HMAC under a key derived
+from it (the database holds the code's hash). ``reseal`` opens every sealed value with the
+previous secret and seals it again under the running configuration's, and recomputes the code
+hashes of open offers, in one transaction: either all of it moves to the new secret or none.
+
+Running it twice is harmless: a value that already opens under the new secret is left as it
+is. Keys kept in a PKCS#11 token are not sealed and are left alone. An offer with a
+``tx_code`` cannot move (only the code's keyed hash is stored, never the code), nor can a code
+a wallet already fetched; both are counted so staff can send those offers again.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sqlalchemy import select
+
+from app import clock
+from app.extensions import db
+from app.issuance import settings as issuing_settings
+from app.issuance.models import Credential, CredentialStatus, IssuerKey
+from app.issuance.operations import pre_authorized_code
+from app.oid4vci.keys import SealedKeyError, key_encryption_key, open_private_key
+from app.oid4vci.keys import seal_private_key as seal_key
+from app.tokens import hash_secret
+from app.webhooks import settings as webhook_settings
+from app.webhooks.models import WebhookEndpoint
+from app.webhooks.sealing import SealedSecretError, open_sealed, seal
+
+
+class ResealError(ValueError):
+    """A sealed value opens under neither secret: nothing was changed."""
+
+
+@dataclass(frozen=True)
+class ResealReport:
+    issuer_keys: int
+    issuer_keys_already_sealed: int
+    issuer_keys_in_token: int
+    webhook_secrets: int
+    offer_codes: int
+    offers_with_tx_code: int
+
+    def as_dict(self) -> dict[str, int]:
+        return dict(self.__dict__)
+
+
+def reseal(previous_secret: str) -> ResealReport:
+    """Move every sealed value from ``previous_secret`` to the configured secret (flushed, not
+    committed: the caller commits once). Raises ``ResealError`` naming the first value that
+    opens under neither."""
+    if not previous_secret:
+        raise ResealError("the previous secret is empty")
+    new_issuing = issuing_settings.current()
+    if previous_secret == new_issuing.secret:
+        raise ResealError("the previous secret is the one configured now: nothing to re-seal")
+    old_key_kek = key_encryption_key(previous_secret)
+    moved, already, in_token = _reseal_issuer_keys(old_key_kek, new_issuing.kek)
+    secrets = _reseal_webhook_secrets(previous_secret)
+    codes, with_tx_code = _rehash_open_offer_codes()
+    db.session.flush()
+    return ResealReport(moved, already, in_token, secrets, codes, with_tx_code)
+
+
+def _reseal_issuer_keys(old_kek: bytes, new_kek: bytes) -> tuple[int, int, int]:
+    moved = already = in_token = 0
+    for key in db.session.scalars(select(IssuerKey).order_by(IssuerKey.created_at)):
+        if key.sealed_private_key is None:
+            in_token += 1
+            continue
+        try:
+            open_private_key(key.sealed_private_key, new_kek)
+            already += 1
+            continue
+        except SealedKeyError:
+            pass
+        try:
+            private = open_private_key(key.sealed_private_key, old_kek)
+        except SealedKeyError:
+            raise ResealError(
+                f"issuer key {key.kid} opens under neither the previous nor the new secret"
+            ) from None
+        key.sealed_private_key = seal_key(private, new_kek)
+        moved += 1
+    return moved, already, in_token
+
+
+def _reseal_webhook_secrets(previous_secret: str) -> int:
+    old_kek = webhook_settings.WebhookSettings(secret=previous_secret, allow_private=False).kek
+    new_kek = webhook_settings.current().kek
+    moved = 0
+    for endpoint in db.session.scalars(select(WebhookEndpoint)):
+        for column in ("sealed_secret", "previous_sealed_secret"):
+            sealed = getattr(endpoint, column)
+            if sealed is None or _opens(sealed, new_kek):
+                continue
+            if not _opens(sealed, old_kek):
+                raise ResealError(
+                    f"a signing secret of webhook endpoint {endpoint.id} opens under neither "
+                    "the previous nor the new secret"
+                )
+            setattr(endpoint, column, seal(open_sealed(sealed, old_kek), new_kek))
+            moved += 1
+    return moved
+
+
+def _opens(sealed: bytes, kek: bytes) -> bool:
+    try:
+        open_sealed(sealed, kek)
+    except SealedSecretError:
+        return False
+    return True
+
+
+def _rehash_open_offer_codes() -> tuple[int, int]:
+    """Open offers get the hash of the code the new secret derives, so a link not yet opened
+    in a wallet keeps working; those with a ``tx_code`` are counted to be sent again."""
+    now = clock.now()
+    open_offers = db.session.scalars(
+        select(Credential).where(
+            Credential.recorded_status == CredentialStatus.OFFERED,
+            Credential.pre_authorized_code_hash.is_not(None),
+            Credential.code_used_at.is_(None),
+            Credential.offer_token.is_not(None),
+        )
+    )
+    codes = with_tx_code = 0
+    for credential in open_offers:
+        if credential.offer_expires_at is not None and credential.offer_expires_at <= now:
+            continue
+        if credential.tx_code_hash is not None:
+            with_tx_code += 1
+            continue
+        credential.pre_authorized_code_hash = hash_secret(
+            pre_authorized_code(credential.offer_token)
+        )
+        codes += 1
+    return codes, with_tx_code

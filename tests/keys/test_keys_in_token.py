@@ -1,0 +1,161 @@
+"""Issuer keys and the request-signing key kept in a PKCS#11 token (SoftHSM2): credentials,
+status lists and request objects are signed by the token, and the private keys never leave it.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pkcs11
+import pytest
+from cryptography.hazmat.primitives import hashes
+from cryptography.hazmat.primitives.asymmetric import ec
+from factories import make_staff, make_verification
+from issuance.issuance_support import Wallet, issue, make_org, receive
+from joserfc import jws
+from joserfc.jwk import ECKey
+from pkcs11 import Attribute, ObjectClass
+from signing_certificates import HOST, make_pki, pem
+from wallets import read_request
+
+from app.extensions import db
+from app.hardware_keys import TokenKeyError, TokenSettings, open_token
+from app.issuance.models import IssuerKey
+from app.sdjwt.jws import read_unverified
+
+
+@pytest.fixture
+def token_app(make_app, softhsm):
+    return make_app(KEY_STORE="pkcs11", **softhsm.settings())
+
+
+def verify_es256(token: str, jwk: dict) -> dict:
+    """The signature checked by joserfc (a JOSE library we did not write)."""
+    registry = jws.JWSRegistry(algorithms=["ES256"])
+    registry.max_header_length = 16_384
+    verified = jws.deserialize_compact(token, ECKey.import_key(jwk), registry=registry)
+    return json.loads(verified.payload)
+
+
+def private_objects(softhsm, label: str) -> list:
+    """What the token says of the private key: (sensitive, extractable, value readable)."""
+    token = pkcs11.lib(softhsm.module).get_token(token_label=softhsm.token_label)
+    try:
+        session = token.open(user_pin=softhsm.pin)
+    except pkcs11.exceptions.UserAlreadyLoggedIn:  # the service's session logged this process in
+        session = token.open()
+    with session:
+        found = list(
+            session.get_objects({Attribute.CLASS: ObjectClass.PRIVATE_KEY, Attribute.LABEL: label})
+        )
+        return [
+            (obj[Attribute.SENSITIVE], obj[Attribute.EXTRACTABLE], _value_readable(obj))
+            for obj in found
+        ]
+
+
+def _value_readable(obj) -> bool:
+    try:
+        obj[Attribute.VALUE]
+    except pkcs11.exceptions.AttributeSensitive:
+        return False
+    return True
+
+
+def test_credentials_and_status_lists_are_signed_in_the_token(token_app, softhsm):
+    org = make_org(token_app)
+    client = token_app.test_client()
+    credential = issue(client, org)
+    sd_jwt = receive(client, org, Wallet(), credential)
+
+    with token_app.app_context():
+        key = db.session.query(IssuerKey).one()
+        assert key.sealed_private_key is None and key.token_key_label
+        label, jwk = key.token_key_label, key.public_jwk
+    issuer_signed = sd_jwt.split("~")[0]
+    assert read_unverified(issuer_signed)[0]["kid"] == jwk["kid"]
+    assert verify_es256(issuer_signed, jwk)["iss"] == org.issuer
+
+    status_list = client.get(org.path("/status-lists/0"))
+    assert status_list.status_code == 200
+    assert verify_es256(status_list.get_data(as_text=True), jwk)["sub"].endswith("/0")
+
+    assert private_objects(softhsm, label) == [(True, False, False)]
+
+
+def test_a_token_key_refuses_to_give_its_private_value(token_app, softhsm):
+    org = make_org(token_app)
+    client = token_app.test_client()
+    receive(client, org, Wallet(), issue(client, org))
+    with token_app.app_context():
+        label = db.session.query(IssuerKey).one().token_key_label
+    key = open_token(TokenSettings(softhsm.module, softhsm.token_label, softhsm.pin)).signing_key(
+        label
+    )
+    with pytest.raises(TokenKeyError):
+        key.private_numbers()
+    with pytest.raises(TokenKeyError):
+        key.private_bytes()
+    signature = key.sign(b"signed inside the token", ec.ECDSA(hashes.SHA256()))
+    key.public_key().verify(signature, b"signed inside the token", ec.ECDSA(hashes.SHA256()))
+
+
+def test_rotating_makes_the_next_key_in_the_token_and_both_stay_published(token_app):
+    org = make_org(token_app)
+    client = token_app.test_client()
+    receive(client, org, Wallet(), issue(client, org))
+    rotated = token_app.test_cli_runner().invoke(args=["issuers", "rotate-key", org.id])
+    assert rotated.exit_code == 0, rotated.output
+    second = receive(client, org, Wallet(), issue(client, org))
+    with token_app.app_context():
+        keys = db.session.query(IssuerKey).order_by(IssuerKey.created_at).all()
+        assert [k.sealed_private_key for k in keys] == [None, None]
+        current = keys[1].public_jwk
+    assert verify_es256(second.split("~")[0], current)["iss"] == org.issuer
+    assert len(json.loads(rotated.stdout)["published_kids"]) == 2
+
+
+def test_request_objects_are_signed_by_a_key_in_the_token(make_app, softhsm, tmp_path):
+    label = "request-signing"
+    settings = TokenSettings(softhsm.module, softhsm.token_label, softhsm.pin)
+    token_key = open_token(settings).generate_signing_key(label)
+    pki = make_pki(leaf_key=token_key)
+    chain = tmp_path / "chain.pem"
+    chain.write_bytes(pem(pki.leaf) + pem(pki.ca))
+    app = make_app(
+        REQUEST_SIGNING_CERT_FILE=str(chain),
+        REQUEST_SIGNING_KEY_FILE=f"pkcs11:token={softhsm.token_label};object={label}",
+        **softhsm.settings(),
+    )
+    client = app.test_client()
+    staff = make_staff(app)
+    created = make_verification(client, staff)
+    individual = client.post(
+        "/verifications/individuals",
+        json={"customer_id": "crm-1", "verification_id": created["id"]},
+    ).get_json()
+    link = client.get(f"/verifications/{individual['id']}/connect").get_json()["connection_url"]
+    request = read_request(client, link)
+
+    public_jwk = ECKey.import_key(pki.leaf.public_key()).as_dict()
+    assert verify_es256(request.token, public_jwk)["client_id"] == f"x509_san_dns:{HOST}"
+    assert private_objects(softhsm, label) == [(True, False, False)]
+
+
+def test_a_start_naming_a_key_the_token_lacks_stops_with_the_setting(make_app, softhsm, tmp_path):
+    pki = make_pki()
+    chain = tmp_path / "chain.pem"
+    chain.write_bytes(pem(pki.leaf) + pem(pki.ca))
+    with pytest.raises(RuntimeError, match=r"REQUEST_SIGNING_KEY_FILE.*no key pair labelled"):
+        make_app(
+            REQUEST_SIGNING_CERT_FILE=str(chain),
+            REQUEST_SIGNING_KEY_FILE="pkcs11:object=not-in-the-token",
+            **softhsm.settings(),
+        )
+
+
+def test_key_store_settings_are_checked_at_start(make_app):
+    with pytest.raises(RuntimeError, match="KEY_STORE must be one of database, pkcs11"):
+        make_app(KEY_STORE="vault")
+    with pytest.raises(RuntimeError, match="KEY_STORE=pkcs11 needs PKCS11_MODULE"):
+        make_app(KEY_STORE="pkcs11")

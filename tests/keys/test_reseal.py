@@ -1,0 +1,97 @@
+"""``flask keys reseal``: a new ISSUER_KEY_SECRET without losing the issuer's key, the
+webhook secrets or the offers already sent."""
+
+from __future__ import annotations
+
+import json
+
+from issuance.issuance_support import Wallet, issue, make_org, receive
+
+from app.extensions import db
+from app.issuance.models import IssuerKey
+from app.sdjwt.jws import read_unverified
+from app.webhooks import operations as webhook_operations
+from app.webhooks.models import WebhookEndpoint
+
+OLD = "the-secret-sealed-under-until-today"
+NEW = "the-secret-configured-from-today-on"
+
+
+def reseal(app, previous: str | None = OLD):
+    env = {} if previous is None else {"PREVIOUS_ISSUER_KEY_SECRET": previous}
+    return app.test_cli_runner().invoke(args=["keys", "reseal"], env=env)
+
+
+def sealed_state(app) -> dict:
+    with app.app_context():
+        return {
+            "keys": [k.sealed_private_key for k in db.session.query(IssuerKey)],
+            "secrets": [e.sealed_secret for e in db.session.query(WebhookEndpoint)],
+        }
+
+
+def test_after_resealing_the_same_key_signs_webhooks_sign_and_sent_links_work(make_app):
+    before = make_app(ISSUER_KEY_SECRET=OLD)
+    org = make_org(before)
+    client = before.test_client()
+    first = issue(client, org)
+    signed_before = receive(client, org, Wallet(), first)
+    still_open = issue(client, org)
+    with_tx_code = issue(client, org, tx_code=True)
+    hook = client.post(
+        "/webhooks/endpoints", json={"url": "https://hooks.example.test/v"}, headers=org.headers
+    )
+    assert hook.status_code == 201, hook.get_json()
+
+    after = make_app(ISSUER_KEY_SECRET=NEW)
+    result = reseal(after)
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout) == {
+        "issuer_keys": 1,
+        "issuer_keys_already_sealed": 0,
+        "issuer_keys_in_token": 0,
+        "webhook_secrets": 1,
+        "offer_codes": 1,
+        "offers_with_tx_code": 1,
+    }
+
+    client = after.test_client()
+    signed_after = receive(client, org, Wallet(), still_open)
+    kid = read_unverified(signed_before.split("~")[0])[0]["kid"]
+    assert read_unverified(signed_after.split("~")[0])[0]["kid"] == kid
+    with after.app_context():
+        endpoint = db.session.query(WebhookEndpoint).one()
+        assert webhook_operations.signing_secrets(endpoint) == [hook.get_json()["secret"]]
+    assert with_tx_code["tx_code"]  # shown once; its offer is counted to be sent again
+
+
+def test_resealing_twice_moves_nothing_the_second_time(make_app):
+    before = make_app(ISSUER_KEY_SECRET=OLD)
+    org = make_org(before)
+    client = before.test_client()
+    receive(client, org, Wallet(), issue(client, org))
+    after = make_app(ISSUER_KEY_SECRET=NEW)
+    assert reseal(after).exit_code == 0
+    again = reseal(after)
+    assert again.exit_code == 0, again.output
+    report = json.loads(again.stdout)
+    assert report["issuer_keys"] == 0 and report["issuer_keys_already_sealed"] == 1
+
+
+def test_a_wrong_previous_secret_changes_nothing_and_says_so(make_app):
+    before = make_app(ISSUER_KEY_SECRET=OLD)
+    org = make_org(before)
+    client = before.test_client()
+    receive(client, org, Wallet(), issue(client, org))
+    after = make_app(ISSUER_KEY_SECRET=NEW)
+    unchanged = sealed_state(after)
+
+    wrong = reseal(after, previous="not-the-old-secret")
+    assert wrong.exit_code == 1
+    assert "opens under neither" in wrong.stderr
+    assert "PREVIOUS_ISSUER_KEY_SECRET" in wrong.stderr
+    assert sealed_state(after) == unchanged
+
+    missing = reseal(after, previous=None)
+    assert missing.exit_code == 1 and "empty" in missing.stderr
+    assert NEW not in wrong.output + missing.output and OLD not in wrong.output
