@@ -8,9 +8,12 @@ from __future__ import annotations
 
 from collections.abc import Collection
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 
 from cryptography import x509
+
+# The largest national trusted lists are a few megabytes; anything far beyond is not a list.
+MAX_LIST_BYTES = 32 * 1024 * 1024
 
 
 class TrustListError(Exception):
@@ -90,5 +93,28 @@ def granted(
     trust_list: TrustList, service_types: Collection[str] | None, now: datetime
 ) -> list[ListedService]:
     """The services whose current status is granted (and started by ``now``), optionally only
-    those of the given service types."""
-    raise NotImplementedError
+    those of the given service types. A status URI of another scheme whose last segment is
+    "granted" (a List of Trusted Entities may define its own) counts as granted too."""
+    return [
+        service
+        for service in trust_list.services
+        if is_granted(service.status)
+        and (service.status_starting is None or service.status_starting <= now)
+        and (service_types is None or service.service_type in service_types)
+    ]
+
+
+def is_granted(status: str) -> bool:
+    return status in GRANTED_STATUSES or status.rsplit("/", 1)[-1] == "granted"
+
+
+def parse_datetime(text: str | None) -> datetime | None:
+    """An xsd:dateTime / RFC 3339 date-time as an aware datetime; one without an offset is
+    taken as UTC (TS 119 612 §5.1.5 asks for UTC). None when absent or unreadable."""
+    if not text:
+        return None
+    try:
+        value = datetime.fromisoformat(text.strip())
+    except ValueError:
+        return None
+    return value.replace(tzinfo=UTC) if value.tzinfo is None else value
