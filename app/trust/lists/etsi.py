@@ -20,7 +20,8 @@ from datetime import datetime
 from cryptography import x509
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 from lxml import etree
-from signxml import InvalidCertificate, InvalidDigest, InvalidInput, InvalidSignature
+from signxml import InvalidCertificate, InvalidDigest
+from signxml.exceptions import SignXMLException
 from signxml.xades import XAdESSignatureConfiguration, XAdESVerifier
 
 from app.trust.lists.model import (
@@ -89,7 +90,7 @@ def _verified_list(
         ) from None
     except InvalidDigest:
         raise TrustListError("The list's content does not match its signature") from None
-    except (InvalidSignature, InvalidInput, ValueError) as exc:
+    except (SignXMLException, ValueError, etree.LxmlError) as exc:
         raise TrustListError(f"The list's signature does not verify: {_plain(exc)}") from None
     covered = [r.signed_xml for r in results if r.signed_xml is not None]
     lists = [e for e in covered if e.tag == root.tag]
