@@ -63,6 +63,8 @@ def read_etsi_tsl(xml: bytes, signer_certificates: Sequence[x509.Certificate]) -
         root = etree.fromstring(xml, _parser())
     except etree.XMLSyntaxError:
         raise TrustListError("The list is not well-formed XML") from None
+    if root.getroottree().docinfo.doctype:
+        raise TrustListError("The list declares a DTD, which a trusted list never does")
     if root.tag != f"{{{TSL}}}TrustServiceStatusList":
         raise TrustListError("The document is not an ETSI trusted list")
     signed = _verified_list(xml, root, signer_certificates)
