@@ -9,7 +9,7 @@ WORKERS ?= 2
 RUNTIME := $(VENV)/.installed-runtime
 STAMP := $(VENV)/.installed-test
 
-.PHONY: run test lint migrate seed bench bench-pg bench-load clean chromium wrk nginx softhsm cluster demo
+.PHONY: run test lint migrate seed bench bench-pg bench-load clean chromium wrk nginx softhsm xmlsec1 cluster demo
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -65,8 +65,16 @@ softhsm:
 		$$SUDO apt-get update -qq && \
 		DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq softhsm2 >/dev/null; }
 
+# The trusted list tests sign their own lists with Debian's xmlsec1, an XML signer independent
+# of the one the reader verifies with; install it like chromium.
+xmlsec1:
+	@command -v xmlsec1 >/dev/null 2>&1 || { \
+		SUDO=$$( [ "$$(id -u)" = 0 ] || echo "sudo -n" ); \
+		$$SUDO apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq xmlsec1 >/dev/null; }
+
 # The suite runs on SQLite; with TEST_DATABASE_URL set it runs again on PostgreSQL.
-test: $(STAMP) lint chromium nginx softhsm
+test: $(STAMP) lint chromium nginx softhsm xmlsec1
 	$(BIN)/pytest
 	@if [ -n "$$TEST_DATABASE_URL" ]; then \
 		echo "== again on PostgreSQL"; \

@@ -70,19 +70,26 @@ def verify_jws(
     typ: str | None = None,
     label: str = "Token",
     decoded: tuple[dict[str, Any], dict[str, Any]] | None = None,
+    understood: frozenset[str] = frozenset(),
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """Check a compact JWS against ``key`` and return its header and JSON payload.
 
     ``typ``, when given, is the media type the header must declare (RFC 8725 §3.11), compared
     as RFC 7515 §4.1.9 says. ``label`` names the token in reasons ("Credential", "Key binding").
     ``decoded`` is what ``read_unverified`` already made of this very ``compact``, so a caller
-    that had to look inside before verifying does not pay for decoding twice.
+    that had to look inside before verifying does not pay for decoding twice. ``understood``
+    names the header extensions the caller handles, which ``crit`` may then list.
     """
     header_b64, payload_b64, signature_b64 = split_compact(compact, label)
     header = decoded[0] if decoded else decode_json_object(header_b64, f"{label} header")
     alg = allowed_alg(header, allowed_algs, label)
-    if "crit" in header:
-        # RFC 7515 §4.1.11: extensions listed in "crit" must be understood; we understand none.
+    crit = header.get("crit")
+    if "crit" in header and (
+        not isinstance(crit, list)
+        or not crit
+        or not all(isinstance(name, str) and name in understood for name in crit)
+    ):
+        # RFC 7515 §4.1.11: extensions listed in "crit" must be understood by the caller.
         raise SdJwtError(f"{label} requires header extensions this verifier does not support")
     if typ is not None and not same_media_type(header.get("typ"), typ):
         raise SdJwtError(f"{label} type header is not {typ}")
