@@ -41,6 +41,9 @@ START_TIMEOUT = 60  # seconds for an instance or nginx to answer /healthz
 STOP_TIMEOUT = 20  # seconds for a process group to end after SIGTERM / SIGQUIT
 # nginx's temporary directories (nginx.conf), created under its prefix.
 NGINX_TEMP = ("client_body", "proxy", "fastcgi", "uwsgi", "scgi")
+# When nginx leaves an instance out: after 3 failures to reach it in 5 s, for 5 s (an answer,
+# whatever its status, is never a failure: see verity.conf).
+UPSTREAM_SERVER_PARAMETERS = "max_fails=3 fail_timeout=5s"
 # Without root, nginx runs as whoever starts it; started by root, it is started as this user.
 UNPRIVILEGED_USER = "nobody"
 
@@ -256,7 +259,7 @@ def write_nginx_config(
 ) -> Path:
     """``nginx.conf`` and ``verity.conf`` rendered into ``prefix``; the path of nginx.conf."""
     servers = "\n".join(
-        f"    server {address} max_fails=1 fail_timeout=5s;" for address in upstreams
+        f"    server {address} {UPSTREAM_SERVER_PARAMETERS};" for address in upstreams
     )
     site = render(
         (NGINX_DIR / "verity.conf").read_text(),
@@ -294,7 +297,8 @@ class Nginx:
         stop_group(self.process, signal.SIGQUIT)  # graceful: open requests are answered
 
 
-def start_nginx(config: Path, listen: str, log_path: Path) -> Nginx:
+def launch_nginx(config: Path, listen: str, log_path: Path) -> Nginx:
+    """Start nginx on a configuration it accepts, without waiting for it (see ``start_nginx``)."""
     binary = nginx_binary()
     if binary is None:
         raise ClusterError("nginx is not installed (make nginx installs Debian's)")
@@ -315,9 +319,14 @@ def start_nginx(config: Path, listen: str, log_path: Path) -> Nginx:
             start_new_session=True,
             user=user,
         )
-    proxy = Nginx(process, prefix, log_path, f"http://{listen}")
+    return Nginx(process, prefix, log_path, f"http://{listen}")
+
+
+def start_nginx(config: Path, listen: str, log_path: Path) -> Nginx:
+    """nginx, once /healthz answers through it (from an instance)."""
+    proxy = launch_nginx(config, listen, log_path)
     try:
-        wait_healthy(proxy.base, lambda: process.poll() is None, proxy.log)
+        wait_healthy(proxy.base, lambda: proxy.process.poll() is None, proxy.log)
     except BaseException:
         proxy.stop()
         raise
