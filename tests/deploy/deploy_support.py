@@ -137,7 +137,12 @@ class Deployment:
         index = self.instances.index(instance)
         instance.stop()
         fresh = cluster.start_instance(
-            instance.name, self.env, instance.port, WORKERS, instance.log_path
+            instance.name,
+            self.env,
+            instance.port,
+            WORKERS,
+            instance.log_path,
+            instance.control_socket.parent,
         )
         self.instances[index] = fresh
         return fresh
@@ -190,7 +195,7 @@ def two_instances_behind_nginx(
                 name = f"instance-{number}"
                 instances.append(
                     cluster.launch_instance(
-                        name, env, free_port(), WORKERS, workdir / f"{name}.log"
+                        name, env, free_port(), WORKERS, workdir / f"{name}.log", workdir / name
                     )
                 )
             token = staff_token(database_url)  # while the instances start
