@@ -8,7 +8,8 @@ each instance as ``make run`` does (gunicorn, ``--workers`` sync workers) on its
 port, then nginx in front of them with ``deploy/nginx/nginx.conf`` and ``verity.conf``, without
 root: its pid file, temporary files and logs live in a prefix directory of its own. Every
 instance gets the same environment, plus ``PUBLIC_URL`` (the nginx address unless set) and
-``TRUSTED_PROXY_COUNT=1``.
+``TRUSTED_PROXY_COUNT=1``, and a run directory of its own (``--logs``/instance-N) where its
+gunicorn control socket lives: ``gunicornc -s instance/cluster/instance-1/gunicorn.ctl``.
 
 Ctrl-C or SIGTERM stops everything. SIGHUP is passed to every gunicorn master: each starts
 new workers on the current code and configuration and lets the old ones finish their requests.
@@ -41,6 +42,11 @@ START_TIMEOUT = 60  # seconds for an instance or nginx to answer /healthz
 STOP_TIMEOUT = 20  # seconds for a process group to end after SIGTERM / SIGQUIT
 # nginx's temporary directories (nginx.conf), created under its prefix.
 NGINX_TEMP = ("client_body", "proxy", "fastcgi", "uwsgi", "scgi")
+# In each instance's run directory: the path gunicornc -s takes.
+CONTROL_SOCKET = "gunicorn.ctl"
+# When nginx leaves an instance out: after 3 failures to reach it in 5 s, for 5 s (an answer,
+# whatever its status, is never a failure: see verity.conf).
+UPSTREAM_SERVER_PARAMETERS = "max_fails=3 fail_timeout=5s"
 # Without root, nginx runs as whoever starts it; started by root, it is started as this user.
 UNPRIVILEGED_USER = "nobody"
 
@@ -156,6 +162,7 @@ class Instance:
     port: int
     process: subprocess.Popen
     log_path: Path
+    control_socket: Path
 
     @property
     def address(self) -> str:
@@ -194,9 +201,16 @@ class Instance:
 
 
 def launch_instance(
-    name: str, env: Mapping[str, str], port: int, workers: int, log_path: Path
+    name: str, env: Mapping[str, str], port: int, workers: int, log_path: Path, run_dir: Path
 ) -> Instance:
-    """Start gunicorn without waiting for it (see ``Instance.wait_ready``)."""
+    """Start gunicorn without waiting for it (see ``Instance.wait_ready``).
+
+    ``run_dir`` is the instance's own: its control socket (``gunicornc -s``) is made there.
+    gunicorn's default path is one for every server the user runs, so the instances would take
+    it from each other and stopping one would remove it for all.
+    """
+    run_dir.mkdir(parents=True, exist_ok=True)
+    control_socket = run_dir / CONTROL_SOCKET
     with log_path.open("ab") as log_file:
         process = subprocess.Popen(
             [
@@ -207,6 +221,8 @@ def launch_instance(
                 str(workers),
                 "--bind",
                 f"127.0.0.1:{port}",
+                "--control-socket",
+                str(control_socket),
                 "wsgi:app",
             ],
             cwd=ROOT,
@@ -216,13 +232,13 @@ def launch_instance(
             stderr=subprocess.STDOUT,
             start_new_session=True,
         )
-    return Instance(name, port, process, log_path)
+    return Instance(name, port, process, log_path, control_socket)
 
 
 def start_instance(
-    name: str, env: Mapping[str, str], port: int, workers: int, log_path: Path
+    name: str, env: Mapping[str, str], port: int, workers: int, log_path: Path, run_dir: Path
 ) -> Instance:
-    instance = launch_instance(name, env, port, workers, log_path)
+    instance = launch_instance(name, env, port, workers, log_path, run_dir)
     instance.wait_ready()
     return instance
 
@@ -256,7 +272,7 @@ def write_nginx_config(
 ) -> Path:
     """``nginx.conf`` and ``verity.conf`` rendered into ``prefix``; the path of nginx.conf."""
     servers = "\n".join(
-        f"    server {address} max_fails=1 fail_timeout=5s;" for address in upstreams
+        f"    server {address} {UPSTREAM_SERVER_PARAMETERS};" for address in upstreams
     )
     site = render(
         (NGINX_DIR / "verity.conf").read_text(),
@@ -294,7 +310,8 @@ class Nginx:
         stop_group(self.process, signal.SIGQUIT)  # graceful: open requests are answered
 
 
-def start_nginx(config: Path, listen: str, log_path: Path) -> Nginx:
+def launch_nginx(config: Path, listen: str, log_path: Path) -> Nginx:
+    """Start nginx on a configuration it accepts, without waiting for it (see ``start_nginx``)."""
     binary = nginx_binary()
     if binary is None:
         raise ClusterError("nginx is not installed (make nginx installs Debian's)")
@@ -315,9 +332,14 @@ def start_nginx(config: Path, listen: str, log_path: Path) -> Nginx:
             start_new_session=True,
             user=user,
         )
-    proxy = Nginx(process, prefix, log_path, f"http://{listen}")
+    return Nginx(process, prefix, log_path, f"http://{listen}")
+
+
+def start_nginx(config: Path, listen: str, log_path: Path) -> Nginx:
+    """nginx, once /healthz answers through it (from an instance)."""
+    proxy = launch_nginx(config, listen, log_path)
     try:
-        wait_healthy(proxy.base, lambda: process.poll() is None, proxy.log)
+        wait_healthy(proxy.base, lambda: proxy.process.poll() is None, proxy.log)
     except BaseException:
         proxy.stop()
         raise
@@ -333,7 +355,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--workers", type=int, default=2, help="gunicorn workers per instance")
     parser.add_argument("--listen", default="127.0.0.1:8080", help="nginx's address")
     parser.add_argument("--first-port", type=int, default=8001, help="the first instance's port")
-    parser.add_argument("--logs", type=Path, default=ROOT / "instance" / "cluster")
+    parser.add_argument(
+        "--logs",
+        type=Path,
+        default=ROOT / "instance" / "cluster",
+        help="the logs, and a run directory for each instance (its control socket)",
+    )
     args = parser.parse_args(argv)
 
     problems = check_environment(os.environ)
@@ -355,7 +382,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             name = f"instance-{number + 1}"
             instances.append(
                 launch_instance(
-                    name, env, args.first_port + number, args.workers, args.logs / f"{name}.log"
+                    name,
+                    env,
+                    args.first_port + number,
+                    args.workers,
+                    args.logs / f"{name}.log",
+                    args.logs / name,
                 )
             )
         for instance in instances:

@@ -15,8 +15,9 @@ import secrets
 import shutil
 import socket
 import uuid
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
+from email.message import Message
 from pathlib import Path
 from typing import Any
 
@@ -67,6 +68,7 @@ class Answer:
     status: int
     body: bytes
     request_id: str
+    headers: Message
 
     def json(self) -> Any:
         return json.loads(self.body)
@@ -92,7 +94,7 @@ def send(
             method, path, body=body, headers={"X-Request-ID": request_id, **(headers or {})}
         )
         answer = connection.getresponse()
-        return Answer(answer.status, answer.read(), request_id)
+        return Answer(answer.status, answer.read(), request_id, answer.headers)
     finally:
         connection.close()
 
@@ -135,7 +137,12 @@ class Deployment:
         index = self.instances.index(instance)
         instance.stop()
         fresh = cluster.start_instance(
-            instance.name, self.env, instance.port, WORKERS, instance.log_path
+            instance.name,
+            self.env,
+            instance.port,
+            WORKERS,
+            instance.log_path,
+            instance.control_socket.parent,
         )
         self.instances[index] = fresh
         return fresh
@@ -160,17 +167,17 @@ def schema_of_its_own(base_url: str) -> Iterator[tuple[str, Engine]]:
         admin.dispose()
 
 
-@pytest.fixture(scope="module")
-def deployment(tmp_path_factory) -> Iterator[Deployment]:
-    reason = why_skipped()
-    if reason:
-        pytest.skip(reason)
-    workdir = tmp_path_factory.mktemp("deploy")
+@contextlib.contextmanager
+def two_instances_behind_nginx(
+    workdir: Path, reach_database: Callable[[str], str] = str
+) -> Iterator[Deployment]:
+    """The deployment, stopped on leaving; ``reach_database`` turns the URL of its schema into
+    the one its instances use (the same, unless a test puts something in between)."""
     listen = f"127.0.0.1:{free_port()}"
     with schema_of_its_own(os.environ["TEST_DATABASE_URL"]) as (database_url, engine):
         env = {k: v for k, v in os.environ.items() if k not in SCRUBBED}
         env.update(
-            DATABASE_URL=database_url,
+            DATABASE_URL=reach_database(database_url),
             RATELIMIT_STORAGE_URI=os.environ["TEST_REDIS_URL"],
             SECRET_KEY=secrets.token_hex(32),
             ISSUER_KEY_SECRET=secrets.token_hex(32),
@@ -188,7 +195,7 @@ def deployment(tmp_path_factory) -> Iterator[Deployment]:
                 name = f"instance-{number}"
                 instances.append(
                     cluster.launch_instance(
-                        name, env, free_port(), WORKERS, workdir / f"{name}.log"
+                        name, env, free_port(), WORKERS, workdir / f"{name}.log", workdir / name
                     )
                 )
             token = staff_token(database_url)  # while the instances start
@@ -204,6 +211,15 @@ def deployment(tmp_path_factory) -> Iterator[Deployment]:
                 proxy.stop()
             cluster.stop_all([instance.process for instance in instances])
             shutil.rmtree(prefix, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def deployment(tmp_path_factory) -> Iterator[Deployment]:
+    reason = why_skipped()
+    if reason:
+        pytest.skip(reason)
+    with two_instances_behind_nginx(tmp_path_factory.mktemp("deploy")) as deployment:
+        yield deployment
 
 
 def staff_token(database_url: str) -> str:

@@ -8,19 +8,16 @@ Redis (the voucher throttle's storage) on a closed port.
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import os
-import socket
-import threading
 import uuid
 from pathlib import Path
-from urllib.parse import urlsplit, urlunsplit
 
 import pytest
 import requests
 from factories import make_staff
 from served import free_port, prepare, served, service_env
+from support.outage_proxy import OutageProxy
 
 PEOPLE_PAGE = "try again in a moment"
 
@@ -82,71 +79,13 @@ def test_sqlite_file_that_cannot_be_opened_then_can(tmp_path: Path):
     assert "Traceback" not in log and "unhandled error" not in log
 
 
-class Proxy:
-    """A TCP proxy to PostgreSQL that can be stopped (every connection cut) and started."""
-
-    def __init__(self, target: tuple[str, int]) -> None:
-        self.target = target
-        self.port = free_port()
-        self.listener: socket.socket | None = None
-        self.sockets: list[socket.socket] = []
-        self.lock = threading.Lock()
-
-    def start(self) -> None:
-        listener = socket.socket()
-        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        listener.bind(("127.0.0.1", self.port))
-        listener.listen(64)
-        self.listener = listener
-        threading.Thread(target=self._accept, args=(listener,), daemon=True).start()
-
-    def stop(self) -> None:
-        assert self.listener is not None
-        # shutdown wakes the thread blocked in accept(); close alone would leave it listening.
-        with contextlib.suppress(OSError):
-            self.listener.shutdown(socket.SHUT_RDWR)
-        self.listener.close()
-        self.listener = None
-        with self.lock:
-            for sock in self.sockets:
-                with contextlib.suppress(OSError):
-                    sock.shutdown(socket.SHUT_RDWR)
-                sock.close()
-            self.sockets.clear()
-
-    def _accept(self, listener: socket.socket) -> None:
-        while True:
-            try:
-                client, _ = listener.accept()
-            except OSError:
-                return
-            upstream = socket.create_connection(self.target)
-            with self.lock:
-                if self.listener is not listener:  # stopped meanwhile
-                    client.close()
-                    upstream.close()
-                    return
-                self.sockets += [client, upstream]
-            for a, b in ((client, upstream), (upstream, client)):
-                threading.Thread(target=self._pipe, args=(a, b), daemon=True).start()
-
-    @staticmethod
-    def _pipe(source: socket.socket, sink: socket.socket) -> None:
-        with contextlib.suppress(OSError):
-            while data := source.recv(65536):
-                sink.sendall(data)
-        with contextlib.suppress(OSError):
-            sink.shutdown(socket.SHUT_WR)
-
-
 @pytest.mark.skipif(
     os.environ.get("VERITY_TEST_DB") != "postgresql", reason="runs in the PostgreSQL pass"
 )
 def test_postgresql_stopped_then_back(app, db_url, make_app, caplog):
     staff = make_staff(app)
-    parts = urlsplit(db_url)
-    proxy = Proxy((parts.hostname or "127.0.0.1", parts.port or 5432))
-    proxied = urlunsplit(parts._replace(netloc=f"{parts.username}@127.0.0.1:{proxy.port}"))
+    proxy = OutageProxy.in_front_of(db_url)
+    proxied = proxy.url_through(db_url)
     proxy.start()
     served_app = make_app(SQLALCHEMY_DATABASE_URI=proxied)
     client = served_app.test_client()
@@ -175,9 +114,8 @@ def test_postgresql_restarted_between_requests_goes_unnoticed(app, db_url, make_
     """Pooled connections the server closed while idle are replaced at checkout, with no
     round trip to ask: the first request after a restart is answered."""
     staff = make_staff(app)
-    parts = urlsplit(db_url)
-    proxy = Proxy((parts.hostname or "127.0.0.1", parts.port or 5432))
-    proxied = urlunsplit(parts._replace(netloc=f"{parts.username}@127.0.0.1:{proxy.port}"))
+    proxy = OutageProxy.in_front_of(db_url)
+    proxied = proxy.url_through(db_url)
     proxy.start()
     client = make_app(SQLALCHEMY_DATABASE_URI=proxied).test_client()
     assert client.get("/me", headers=staff.headers()).status_code == 200
