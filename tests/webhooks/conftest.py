@@ -35,7 +35,7 @@ def hooks_app(make_app, tmp_path: Path) -> Iterator[Flask]:
         JOBS_QUEUE_NAME=f"verity-test-{os.getpid()}-{uuid.uuid4().hex[:8]}",
     )
     yield app
-    queue_of(app).huey.flush()
+    queue_of(app).flush()
 
 
 @pytest.fixture
