@@ -12,8 +12,8 @@ import pytest
 from conftest import queue_url
 from factories import make_staff
 from flask import Flask
-from slow_receiver import SlowReceiver
 from sqlalchemy import select
+from support.slow_receiver import SlowReceiver
 from webhook_support import Person, add_endpoint, drain, verification
 
 from app.extensions import db
