@@ -32,7 +32,7 @@ from datetime import UTC, datetime, timedelta
 from functools import cache
 from typing import Any
 
-from sqlalchemy import and_, bindparam, exists, func, or_, select, update
+from sqlalchemy import and_, bindparam, exists, func, or_, select, text, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import aliased, joinedload
 from standardwebhooks import Webhook
@@ -161,14 +161,14 @@ def _first_in_line() -> Any:
 
 def _organization_has_room() -> Any:
     """Fewer than ``per_organization`` deliveries of the delivery's organization hold a live
-    lease. Two workers leasing at the same instant may both pass: the bound is for fairness,
-    not a guarantee, and is off by one at most for a moment."""
+    lease (counted under ``_lock_organization``, so two leases at once cannot both pass)."""
     busy = aliased(WebhookDelivery)
     busy_endpoint = aliased(WebhookEndpoint)
     own_endpoint = aliased(WebhookEndpoint)
     organization = (
         select(own_endpoint.organization_id)
         .where(own_endpoint.id == WebhookDelivery.endpoint_id)
+        .correlate(WebhookDelivery)  # the delivery being leased, two subqueries out
         .scalar_subquery()
     )
     in_flight = (
@@ -204,6 +204,24 @@ def _lease_statement() -> Any:
     )
 
 
+def _lock_organization(delivery_id: uuid.UUID) -> None:
+    """On PostgreSQL, leases of one organization are taken one at a time (a transaction-
+    scoped advisory lock), so the count of its deliveries in flight is never read stale.
+    SQLite runs one write at a time anyway."""
+    if db.session.get_bind().dialect.name != "postgresql":
+        return
+    organization_id = db.session.scalar(
+        select(WebhookEndpoint.organization_id)
+        .join(WebhookDelivery, WebhookDelivery.endpoint_id == WebhookEndpoint.id)
+        .where(WebhookDelivery.id == delivery_id)
+    )
+    if organization_id is not None:
+        db.session.execute(
+            text("SELECT pg_advisory_xact_lock(hashtextextended(:key, 0))"),
+            {"key": f"webhook-deliveries:{organization_id}"},
+        )
+
+
 def _lease_length() -> timedelta:
     return max(LEASE, timedelta(seconds=settings.current().timeout + 30))
 
@@ -212,6 +230,7 @@ def _take_lease(delivery_id: uuid.UUID, now: datetime) -> bool:
     """Lease the delivery to this worker: one conditional update, whose row count says
     whether it is pending, due, free, first in line for its subject, and whether its
     organization has room for one more delivery in flight."""
+    _lock_organization(delivery_id)
     taken = db.session.execute(
         _lease_statement(),
         {
