@@ -46,6 +46,7 @@ __all__ = [
     "HOUSEKEEPING",
     "JOB_MODULES",
     "QUEUES",
+    "QueueOutage",
     "Job",
     "crontab",
     "enqueue",
@@ -117,6 +118,8 @@ def registered() -> dict[str, Job]:
 
 
 class Queue(Protocol):
+    outage: QueueOutage
+
     def enqueue(self, name: str, *args: Any, delay: float | None = None) -> None: ...
 
 
@@ -135,14 +138,18 @@ def enqueue(name: str, *args: Any, delay: float | None = None) -> None:
     Raises when the queue's storage cannot be reached; callers that have a periodic sweep to
     fall back on (the webhook relay) use ``try_enqueue``.
     """
+    _queue().enqueue(name, *args, delay=delay)
+
+
+def _queue() -> Queue:
     if _provider is None:
         raise RuntimeError("the job queue is wired by the application factory")
-    _provider().enqueue(name, *args, delay=delay)
+    return _provider()
 
 
 class QueueOutage:
     """One log line when the queue's storage becomes unreachable and one when it is back, per
-    process, as for the database (``app.database.OutageLog``): during an outage every request
+    application (so per process), as for the database (``app.database.OutageLog``): during an outage every request
     that changes something would otherwise log a traceback."""
 
     def __init__(self) -> None:
@@ -178,16 +185,14 @@ class QueueOutage:
         )
 
 
-_outage = QueueOutage()
-
-
 def try_enqueue(name: str, *args: Any, delay: float | None = None) -> bool:
     """``enqueue``, for callers whose work a periodic sweep finds anyway: an unreachable queue
     is logged once per outage, and False returned instead of raising."""
+    queue = _queue()
     try:
-        enqueue(name, *args, delay=delay)
+        queue.enqueue(name, *args, delay=delay)
     except Exception as exc:
-        _outage.failed(exc)
+        queue.outage.failed(exc)
         return False
-    _outage.reached()
+    queue.outage.reached()
     return True

@@ -39,6 +39,7 @@ class JobQueue:
     def __init__(self, hueys: Mapping[str, Huey], app: Flask) -> None:
         self.hueys = dict(hueys)
         self.app = app
+        self.outage = jobs.QueueOutage()
         self.tasks: dict[str, TaskWrapper] = {}
         for registered in jobs.registered().values():
             self._bind(registered)
