@@ -66,7 +66,7 @@ def run_until_signalled(consumers: list[Consumer]) -> None:
         stopping.set()
 
     # Installed after the consumers' own handlers, which each would stop one consumer only.
-    for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+    for signum in (signal.SIGINT, signal.SIGTERM):
         signal.signal(signum, stop)
     while not stopping.wait(HEALTH_CHECK_SECONDS):
         for consumer in consumers:
