@@ -188,11 +188,11 @@ class QueueOutage:
 def try_enqueue(name: str, *args: Any, delay: float | None = None) -> bool:
     """``enqueue``, for callers whose work a periodic sweep finds anyway: an unreachable queue
     is logged once per outage, and False returned instead of raising."""
-    queue = _queue()
+    outage = _queue().outage
     try:
-        queue.enqueue(name, *args, delay=delay)
+        enqueue(name, *args, delay=delay)
     except Exception as exc:
-        queue.outage.failed(exc)
+        outage.failed(exc)
         return False
-    queue.outage.reached()
+    outage.reached()
     return True

@@ -9,12 +9,11 @@ import uuid
 from pathlib import Path
 
 import pytest
-from conftest import queue_url
 from factories import make_staff
 from flask import Flask
 from sqlalchemy import select
 from support.slow_receiver import SlowReceiver
-from webhook_support import Person, add_endpoint, drain, verification
+from webhook_support import Person, add_endpoint, drain, queue_url, verification
 
 from app.extensions import db
 from app.jobs.queue import queue_of

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import time
+from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
@@ -110,3 +111,10 @@ def wait_until(predicate, what: str, deadline: float = 60) -> None:
         if time.monotonic() > end:
             raise AssertionError(f"gave up waiting for {what}")
         time.sleep(0.05)
+
+
+def queue_url(tmp_path: Path) -> str:
+    redis = os.environ.get("TEST_REDIS_URL")
+    if os.environ.get("VERITY_TEST_DB") == "postgresql" and redis:
+        return redis
+    return f"sqlite:///{tmp_path / 'jobs.sqlite3'}"
