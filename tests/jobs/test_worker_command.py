@@ -1,10 +1,10 @@
 """``flask --app wsgi jobs worker``: one process works both queues (deliveries and the
-schedule's housekeeping), each on threads of its own, and stops them together."""
+schedule's housekeeping), each on threads of its own, and stops them together. Started the
+way ``deploy/cluster.py`` starts it."""
 
 from __future__ import annotations
 
 import os
-import signal
 import subprocess
 import sys
 import time
@@ -16,6 +16,7 @@ from flask import Flask
 
 from app import jobs
 from app.jobs.queue import queue_of
+from deploy import cluster
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -56,25 +57,19 @@ def test_one_worker_runs_both_queues_and_stops_them_together(make_app, tmp_path:
         jobs.DELIVERIES: 1,
     }
 
-    log_path = tmp_path / "worker.log"
-    with log_path.open("wb") as log:
-        worker = subprocess.Popen(
-            [sys.executable, "-m", "flask", "--app", "wsgi", "jobs", "worker"],
-            cwd=ROOT,
-            env={**worker_environment(app), "DATABASE_URL": database},
-            stdout=log,
-            stderr=subprocess.STDOUT,
-        )
+    # Started as deploy/cluster.py starts each instance's worker (and as `make run` does).
+    worker = cluster.launch_worker(
+        "jobs", {**worker_environment(app), "DATABASE_URL": database}, tmp_path / "worker.log"
+    )
     try:
         end = time.monotonic() + 60
         while queue.pending_count() and time.monotonic() < end:
             time.sleep(0.1)
-        assert queue.pending_count() == 0, log_path.read_text()
+        assert queue.pending_count() == 0, worker.log()
     finally:
-        worker.send_signal(signal.SIGTERM)
-        code = worker.wait(60)
-    output = log_path.read_text()
-    assert code == 0, output
+        worker.stop()  # SIGTERM to its process group
+    output = worker.log()
+    assert worker.process.returncode == 0, output
     assert output.count("Huey consumer started with 2 thread") == 1, output
     assert output.count("Huey consumer started with 4 thread") == 1, output
     assert "Traceback" not in output
