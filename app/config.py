@@ -109,6 +109,10 @@ def from_environment() -> dict[str, Any]:
         "JOBS_QUEUE_URL": env("JOBS_QUEUE_URL", ""),
         # The queue's name inside its storage: deployments sharing one Redis need their own.
         "JOBS_QUEUE_NAME": env("JOBS_QUEUE_NAME", "verity"),
+        # Webhooks: the total deadline of one delivery attempt (seconds), and how many of one
+        # organization's deliveries may be in flight at once (app/webhooks/delivery.py).
+        "WEBHOOK_TIMEOUT": float(env("WEBHOOK_TIMEOUT", "10")),
+        "WEBHOOK_DELIVERIES_PER_ORGANIZATION": _int("WEBHOOK_DELIVERIES_PER_ORGANIZATION", 2),
     }
 
 

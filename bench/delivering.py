@@ -305,11 +305,12 @@ def deliveries_per_second(
             "wsgi",
             "jobs",
             "worker",
-            "--threads",
+            "--delivery-threads",
             str(threads),
         ],
         cwd=ROOT,
-        env=env,
+        # Every event is one organization's: let it use every delivery thread.
+        env={**env, "WEBHOOK_DELIVERIES_PER_ORGANIZATION": str(threads)},
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
         start_new_session=True,
@@ -374,9 +375,11 @@ def run() -> Figures:
                 receiver.secret = make_events(env, receiver.url, count)
                 per_second = deliveries_per_second(env, receiver, count, threads)
                 if redis_url:
-                    from huey import RedisHuey
+                    from app.jobs import QUEUES
+                    from app.jobs.queue import build_huey
 
-                    RedisHuey(env["JOBS_QUEUE_NAME"], url=redis_url).flush()
+                    for name in QUEUES:
+                        build_huey({**env, "JOBS_QUEUE_URL": redis_url}, name).flush()
             receiver.secret = None
             baseline = plain_posts_per_second(receiver, count, threads)
         finally:

@@ -4,14 +4,15 @@
     SECRET_KEY=... ISSUER_KEY_SECRET=... python deploy/cluster.py --instances 2 --listen 127.0.0.1:8080
 
 (``make cluster`` runs it with the project's virtualenv.) It migrates the database once, starts
-each instance as ``make run`` does (gunicorn, ``--workers`` sync workers) on its own loopback
-port, then nginx in front of them with ``deploy/nginx/nginx.conf`` and ``verity.conf``, without
+each instance as ``make run`` does (gunicorn, ``--workers`` sync workers, on its own loopback
+port, and its job worker: webhook deliveries and the schedule, on threads of their own), then
+nginx in front of them with ``deploy/nginx/nginx.conf`` and ``verity.conf``, without
 root: its pid file, temporary files and logs live in a prefix directory of its own. Every
 instance gets the same environment, plus ``PUBLIC_URL`` (the nginx address unless set) and
 ``TRUSTED_PROXY_COUNT=1``, and a run directory of its own (``--logs``/instance-N) where its
 gunicorn control socket lives: ``gunicornc -s instance/cluster/instance-1/gunicorn.ctl``.
 
-Ctrl-C or SIGTERM stops everything. SIGHUP is passed to every gunicorn master: each starts
+Ctrl-C or SIGTERM stops everything; so does any process of the cluster exiting. SIGHUP is passed to every gunicorn master: each starts
 new workers on the current code and configuration and lets the old ones finish their requests.
 
 The functions below are also what tests/deploy drives, so the test runs this configuration.
@@ -243,6 +244,37 @@ def start_instance(
     return instance
 
 
+@dataclass
+class JobWorker:
+    """``flask jobs worker`` of one instance, in a process group of its own."""
+
+    name: str
+    process: subprocess.Popen
+    log_path: Path
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace")
+
+    def stop(self) -> None:
+        stop_group(self.process)
+
+
+def launch_worker(name: str, env: Mapping[str, str], log_path: Path) -> JobWorker:
+    """The job worker: with its queues in the shared storage, one per instance is safe (a
+    delivery is leased to one worker at a time)."""
+    with log_path.open("ab") as log_file:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "flask", "--app", "wsgi", "jobs", "worker"],
+            cwd=ROOT,
+            env=dict(env),
+            stdin=subprocess.DEVNULL,
+            stdout=log_file,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    return JobWorker(name, process, log_path)
+
+
 # -- nginx ---------------------------------------------------------------------------------
 
 
@@ -370,6 +402,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     env = instance_environment(os.environ, os.environ.get("PUBLIC_URL") or f"http://{args.listen}")
     args.logs.mkdir(parents=True, exist_ok=True)
     instances: list[Instance] = []
+    workers: list[JobWorker] = []
     proxy: Nginx | None = None
     # SIGTERM unwinds like Ctrl-C, so everything started is stopped; SIGHUP restarts the
     # instances started so far.
@@ -390,6 +423,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                     args.logs / name,
                 )
             )
+            workers.append(launch_worker(f"{name}-jobs", env, args.logs / f"{name}-jobs.log"))
         for instance in instances:
             instance.wait_ready()
         prefix = nginx_prefix()
@@ -400,7 +434,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"{', '.join(i.address for i in instances)}; logs in {args.logs}",
             flush=True,
         )
-        while all(p.poll() is None for p in [proxy.process, *(i.process for i in instances)]):
+        running = [proxy.process, *(i.process for i in instances), *(w.process for w in workers)]
+        while all(p.poll() is None for p in running):
             time.sleep(1)
         print("cluster: a process exited; stopping the others", file=sys.stderr)
         return 1
@@ -413,7 +448,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if proxy is not None:
             proxy.stop()
             shutil.rmtree(proxy.prefix, ignore_errors=True)
-        stop_all([instance.process for instance in instances])
+        stop_all([*(i.process for i in instances), *(w.process for w in workers)])
 
 
 if __name__ == "__main__":

@@ -10,6 +10,11 @@ like a request.
 Modules holding jobs are listed in ``JOB_MODULES`` so the web process and the worker both
 import them before the queue is built (the worker must know every job it may be handed).
 
+Jobs go to one of two queues, each worked by threads of its own: ``DELIVERIES`` for work that
+waits on other people's servers (webhook deliveries), ``HOUSEKEEPING`` for the service's own
+scheduled work (retention, revocation re-checks, policy expiry, the webhook sweep). A slow
+receiver can then hold delivery threads only, never the scheduled jobs.
+
     from app import jobs
 
     @jobs.periodic(jobs.crontab(minute="*/10"), name="retention.sweep")
@@ -19,11 +24,17 @@ import them before the queue is built (the worker must know every job it may be 
     def deliver(delivery_id: str) -> None: ...
 
     jobs.enqueue("webhooks.deliver", str(delivery.id), delay=30)
+
+A caller with a periodic sweep to fall back on hands a job over with ``try_enqueue``: while the
+queue's storage is unreachable it logs one line when the outage starts and one when it ends,
+not a traceback per request.
 """
 
 from __future__ import annotations
 
 import logging
+import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -31,20 +42,30 @@ from typing import Any, Protocol
 from huey import crontab
 
 __all__ = [
+    "DELIVERIES",
+    "HOUSEKEEPING",
     "JOB_MODULES",
+    "QUEUES",
     "Job",
+    "QueueOutage",
     "crontab",
     "enqueue",
     "job",
     "periodic",
     "provide",
     "registered",
+    "try_enqueue",
 ]
 
 log = logging.getLogger(__name__)
 
 # Modules whose import registers jobs (imported by the factory, in this order).
 JOB_MODULES: tuple[str, ...] = ("app.webhooks.jobs", "app.policies.jobs", "app.retention.jobs")
+
+# The queues, each worked by its own threads (``flask jobs worker``).
+HOUSEKEEPING = "housekeeping"
+DELIVERIES = "deliveries"
+QUEUES: tuple[str, ...] = (HOUSEKEEPING, DELIVERIES)
 
 
 @dataclass(frozen=True)
@@ -53,17 +74,20 @@ class Job:
     func: Callable[..., Any]
     # A huey ``crontab(...)`` (or any callable taking a datetime) for periodic jobs.
     schedule: Callable[[Any], bool] | None = None
+    queue: str = HOUSEKEEPING
 
 
 _registry: dict[str, Job] = {}
 
 
-def job(name: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+def job(name: str, queue: str = HOUSEKEEPING) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Register ``func`` as a job run when enqueued under ``name`` (arguments must be JSON-
-    like: strings, numbers; pass ids, never records)."""
+    like: strings, numbers; pass ids, never records), on ``queue``."""
+    if queue not in QUEUES:
+        raise ValueError(f"no job queue is named {queue!r}")
 
     def register(func: Callable[..., Any]) -> Callable[..., Any]:
-        _add(Job(name, func))
+        _add(Job(name, func, queue=queue))
         return func
 
     return register
@@ -94,6 +118,8 @@ def registered() -> dict[str, Job]:
 
 
 class Queue(Protocol):
+    outage: QueueOutage
+
     def enqueue(self, name: str, *args: Any, delay: float | None = None) -> None: ...
 
 
@@ -110,8 +136,63 @@ def enqueue(name: str, *args: Any, delay: float | None = None) -> None:
     """Hand job ``name`` to the queue, to run now or after ``delay`` seconds.
 
     Raises when the queue's storage cannot be reached; callers that have a periodic sweep to
-    fall back on (the webhook relay) catch and log that.
+    fall back on (the webhook relay) use ``try_enqueue``.
     """
+    _queue().enqueue(name, *args, delay=delay)
+
+
+def _queue() -> Queue:
     if _provider is None:
         raise RuntimeError("the job queue is wired by the application factory")
-    _provider().enqueue(name, *args, delay=delay)
+    return _provider()
+
+
+class QueueOutage:
+    """One log line when the queue's storage becomes unreachable and one when it is back, per
+    application (so per process), as for the database (``app.database.OutageLog``): during an outage every request
+    that changes something would otherwise log a traceback."""
+
+    def __init__(self) -> None:
+        self.since: float | None = None
+        self.missed = 0
+        self.lock = threading.Lock()
+
+    def failed(self, error: BaseException) -> None:
+        with self.lock:
+            self.missed += 1
+            if self.since is not None:
+                return
+            self.since = time.monotonic()
+        first_line = (str(error).strip().splitlines() or [""])[0]
+        log.error(
+            "job queue unavailable: %s: %s (the sweep hands over what is missed)",
+            type(error).__name__,
+            first_line[:200],
+        )
+
+    def reached(self) -> None:
+        if self.since is None:
+            return
+        with self.lock:
+            if self.since is None:
+                return
+            seconds, missed = time.monotonic() - self.since, self.missed
+            self.since, self.missed = None, 0
+        log.warning(
+            "job queue available again after %.1f s (%d jobs not enqueued meanwhile)",
+            seconds,
+            missed,
+        )
+
+
+def try_enqueue(name: str, *args: Any, delay: float | None = None) -> bool:
+    """``enqueue``, for callers whose work a periodic sweep finds anyway: an unreachable queue
+    is logged once per outage, and False returned instead of raising."""
+    outage = _queue().outage
+    try:
+        enqueue(name, *args, delay=delay)
+    except Exception as exc:
+        outage.failed(exc)
+        return False
+    outage.reached()
+    return True

@@ -3,6 +3,10 @@
 ``JOBS_QUEUE_URL`` picks the storage: empty for SQLite (a file beside the SQLite database, or
 in the instance folder), ``redis://...`` for Redis, ``sqlite:///path`` for a given file,
 ``memory://`` for a queue that lives in one process (tests that never run a worker).
+
+Each queue of ``app.jobs.QUEUES`` is a Huey instance of its own in that storage:
+``JOBS_QUEUE_NAME`` for the housekeeping queue, ``<JOBS_QUEUE_NAME>.deliveries`` for the
+deliveries, so each is worked by its own threads (``flask jobs worker``).
 """
 
 from __future__ import annotations
@@ -29,21 +33,29 @@ EXTENSION = "jobs"
 
 
 class JobQueue:
-    """One application's Huey instance with every registered job bound to it."""
+    """One application's Huey instances, one per queue, with every registered job bound to
+    the instance of its queue."""
 
-    def __init__(self, huey: Huey, app: Flask) -> None:
-        self.huey = huey
+    def __init__(self, hueys: Mapping[str, Huey], app: Flask) -> None:
+        self.hueys = dict(hueys)
         self.app = app
+        self.outage = jobs.QueueOutage()
         self.tasks: dict[str, TaskWrapper] = {}
         for registered in jobs.registered().values():
             self._bind(registered)
 
+    @property
+    def huey(self) -> Huey:
+        """The housekeeping queue, whose scheduler runs the periodic jobs."""
+        return self.hueys[jobs.HOUSEKEEPING]
+
     def _bind(self, registered: jobs.Job) -> None:
         run = _in_app_context(self.app, registered.func)
+        huey = self.hueys[registered.queue]
         if registered.schedule is not None:
-            wrapper = self.huey.periodic_task(registered.schedule, name=registered.name)(run)
+            wrapper = huey.periodic_task(registered.schedule, name=registered.name)(run)
         else:
-            wrapper = self.huey.task(name=registered.name)(run)
+            wrapper = huey.task(name=registered.name)(run)
         self.tasks[registered.name] = wrapper
 
     def enqueue(self, name: str, *args: Any, delay: float | None = None) -> None:
@@ -54,22 +66,29 @@ class JobQueue:
             task(*args)
 
     def run_pending(self, limit: int | None = None) -> int:
-        """Run the jobs waiting in the queue in this process, oldest first, until it is empty
-        (or ``limit`` ran); delayed jobs stay scheduled. For tests and one-off commands."""
+        """Run the jobs waiting in the queues in this process, oldest first in each queue,
+        until they are empty (or ``limit`` ran); delayed jobs stay scheduled. For tests and
+        one-off commands."""
         ran = 0
         while limit is None or ran < limit:
             # Asked first: Redis storage blocks a second on an empty dequeue.
-            if self.huey.pending_count() == 0:
+            huey = next((h for h in self.hueys.values() if h.pending_count()), None)
+            if huey is None:
                 break
-            task: Task | None = self.huey.dequeue()
+            task: Task | None = huey.dequeue()
             if task is None:
                 break
-            self.huey.execute(task)
+            huey.execute(task)
             ran += 1
         return ran
 
     def pending_count(self) -> int:
-        return self.huey.pending_count()
+        return sum(huey.pending_count() for huey in self.hueys.values())
+
+    def flush(self) -> None:
+        """Empty every queue and schedule (tests sharing one storage)."""
+        for huey in self.hueys.values():
+            huey.flush()
 
 
 def _in_app_context(app: Flask, func: Callable[..., Any]) -> Callable[..., Any]:
@@ -118,9 +137,15 @@ class DurableSqliteStorage(SqliteStorage):
         return connection
 
 
-def build_huey(config: Mapping[str, Any]) -> Huey:
-    url = config.get("JOBS_QUEUE_URL") or ""
+def queue_name(config: Mapping[str, Any], queue: str = jobs.HOUSEKEEPING) -> str:
+    """The housekeeping queue keeps the configured name (what deployments already have)."""
     name = config.get("JOBS_QUEUE_NAME") or "verity"
+    return name if queue == jobs.HOUSEKEEPING else f"{name}.{queue}"
+
+
+def build_huey(config: Mapping[str, Any], queue: str = jobs.HOUSEKEEPING) -> Huey:
+    url = config.get("JOBS_QUEUE_URL") or ""
+    name = queue_name(config, queue)
     # Results are not read by anyone: keeping them would only grow the storage.
     options: dict[str, Any] = {"results": False, "utc": True}
     if url.startswith(("redis://", "rediss://", "unix://")):
@@ -153,7 +178,8 @@ def init_app(app: Flask) -> None:
 
     for module in jobs.JOB_MODULES:
         importlib.import_module(module)
-    app.extensions[EXTENSION] = JobQueue(build_huey(app.config), app)
+    hueys = {queue: build_huey(app.config, queue) for queue in jobs.QUEUES}
+    app.extensions[EXTENSION] = JobQueue(hueys, app)
     jobs.provide(lambda: current_app.extensions[EXTENSION])
 
 

@@ -19,3 +19,30 @@ class FetchError(Exception):
     def __init__(self, reason: str) -> None:
         super().__init__(reason)
         self.reason = reason
+
+
+class AddressRefused(FetchError):
+    """The host resolved to an address the fetcher must not reach. ``problem`` says what kind
+    of address ("a loopback address"); callers that must not reveal the address itself (a
+    webhook's delivery log) word their message from it."""
+
+    def __init__(self, reason: str, host: str, problem: str) -> None:
+        super().__init__(reason)
+        self.host = host
+        self.problem = problem
+
+
+class ConnectionRefused(FetchError):
+    """Every address of the host refused the connection (nothing listens on the port)."""
+
+    def __init__(self, reason: str, host: str) -> None:
+        super().__init__(reason)
+        self.host = host
+
+
+class DeadlinePassed(FetchError):
+    """The whole attempt (connect, TLS, headers, body) took longer than its deadline."""
+
+    def __init__(self, reason: str, seconds: float) -> None:
+        super().__init__(reason)
+        self.seconds = seconds

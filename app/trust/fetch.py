@@ -12,7 +12,11 @@ server-side request forgery attempt until shown otherwise (SD-JWT VC 10.1). The 
 - Redirects are never followed. The status list draft lets clients follow them (Token Status
   List 8.2, 11.4), but a redirect names a new host that would need the same checks; issuers
   can publish the final URL instead.
-- A timeout on connect and on each read, plus an overall deadline while the body streams.
+- A total deadline for the whole attempt: connect, TLS, the answer's headers and its body.
+  A socket timeout bounds each read only, so a peer sending a byte every few seconds would
+  hold the caller for as long as it liked; at the deadline a timer shuts the attempt's
+  socket down, which ends any read blocked on it. (Name resolution counts against the
+  deadline but is left to the system resolver's own timeouts: it cannot be interrupted.)
 - A size cap enforced while streaming, and no compressed bodies (``Accept-Encoding:
   identity``), so a small answer cannot inflate past the cap.
 - An in-process TTL cache. It is a cache only: every instance can refetch, nothing depends on
@@ -28,7 +32,7 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
@@ -38,7 +42,7 @@ from requests.adapters import HTTPAdapter
 from urllib3 import HTTPConnectionPool, HTTPSConnectionPool
 
 from app import metrics
-from app.trust.errors import FetchError
+from app.trust.errors import AddressRefused, ConnectionRefused, DeadlinePassed, FetchError
 
 # Pinning hooks into this method (requests 2.32.2 and later). Without it requests would resolve
 # the host name itself and the address checks would protect nothing, so refuse to load.
@@ -139,6 +143,75 @@ class _Target:
 class _ConnectFailed(Exception):
     """Connecting to one address failed; the next checked address may work."""
 
+    def __init__(self, refused: bool) -> None:
+        super().__init__()
+        self.refused = refused
+
+
+class _Deadline:
+    """The deadline of one whole attempt, over every address tried and every socket opened.
+
+    A timer shuts the attempt's sockets down when it passes (``shutdown`` acts on the
+    connection, so a read blocked in another thread returns at once). Each socket is watched
+    through a duplicate of its descriptor: TLS wraps the original socket into a new object
+    and detaches the one first opened.
+    """
+
+    def __init__(self, seconds: float) -> None:
+        self.at = time.monotonic() + seconds
+        self.passed = False
+        self._sockets: list[socket.socket] = []
+        self._lock = threading.Lock()
+        self._timer = threading.Timer(seconds, self._expire)
+        self._timer.daemon = True
+
+    def __enter__(self) -> _Deadline:
+        self._timer.start()
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self._timer.cancel()
+        with self._lock:
+            sockets, self._sockets = self._sockets, []
+        for sock in sockets:
+            sock.close()
+
+    def remaining(self) -> float:
+        return max(self.at - time.monotonic(), 0.001)
+
+    def watch(self, sock: socket.socket) -> None:
+        watched = sock.dup()
+        with self._lock:
+            if not self.passed:
+                self._sockets.append(watched)
+                return
+        _shut(watched)
+        watched.close()
+
+    def _expire(self) -> None:
+        with self._lock:
+            self.passed = True
+            sockets = list(self._sockets)
+        for sock in sockets:
+            _shut(sock)
+
+
+def _shut(sock: socket.socket) -> None:
+    with suppress(OSError):
+        sock.shutdown(socket.SHUT_RDWR)
+
+
+def _watched(connection_class: type, deadline: _Deadline) -> type:
+    """``connection_class`` with every socket it opens put under ``deadline``."""
+
+    class Watched(connection_class):  # type: ignore[misc, valid-type]
+        def _new_conn(self) -> socket.socket:
+            sock = super()._new_conn()
+            deadline.watch(sock)
+            return sock
+
+    return Watched
+
 
 class _PinnedAdapter(HTTPAdapter):
     """Sends the request to one checked address instead of letting urllib3 resolve the name.
@@ -148,10 +221,11 @@ class _PinnedAdapter(HTTPAdapter):
     (set by the Fetcher) names the host: the server sees an ordinary request for that name.
     """
 
-    def __init__(self, address: str, hostname: str) -> None:
+    def __init__(self, address: str, hostname: str, deadline: _Deadline) -> None:
         super().__init__(max_retries=0)
         self._address = address
         self._hostname = hostname
+        self._deadline = deadline
         self._pools: list[HTTPConnectionPool] = []
 
     def get_connection_with_tls_context(
@@ -168,6 +242,7 @@ class _PinnedAdapter(HTTPAdapter):
             )
         else:
             pool = HTTPConnectionPool(self._address, parts.port or 80, maxsize=1)
+        pool.ConnectionCls = _watched(pool.ConnectionCls, self._deadline)
         self._pools.append(pool)
         return pool
 
@@ -233,14 +308,15 @@ class Fetcher:
         no redirects followed, the timeout); returns the answer's status code, whatever it is,
         for the caller to judge. The answer's body is not read."""
         target = self._target(url)
-        addresses = self._resolve(target.host, target.port)
-        deadline = time.monotonic() + self.timeout
-        for address in addresses:
-            try:
-                return self._post_to(target, address, body, headers, deadline)
-            except _ConnectFailed:
-                continue
-        raise FetchError(f"Could not connect to {target.host}")
+        with _Deadline(self.timeout) as deadline:
+            addresses = self._resolve(target.host, target.port)
+            failures = []
+            for address in addresses:
+                try:
+                    return self._post_to(target, address, body, headers, deadline)
+                except _ConnectFailed as failed:
+                    failures.append(failed)
+            raise _not_connected(target.host, failures)
 
     def _post_to(
         self,
@@ -248,23 +324,24 @@ class Fetcher:
         address: str,
         body: bytes,
         headers: Mapping[str, str],
-        deadline: float,
+        deadline: _Deadline,
     ) -> int:
-        with self._pinned_session(target, address) as session:
+        with self._pinned_session(target, address, deadline) as session:
             response = self._send(session, target, deadline, "POST", headers, body)
             response.close()
             return response.status_code
 
     def _fetch(self, url: str, accept: str) -> bytes:
         target = self._target(url)
-        addresses = self._resolve(target.host, target.port)
-        deadline = time.monotonic() + self.timeout
-        for address in addresses:
-            try:
-                return self._fetch_from(target, address, accept, deadline)
-            except _ConnectFailed:
-                continue
-        raise FetchError(f"Could not connect to {target.host}")
+        with _Deadline(self.timeout) as deadline:
+            addresses = self._resolve(target.host, target.port)
+            failures = []
+            for address in addresses:
+                try:
+                    return self._fetch_from(target, address, accept, deadline)
+                except _ConnectFailed as failed:
+                    failures.append(failed)
+            raise _not_connected(target.host, failures)
 
     def _target(self, url: str) -> _Target:
         try:
@@ -295,12 +372,14 @@ class Fetcher:
             for address in addresses:
                 problem = address_problem(ipaddress.ip_address(address.split("%", 1)[0]))
                 if problem:
-                    raise FetchError(f"Refused to fetch from {host}: {address} is {problem}")
+                    raise AddressRefused(
+                        f"Refused to fetch from {host}: {address} is {problem}", host, problem
+                    )
         return addresses
 
-    def _fetch_from(self, target: _Target, address: str, accept: str, deadline: float) -> bytes:
+    def _fetch_from(self, target: _Target, address: str, accept: str, deadline: _Deadline) -> bytes:
         with (
-            self._pinned_session(target, address) as session,
+            self._pinned_session(target, address, deadline) as session,
             self._send(session, target, deadline, "GET", {"Accept": accept}) as response,
         ):
             self._check_response(response, target.url)
@@ -308,13 +387,15 @@ class Fetcher:
 
     @staticmethod
     @contextmanager
-    def _pinned_session(target: _Target, address: str) -> Iterator[requests.Session]:
+    def _pinned_session(
+        target: _Target, address: str, deadline: _Deadline
+    ) -> Iterator[requests.Session]:
         """A session that connects only to ``address``, the one the checks above allowed."""
         with requests.Session() as session:
             # No proxy or .netrc from the environment: a proxy would resolve and connect on
             # its own, past every check above.
             session.trust_env = False
-            adapter = _PinnedAdapter(address, target.host)
+            adapter = _PinnedAdapter(address, target.host, deadline)
             session.mount("https://", adapter)
             session.mount("http://", adapter)
             yield session
@@ -323,12 +404,12 @@ class Fetcher:
         self,
         session: requests.Session,
         target: _Target,
-        deadline: float,
+        deadline: _Deadline,
         method: str,
         headers: Mapping[str, str],
         body: bytes | None = None,
     ) -> requests.Response:
-        remaining = max(deadline - time.monotonic(), 0.001)
+        remaining = deadline.remaining()
         try:
             return session.request(
                 method,
@@ -345,15 +426,18 @@ class Fetcher:
                 stream=True,
                 verify=self.ca_bundle or True,
             )
-        except requests.exceptions.SSLError as exc:
-            raise FetchError(f"TLS with {target.host} failed: {_tls_reason(exc)}") from exc
-        except requests.exceptions.Timeout as exc:
-            raise FetchError(f"{target.url} did not answer within {self.timeout:g} s") from exc
-        except requests.exceptions.ConnectionError as exc:
-            raise _ConnectFailed() from exc
         except requests.exceptions.RequestException as exc:
+            if deadline.passed or isinstance(exc, requests.exceptions.Timeout):
+                raise self._too_slow(target.url) from exc
+            if isinstance(exc, requests.exceptions.SSLError):
+                raise FetchError(f"TLS with {target.host} failed: {_tls_reason(exc)}") from exc
+            if isinstance(exc, requests.exceptions.ConnectionError):
+                raise _ConnectFailed(refused=_refused(exc)) from exc
             verb = "Posting to" if method == "POST" else "Fetching"
             raise FetchError(f"{verb} {target.url} failed") from exc
+
+    def _too_slow(self, url: str) -> DeadlinePassed:
+        return DeadlinePassed(f"{url} did not answer within {self.timeout:g} s", self.timeout)
 
     def _check_response(self, response: requests.Response, url: str) -> None:
         if 300 <= response.status_code < 400:
@@ -370,7 +454,7 @@ class Fetcher:
         if length.isdigit() and int(length) > self.max_bytes:
             raise FetchError(f"{url} answered with more than {self.max_bytes} bytes")
 
-    def _read_body(self, response: requests.Response, url: str, deadline: float) -> bytes:
+    def _read_body(self, response: requests.Response, url: str, deadline: _Deadline) -> bytes:
         chunks: list[bytes] = []
         total = 0
         try:
@@ -378,12 +462,36 @@ class Fetcher:
                 total += len(chunk)
                 if total > self.max_bytes:
                     raise FetchError(f"{url} answered with more than {self.max_bytes} bytes")
-                if time.monotonic() > deadline:
-                    raise FetchError(f"{url} did not answer within {self.timeout:g} s")
                 chunks.append(chunk)
         except requests.exceptions.RequestException as exc:
+            if deadline.passed:
+                raise self._too_slow(url) from exc
             raise FetchError(f"{url} broke off or stalled while answering") from exc
+        if deadline.passed:  # the socket shut down by the deadline reads as an early end
+            raise self._too_slow(url)
         return b"".join(chunks)
+
+
+def _not_connected(host: str, failures: list[_ConnectFailed]) -> FetchError:
+    if failures and all(failure.refused for failure in failures):
+        return ConnectionRefused(f"Could not connect to {host}", host)
+    return FetchError(f"Could not connect to {host}")
+
+
+def _refused(exc: BaseException) -> bool:
+    """Whether a connection error is, deep down, a refused connection (urllib3 wraps it)."""
+    seen: set[int] = set()
+    pending: list[BaseException | None] = [exc]
+    while pending:
+        current = pending.pop()
+        if current is None or id(current) in seen:
+            continue
+        if isinstance(current, ConnectionRefusedError):
+            return True
+        seen.add(id(current))
+        pending += [current.__cause__, current.__context__, getattr(current, "reason", None)]
+        pending += [arg for arg in current.args if isinstance(arg, BaseException)]
+    return False
 
 
 def _ascii_host(host: str, url: str) -> str:

@@ -8,7 +8,13 @@
   subject to one endpoint go out in event order: a later one waits while an earlier one is
   pending. A 2xx delivers; 410 Gone disables the endpoint; anything else (another status, a
   refused address, a timeout) retries with exponential backoff and jitter, the first retry
-  within a minute, until ``RETRY_WINDOW`` after the event.
+  within a minute, until ``RETRY_WINDOW`` after the event. An attempt has a total deadline
+  (``WEBHOOK_TIMEOUT``), however slowly the receiver dribbles its answer.
+- Fairness: at most ``WEBHOOK_DELIVERIES_PER_ORGANIZATION`` deliveries of one organization
+  are in flight at once (the lease refuses more), so an organization's slow endpoints hold
+  that many delivery threads at most and other organizations' events go out meanwhile. A
+  delivery refused for that reason is handed over again when one of its organization's
+  deliveries settles (or by the sweep).
 - The sweep (every minute) relays events whose relay request was lost, frees leases a crashed
   worker left behind, and hands due retries to the queue: nothing depends on an enqueue that
   never happened. Delivery is at least once: a worker killed after the receiver answered but
@@ -18,7 +24,6 @@
 from __future__ import annotations
 
 import json
-import logging
 import random
 import time
 import uuid
@@ -27,7 +32,7 @@ from datetime import UTC, datetime, timedelta
 from functools import cache
 from typing import Any
 
-from sqlalchemy import and_, bindparam, exists, or_, select, update
+from sqlalchemy import and_, bindparam, exists, func, or_, select, text, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import aliased, joinedload
 from standardwebhooks import Webhook
@@ -35,7 +40,7 @@ from standardwebhooks import Webhook
 from app import clock, jobs
 from app.extensions import db
 from app.trust import Fetcher
-from app.trust.errors import FetchError
+from app.trust.errors import AddressRefused, ConnectionRefused, DeadlinePassed, FetchError
 from app.webhooks import settings
 from app.webhooks.models import (
     DeliveryState,
@@ -47,13 +52,11 @@ from app.webhooks.models import (
 from app.webhooks.operations import signing_secrets
 from app.webhooks.outbox import DELIVER_JOB
 
-log = logging.getLogger(__name__)
-
 RETRY_WINDOW = timedelta(days=3)
 FIRST_RETRY = timedelta(seconds=30)
 LONGEST_WAIT = timedelta(hours=12)
-# A worker holds a delivery this long: past the request timeout, so only a dead worker's
-# lease ever expires.
+# A worker holds a delivery this long: past the attempt's deadline (``_lease_length``), so
+# only a dead worker's lease ever expires.
 LEASE = timedelta(seconds=60)
 RELAY_BATCH = 500
 SWEEP_BATCH = 1000
@@ -156,6 +159,32 @@ def _first_in_line() -> Any:
     )
 
 
+def _organization_has_room() -> Any:
+    """Fewer than ``per_organization`` deliveries of the delivery's organization hold a live
+    lease (counted under ``_lock_organization``, so two leases at once cannot both pass)."""
+    busy = aliased(WebhookDelivery)
+    busy_endpoint = aliased(WebhookEndpoint)
+    own_endpoint = aliased(WebhookEndpoint)
+    organization = (
+        select(own_endpoint.organization_id)
+        .where(own_endpoint.id == WebhookDelivery.endpoint_id)
+        .correlate(WebhookDelivery)  # the delivery being leased, two subqueries out
+        .scalar_subquery()
+    )
+    in_flight = (
+        select(func.count())
+        .select_from(busy)
+        .join(busy_endpoint, busy_endpoint.id == busy.endpoint_id)
+        .where(
+            busy_endpoint.organization_id == organization,
+            busy.state == DeliveryState.PENDING,
+            busy.leased_until > bindparam("now"),
+        )
+        .scalar_subquery()
+    )
+    return in_flight < bindparam("per_organization")
+
+
 @cache
 def _lease_statement() -> Any:
     """Built once: the statement is the same for every delivery, only its parameters vary."""
@@ -168,17 +197,48 @@ def _lease_statement() -> Any:
             or_(WebhookDelivery.next_attempt_at.is_(None), WebhookDelivery.next_attempt_at <= now),
             or_(WebhookDelivery.leased_until.is_(None), WebhookDelivery.leased_until <= now),
             _first_in_line(),
+            _organization_has_room(),
         )
         .values(leased_until=bindparam("until"))
         .execution_options(synchronize_session=False)
     )
 
 
+def _lock_organization(delivery_id: uuid.UUID) -> None:
+    """On PostgreSQL, leases of one organization are taken one at a time (a transaction-
+    scoped advisory lock), so the count of its deliveries in flight is never read stale.
+    SQLite runs one write at a time anyway."""
+    if db.session.get_bind().dialect.name != "postgresql":
+        return
+    organization_id = db.session.scalar(
+        select(WebhookEndpoint.organization_id)
+        .join(WebhookDelivery, WebhookDelivery.endpoint_id == WebhookEndpoint.id)
+        .where(WebhookDelivery.id == delivery_id)
+    )
+    if organization_id is not None:
+        db.session.execute(
+            text("SELECT pg_advisory_xact_lock(hashtextextended(:key, 0))"),
+            {"key": f"webhook-deliveries:{organization_id}"},
+        )
+
+
+def _lease_length() -> timedelta:
+    return max(LEASE, timedelta(seconds=settings.current().timeout + 30))
+
+
 def _take_lease(delivery_id: uuid.UUID, now: datetime) -> bool:
     """Lease the delivery to this worker: one conditional update, whose row count says
-    whether it is pending, due, free, and first in line for its subject."""
+    whether it is pending, due, free, first in line for its subject, and whether its
+    organization has room for one more delivery in flight."""
+    _lock_organization(delivery_id)
     taken = db.session.execute(
-        _lease_statement(), {"delivery_id": delivery_id, "now": now, "until": now + LEASE}
+        _lease_statement(),
+        {
+            "delivery_id": delivery_id,
+            "now": now,
+            "until": now + _lease_length(),
+            "per_organization": settings.current().per_organization,
+        },
     )
     db.session.commit()
     return taken.rowcount == 1
@@ -218,6 +278,7 @@ class _Leased:
 
     delivery_id: uuid.UUID
     endpoint_id: uuid.UUID
+    organization_id: uuid.UUID
     subject_id: uuid.UUID
     event_sequence: int
     event_created_at: datetime
@@ -244,6 +305,7 @@ def _read_leased(delivery_id: uuid.UUID) -> _Leased:
     leased = _Leased(
         delivery_id=delivery.id,
         endpoint_id=endpoint.id,
+        organization_id=endpoint.organization_id,
         subject_id=delivery.subject_id,
         event_sequence=delivery.event_sequence,
         event_created_at=event.created_at,
@@ -259,7 +321,8 @@ def _read_leased(delivery_id: uuid.UUID) -> _Leased:
 
 def deliver(delivery_id: uuid.UUID) -> list[uuid.UUID]:
     """Attempt one delivery if it is due, free and first in line; returns the deliveries to
-    enqueue next (the next event of the same subject, once this one is settled)."""
+    enqueue next (the next event of the same subject once this one is settled, and the
+    organization's next delivery waiting for room)."""
     now = clock.now()
     if not _take_lease(delivery_id, now):
         return []
@@ -274,7 +337,7 @@ def deliver(delivery_id: uuid.UUID) -> list[uuid.UUID]:
     try:
         status_code = _fetcher().post(leased.url, leased.body.encode("utf-8"), leased.headers)
     except FetchError as exc:
-        error = str(exc)[:_ERROR_LENGTH]
+        error = failure_text(exc)[:_ERROR_LENGTH]
     db.session.add(
         WebhookAttempt(
             delivery_id=leased.delivery_id,
@@ -304,7 +367,20 @@ def deliver(delivery_id: uuid.UUID) -> list[uuid.UUID]:
         return _next_of(leased)
     _record(leased, DeliveryState.PENDING, **outcome, last_error=error, next_attempt_at=retry_at)
     _enqueue_delivery(leased.delivery_id, delay=(retry_at - clock.now()).total_seconds())
-    return []
+    return _waiting_in(leased.organization_id)
+
+
+def failure_text(exc: FetchError) -> str:
+    """What failed, as the organization's delivery log shows it: never the address the
+    endpoint's host resolved to (that would tell whoever registers a hostname where it leads
+    inside the deployment's network)."""
+    if isinstance(exc, DeadlinePassed):
+        return f"No answer within {exc.seconds:g} s"
+    if isinstance(exc, ConnectionRefused):
+        return f"Connection refused by {exc.host}"
+    if isinstance(exc, AddressRefused):
+        return f"Refused to deliver to {exc.host}: it resolves to {exc.problem}"
+    return exc.reason
 
 
 def _record(leased: _Leased, state: DeliveryState, **values: Any) -> None:
@@ -332,7 +408,8 @@ def _fetcher() -> Fetcher:
 
 
 def _next_of(leased: _Leased) -> list[uuid.UUID]:
-    """The endpoint's next pending delivery of the same subject, now free to go."""
+    """The endpoint's next pending delivery of the same subject, now free to go, and the
+    organization's next delivery that waits for room."""
     following = db.session.scalar(
         select(WebhookDelivery.id)
         .where(
@@ -345,14 +422,34 @@ def _next_of(leased: _Leased) -> list[uuid.UUID]:
         .limit(1)
     )
     db.session.commit()
-    return [following] if following is not None else []
+    following_ids = [following] if following is not None else []
+    return list(dict.fromkeys([*following_ids, *_waiting_in(leased.organization_id)]))
+
+
+def _waiting_in(organization_id: uuid.UUID) -> list[uuid.UUID]:
+    """The organization's oldest delivery that is due, free and first in line: one that a
+    lease may have refused while the organization had no room (now there is)."""
+    now = clock.now()
+    waiting = db.session.scalar(
+        select(WebhookDelivery.id)
+        .join(WebhookEndpoint, WebhookEndpoint.id == WebhookDelivery.endpoint_id)
+        .where(
+            WebhookEndpoint.organization_id == organization_id,
+            WebhookDelivery.state == DeliveryState.PENDING,
+            or_(WebhookDelivery.next_attempt_at.is_(None), WebhookDelivery.next_attempt_at <= now),
+            or_(WebhookDelivery.leased_until.is_(None), WebhookDelivery.leased_until <= now),
+            _first_in_line(),
+        )
+        .order_by(WebhookDelivery.event_sequence)
+        .limit(1)
+    )
+    db.session.commit()
+    return [waiting] if waiting is not None else []
 
 
 def _enqueue_delivery(delivery_id: uuid.UUID, delay: float | None = None) -> None:
-    try:
-        jobs.enqueue(DELIVER_JOB, str(delivery_id), delay=delay if delay and delay > 0 else None)
-    except Exception:
-        log.warning("webhook delivery not enqueued; the sweep will retry it", exc_info=True)
+    # If the queue cannot take it, the sweep hands it over (the outage is logged once).
+    jobs.try_enqueue(DELIVER_JOB, str(delivery_id), delay=delay if delay and delay > 0 else None)
 
 
 def enqueue_deliveries(delivery_ids: list[uuid.UUID]) -> None:

@@ -12,7 +12,6 @@ provides one renderer per kind of record (``provide_renderer``).
 
 from __future__ import annotations
 
-import logging
 import uuid
 from collections.abc import Callable
 from typing import Any
@@ -24,8 +23,6 @@ from sqlalchemy.orm import Session
 from app import jobs
 from app.extensions import db
 from app.webhooks.models import WebhookEndpoint, WebhookEvent
-
-log = logging.getLogger(__name__)
 
 EVENT_TYPES = (
     "individual.requested",
@@ -116,14 +113,13 @@ def deliver_after_commit(delivery_id: uuid.UUID) -> None:
 def _kick_relay(session: Session) -> None:
     kick = session.info.pop(_PENDING_KEY, False)
     due = session.info.pop(_DELIVERIES_KEY, [])
-    try:
-        if kick:
-            jobs.enqueue(RELAY_JOB)
-        for delivery_id in due:
-            jobs.enqueue(DELIVER_JOB, delivery_id)
-    except Exception:
-        # What was committed stays; the periodic sweep hands it over within a minute.
-        log.warning("webhook job not enqueued; the sweep will pick it up", exc_info=True)
+    # What was committed stays: if the queue cannot take a job, the periodic sweep hands it
+    # over within a minute (the outage is logged once, not per request).
+    if kick and not jobs.try_enqueue(RELAY_JOB):
+        return
+    for delivery_id in due:
+        if not jobs.try_enqueue(DELIVER_JOB, delivery_id):
+            return
 
 
 def _forget(session: Session, *_: Any) -> None:

@@ -59,7 +59,7 @@ def served(make_app, tmp_path: Path) -> Iterator[tuple[str, Any]]:
             JOBS_QUEUE_URL=f"sqlite:///{tmp_path / 'q.db'}",
         )
         yield base, app
-        queue_of(app).huey.flush()
+        queue_of(app).flush()
 
 
 def run_jobs(app: Any) -> None:

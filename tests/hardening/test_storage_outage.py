@@ -8,16 +8,23 @@ Redis (the voucher throttle's storage) on a closed port.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
+import shutil
+import subprocess
+import time
 import uuid
 from pathlib import Path
 
 import pytest
+import redis
 import requests
-from factories import make_staff
+from factories import make_staff, make_verification
 from served import free_port, prepare, served, service_env
 from support.outage_proxy import OutageProxy
+
+from app.jobs.queue import queue_of
 
 PEOPLE_PAGE = "try again in a moment"
 
@@ -147,4 +154,93 @@ def test_redis_down_refuses_voucher_exchange_and_nothing_else(app, make_app, cap
         client.post("/organizations", json={"name": "B"}, headers=staff.headers()).status_code
         == 201
     )
+    assert not [r for r in caplog.records if r.exc_info], "a traceback was logged"
+
+
+class PrivateRedis:
+    """A redis-server of the test's own on a port of its own, started and stopped at will
+    (never the machine's shared one)."""
+
+    def __init__(self, port: int, directory: Path) -> None:
+        self.port = port
+        self.directory = directory
+        self.process: subprocess.Popen | None = None
+
+    def start(self) -> None:
+        self.process = subprocess.Popen(
+            [
+                *("redis-server", "--port", str(self.port), "--bind", "127.0.0.1"),
+                *("--save", "", "--appendonly", "no", "--dir", str(self.directory)),
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        client = redis.Redis(port=self.port, socket_connect_timeout=1)
+        end = time.monotonic() + 30
+        while True:
+            with contextlib.suppress(redis.exceptions.ConnectionError):
+                if client.ping():
+                    break
+            assert time.monotonic() < end, "redis-server did not start"
+            time.sleep(0.05)
+        client.close()
+
+    def stop(self) -> None:
+        if self.process is not None:
+            self.process.terminate()
+            self.process.wait(30)
+            self.process = None
+
+
+@pytest.mark.skipif(shutil.which("redis-server") is None, reason="redis-server is not installed")
+def test_redis_down_logs_the_job_queue_outage_once_and_its_end_once(
+    app, make_app, caplog, tmp_path: Path
+):
+    """Every request that emits a webhook event asks the queue to relay it. With Redis down
+    the requests are answered as ever (the sweep relays later), and the log holds one line
+    when the outage starts and one when it ends, not a traceback per request."""
+    port = free_port()
+    url = f"redis://127.0.0.1:{port}/0"
+    served_app = make_app(
+        JOBS_QUEUE_URL=url,
+        JOBS_QUEUE_NAME=f"verity-outage-{uuid.uuid4().hex[:8]}",
+        RATELIMIT_STORAGE_URI=url,
+        TRUST_ALLOW_PRIVATE=True,
+    )
+    staff = make_staff(app)
+    client = served_app.test_client()
+    hooks = {"url": "http://127.0.0.1:9/hooks", "events": ["individual.requested"]}
+    added = client.post("/webhooks/endpoints", json=hooks, headers=staff.headers())
+    assert added.status_code == 201, added.get_json()
+    verification_id = make_verification(client, staff)["id"]
+
+    def hand_out_a_link(customer: str) -> None:
+        opened = client.post(
+            "/verifications/individuals",
+            json={"customer_id": customer, "verification_id": verification_id},
+        )
+        assert opened.status_code == 201, opened.get_json()
+        connected = client.get(f"/verifications/{opened.get_json()['id']}/connect")
+        assert connected.status_code == 200, connected.get_json()
+
+    caplog.set_level(logging.INFO)
+    for number in range(5):  # Redis is not there
+        hand_out_a_link(f"down-{number}")
+    redis_server = PrivateRedis(port, tmp_path)
+    redis_server.start()
+    try:
+        for number in range(3):
+            hand_out_a_link(f"up-{number}")
+        assert queue_of(served_app).pending_count() >= 1  # the queue took them again
+    finally:
+        redis_server.stop()
+    for number in range(3):  # and gone again
+        hand_out_a_link(f"down-again-{number}")
+
+    lines = caplog.text.splitlines()
+    started = [line for line in lines if "job queue unavailable" in line]
+    ended = [line for line in lines if "job queue available again" in line]
+    assert len(started) == 2, caplog.text
+    assert len(ended) == 1, caplog.text
+    assert "5 jobs not enqueued" in ended[0]
     assert not [r for r in caplog.records if r.exc_info], "a traceback was logged"

@@ -177,7 +177,7 @@ def hooks_app(make_app, tmp_path: Path) -> Flask:
     """Deliveries may reach loopback (the development setting); the queue is a SQLite file."""
     app = make_app(TRUST_ALLOW_PRIVATE=True, JOBS_QUEUE_URL=f"sqlite:///{tmp_path / 'q.db'}")
     yield app
-    queue_of(app).huey.flush()
+    queue_of(app).flush()
 
 
 def verified(app: Flask, verification_id: str, customer: str) -> None:

@@ -9,10 +9,11 @@ import socket
 import time
 
 import pytest
+from support.slow_receiver import SlowReceiver
 from trust_support import TLS_HOST, FakeDns, LocalServer
 from werkzeug.wrappers import Request, Response
 
-from app.trust.errors import FetchError
+from app.trust.errors import DeadlinePassed, FetchError
 from app.trust.fetch import Fetcher, TTLCache, address_problem
 
 
@@ -281,3 +282,27 @@ def test_the_cache_is_bounded_in_bytes() -> None:
     cache.set("b", "b", ttl=60, size=60)
     cache.set("huge", "h", ttl=60, size=101)
     assert (cache.get("a"), cache.get("b"), cache.get("huge")) == (None, "b", None)
+
+
+@pytest.fixture
+def dribbling():
+    receiver = SlowReceiver(interval=0.5)
+    yield receiver
+    receiver.close()
+
+
+@pytest.mark.parametrize("how", ["get", "post"])
+def test_headers_dribbled_a_byte_at_a_time_run_into_the_deadline(
+    dribbling: SlowReceiver, how: str
+) -> None:
+    """Each byte arrives well within a read timeout; only the deadline of the whole attempt
+    ends it, long before the answer would have been complete."""
+    fetcher = Fetcher(allow_private=True, timeout=0.5, cache_ttl=0)
+    with pytest.raises(DeadlinePassed, match=r"did not answer within 0.5 s"):
+        if how == "get":
+            fetcher.get_bytes(dribbling.url)
+        else:
+            fetcher.post(dribbling.url, b"{}", {"content-type": "application/json"})
+    [connection] = dribbling.wait_until_ended(1)
+    assert dribbling.whole_answer_takes > 20 * fetcher.timeout
+    assert connection.cut_off and connection.sent < 20

@@ -13,16 +13,10 @@ from pathlib import Path
 import pytest
 from flask import Flask
 from receiver import Receiver
+from webhook_support import queue_url
 
 from app import clock
 from app.jobs.queue import queue_of
-
-
-def queue_url(tmp_path: Path) -> str:
-    redis = os.environ.get("TEST_REDIS_URL")
-    if os.environ.get("VERITY_TEST_DB") == "postgresql" and redis:
-        return redis
-    return f"sqlite:///{tmp_path / 'jobs.sqlite3'}"
 
 
 @pytest.fixture
@@ -35,7 +29,7 @@ def hooks_app(make_app, tmp_path: Path) -> Iterator[Flask]:
         JOBS_QUEUE_NAME=f"verity-test-{os.getpid()}-{uuid.uuid4().hex[:8]}",
     )
     yield app
-    queue_of(app).huey.flush()
+    queue_of(app).flush()
 
 
 @pytest.fixture

@@ -11,19 +11,26 @@ import os
 import signal
 import subprocess
 import sys
-import time
 import uuid
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from urllib.parse import quote, urlsplit
+from urllib.parse import urlsplit
 
 import pytest
 from config_for_tests import TEST_CONFIG
 from factories import make_staff
 from flask import Flask
 from sqlalchemy import select
-from webhook_support import Person, add_endpoint, drain, sweep, verification
+from webhook_support import (
+    Person,
+    add_endpoint,
+    drain,
+    environment,
+    sweep,
+    verification,
+    wait_until,
+)
 
 from app import clock
 from app.extensions import db
@@ -33,30 +40,6 @@ from app.webhooks.models import DeliveryState, WebhookDelivery, WebhookEvent
 
 ROOT = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent
-
-
-def database_url(app: Flask) -> str:
-    """The test database as one URL a separate process can use (PostgreSQL: with the run's
-    own schema on the search path, as the test apps connect)."""
-    url = app.config["SQLALCHEMY_DATABASE_URI"]
-    options = app.config["SQLALCHEMY_ENGINE_OPTIONS"].get("connect_args", {}).get("options")
-    if options:
-        url += ("&" if "?" in url else "?") + "options=" + quote(options)
-    return url
-
-
-def environment(app: Flask) -> dict[str, str]:
-    return {
-        **os.environ,
-        "DATABASE_URL": database_url(app),
-        "JOBS_QUEUE_URL": app.config["JOBS_QUEUE_URL"],
-        "JOBS_QUEUE_NAME": app.config["JOBS_QUEUE_NAME"],
-        "SECRET_KEY": TEST_CONFIG["SECRET_KEY"],
-        "ISSUER_KEY_SECRET": TEST_CONFIG["ISSUER_KEY_SECRET"],
-        "PUBLIC_URL": TEST_CONFIG["PUBLIC_URL"],
-        "TRUST_ALLOW_PRIVATE": "1",
-        "REQUEST_LOG": "0",
-    }
 
 
 class Worker:
@@ -85,15 +68,6 @@ def workers(hooks_app) -> Iterator[list[Worker]]:
     yield started
     for worker in started:
         worker.stop()
-
-
-def wait_until(predicate, what: str, deadline: float = 60) -> None:
-    """Poll until ``predicate()`` holds; the deadline only stops a stuck test."""
-    end = time.monotonic() + deadline
-    while not predicate():
-        if time.monotonic() > end:
-            raise AssertionError(f"gave up waiting for {what}")
-        time.sleep(0.05)
 
 
 def delivery_state(app: Flask) -> DeliveryState | None:

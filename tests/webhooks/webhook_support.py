@@ -3,8 +3,13 @@
 
 from __future__ import annotations
 
+import os
+import time
+from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
+from config_for_tests import TEST_CONFIG
 from factories import Staff, make_verification
 from flask import Flask
 from wallets import Issuer, WalletRequest, post_response, python_presentation, read_request
@@ -73,3 +78,43 @@ class Person:
 
 def verification(client, staff: Staff) -> str:
     return make_verification(client, staff)["id"]
+
+
+def database_url(app: Flask) -> str:
+    """The test database as one URL a separate process can use (PostgreSQL: with the run's
+    own schema on the search path, as the test apps connect)."""
+    url = app.config["SQLALCHEMY_DATABASE_URI"]
+    options = app.config["SQLALCHEMY_ENGINE_OPTIONS"].get("connect_args", {}).get("options")
+    if options:
+        url += ("&" if "?" in url else "?") + "options=" + quote(options)
+    return url
+
+
+def environment(app: Flask) -> dict[str, str]:
+    return {
+        **os.environ,
+        "DATABASE_URL": database_url(app),
+        "JOBS_QUEUE_URL": app.config["JOBS_QUEUE_URL"],
+        "JOBS_QUEUE_NAME": app.config["JOBS_QUEUE_NAME"],
+        "SECRET_KEY": TEST_CONFIG["SECRET_KEY"],
+        "ISSUER_KEY_SECRET": TEST_CONFIG["ISSUER_KEY_SECRET"],
+        "PUBLIC_URL": TEST_CONFIG["PUBLIC_URL"],
+        "TRUST_ALLOW_PRIVATE": "1",
+        "REQUEST_LOG": "0",
+    }
+
+
+def wait_until(predicate, what: str, deadline: float = 60) -> None:
+    """Poll until ``predicate()`` holds; the deadline only stops a stuck test."""
+    end = time.monotonic() + deadline
+    while not predicate():
+        if time.monotonic() > end:
+            raise AssertionError(f"gave up waiting for {what}")
+        time.sleep(0.05)
+
+
+def queue_url(tmp_path: Path) -> str:
+    redis = os.environ.get("TEST_REDIS_URL")
+    if os.environ.get("VERITY_TEST_DB") == "postgresql" and redis:
+        return redis
+    return f"sqlite:///{tmp_path / 'jobs.sqlite3'}"
