@@ -91,8 +91,13 @@ def read_chain(
         ) from None
     if len(chain) > MAX_CHAIN_LENGTH:
         raise AccessCertificateError(f"The chain has more than {MAX_CHAIN_LENGTH} certificates")
-    leaf = chain[0]
-    if _public_der(leaf.public_key()) != _public_der(public_key):
+    ours = [_public_der(cert.public_key()) == _public_der(public_key) for cert in chain]
+    if not ours[0] and any(ours):
+        raise AccessCertificateError(
+            f"The chain is out of order: the certificate for this organization's key is number "
+            f"{ours.index(True) + 1}; put it first, then each issuer in turn"
+        )
+    if not ours[0]:
         raise AccessCertificateError(
             "The first certificate is not for the key of this organization's signing request: "
             "upload the certificate issued for the CSR downloaded here, leaf first"
