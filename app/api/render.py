@@ -4,9 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from cryptography import x509
-from cryptography.hazmat.primitives import hashes
-
 from app.integrations.models import Integration
 from app.issuance.links import IssuerLinks
 from app.issuance.models import Credential
@@ -16,8 +13,6 @@ from app.recipients.models import Recipient
 from app.schemas.models import Schema
 from app.verifications.conditions import echoed
 from app.verifications.models import Individual, Verification
-from app.verifier_identity.models import VerifierKey
-from app.verifier_identity.operations import VerifierIdentity
 from app.web.links import Links
 from app.webhooks.models import WebhookDelivery, WebhookEndpoint
 
@@ -214,42 +209,4 @@ def webhook_delivery(row: WebhookDelivery) -> dict[str, Any]:
         "next_attempt_at": _time(row.next_attempt_at),
         "delivered_at": _time(row.delivered_at),
         "created_at": _time(row.created_at),
-    }
-
-
-def verifier_identity(identity: VerifierIdentity) -> dict[str, Any]:
-    """Whose identity the organization's requests carry, the certificate, the CSR waiting for
-    its chain, and what travels with the requests; never the private key."""
-    active, pending, profile = identity.active, identity.pending, identity.profile
-    return {
-        "organization_id": str(identity.organization.id),
-        "uses": "organization" if active is not None else "deployment",
-        "client_name": identity.organization.name,
-        "certificate": access_certificate(active) if active is not None else None,
-        "pending_request": signing_request(pending) if pending is not None else None,
-        "logo_uri": profile.logo_uri if profile else None,
-        "registration_certificate": profile.registration_certificate if profile else None,
-    }
-
-
-def signing_request(key: VerifierKey) -> dict[str, Any]:
-    return {
-        "csr_pem": key.csr_pem,
-        "country": key.country,
-        "dns_name": key.dns_name,
-        "created_at": _time(key.created_at),
-    }
-
-
-def access_certificate(key: VerifierKey) -> dict[str, Any]:
-    leaf = x509.load_pem_x509_certificate((key.chain_pem or "").encode("ascii"))
-    return {
-        "client_id": key.client_id,
-        "subject": leaf.subject.rfc4514_string(),
-        "issuer": leaf.issuer.rfc4514_string(),
-        "not_before": _time(leaf.not_valid_before_utc),
-        "not_after": _time(leaf.not_valid_after_utc),
-        "sha256": leaf.fingerprint(hashes.SHA256()).hex(),
-        "chain_pem": key.chain_pem,
-        "activated_at": _time(key.activated_at),
     }

@@ -28,6 +28,7 @@ from app.organizations.models import Plan, Role
 from app.schemas import operations as schemas
 from app.verifications import operations as verifications
 from app.verifier_identity import operations as verifier_identity
+from app.verifier_identity import shown
 from app.vouchers import operations as vouchers
 from app.web import payloads as p
 from app.web.access import (
@@ -425,9 +426,7 @@ def deployment_host() -> str:
 
 
 def identity_response():
-    return json_response(
-        render.verifier_identity(verifier_identity.identity_of(acting_organization()))
-    )
+    return json_response(shown.describe(verifier_identity.identity_of(acting_organization())))
 
 
 @bp.get("/verifier-identity")
@@ -458,7 +457,7 @@ def create_signing_request():
     key = verifier_identity.request_certificate(
         acting_membership(), body.country, body.name_host, deployment_host()
     )
-    return json_response(render.signing_request(key), 201)
+    return json_response(shown.signing_request(key), 201)
 
 
 @bp.put("/verifier-identity/certificate")

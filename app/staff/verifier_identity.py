@@ -15,12 +15,12 @@ from flask import Response, render_template, request
 from flask.typing import ResponseReturnValue
 from pydantic import ValidationError
 
-from app.api import render
 from app.errors import ApiError
 from app.organizations.operations import MANAGING_ROLES
 from app.staff.blueprint import bp
 from app.staff.page_kit import finished, refusal
 from app.verifier_identity import operations as identity_ops
+from app.verifier_identity import shown as shown_identity
 from app.web.access import acting_membership, acting_organization, require_staff
 from app.web.payloads import CertificateChainIn, SigningRequestIn, VerifierProfilePatch
 from app.web.requests import base_url
@@ -38,7 +38,7 @@ def identity_page(status: int = 200, **extra: Any) -> ResponseReturnValue:
     page = render_template(
         "staff/verifier_identity.html",
         organization=organization,
-        shown=render.verifier_identity(identity),
+        shown=shown_identity.describe(identity),
         can_manage=acting_membership().role in MANAGING_ROLES,
         host=deployment_host(),
         values={"country": "", **extra.pop("values", {})},
