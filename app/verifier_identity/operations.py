@@ -215,7 +215,7 @@ def client_id_of(key_id: uuid.UUID) -> str | None:
 
 
 def csr_of(organization: Organization) -> str:
-    """The pending CSR's PEM; 400 NOT_FOUND when none waits."""
+    """The pending CSR's PEM; 409 NO_SIGNING_REQUEST when none waits."""
     key = pending_key(organization.id)
     if key is None:
         raise Conflict(

@@ -24,7 +24,7 @@ from cryptography import x509
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
-from factories import Staff, make_staff, make_verification
+from factories import Staff, make_apikey, make_staff, make_verification
 from identity_support import Registrar, pem_of
 from joserfc import jws
 from joserfc.jwk import ECKey
@@ -36,7 +36,9 @@ from app.issuance import settings
 from app.oid4vci.keys import open_private_key
 from app.organizations.models import Role
 from app.organizations.operations import membership, mint_code
+from app.policies.operations import connect_policy
 from app.verifier_identity.models import VerifierKey
+from app.web.links import links
 
 HOST = "verity.test"
 
@@ -522,3 +524,46 @@ def test_the_private_key_never_appears_in_a_response_or_a_log(app, client, acme,
     for form in key_forms(key):
         assert all(form not in text for text in texts), form
         assert form not in logged, form
+
+
+# -- every way a request leaves: policy requests and the Digital Credentials API -------------
+
+
+def test_a_policy_request_of_the_organization_carries_its_identity(app, client, acme, registrar):
+    leaf = own_certificate(client, acme, registrar)
+    verification = make_verification(client, acme)
+    headers = {"apikey": make_apikey(app, acme.organization_id)}
+    created = client.post(
+        "/policy-requests", json={"verification_id": verification["id"]}, headers=headers
+    ).get_json()
+    with app.test_request_context():
+        _, minted = connect_policy(created["token"], 120, 600)
+        db.session.commit()
+        link = links().connection_url(minted.id)
+    request = read_request(client, link)
+    assert request.client_id == hash_id(leaf)
+    verify_signed(request.token, leaf.public_key())
+    presentation = node_presentation(request, Issuer(), aud=hash_id(leaf))
+    assert post_response(client, request, presentation).status_code == 200
+    status = client.get(f"/policy-requests/{created['id']}/status", headers=headers).get_json()
+    assert status["status"] == "VERIFIED"
+
+
+def test_the_digital_credentials_api_request_is_signed_with_the_organizations_key(
+    client, acme, registrar
+):
+    leaf = own_certificate(client, acme, registrar)
+    registration = registrar.registration_certificate({"name": "Acme Bank"})
+    client.put(
+        "/verifier-identity/profile",
+        json={"registration_certificate": registration},
+        headers=acme.headers(),
+    )
+    _, _, request = start(client, acme)
+    answer = client.get(f"/oid4vp/dc-requests/{request.request_id}").get_json()
+    [offered] = answer["requests"]
+    assert offered["protocol"] == "openid4vp-v1-signed"
+    claims = verify_signed(offered["data"]["request"], leaf.public_key())
+    assert claims["client_id"] == hash_id(leaf)
+    assert claims["expected_origins"] == [f"https://{HOST}"]
+    assert claims["verifier_info"] == [{"format": "jwt", "data": registration}]
