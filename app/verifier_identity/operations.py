@@ -68,12 +68,17 @@ def active_key(organization_id: uuid.UUID) -> VerifierKey | None:
 
 
 def active_key_id(organization_id: uuid.UUID) -> uuid.UUID | None:
-    """The key a new request of the organization is made under; None: the deployment's."""
+    """The key a new request of the organization is made under; None: the deployment's.
+
+    A certificate past its end is not used for new requests (every wallet would refuse them):
+    they carry the deployment's identity until a renewed chain is uploaded.
+    """
     return db.session.scalar(
         select(VerifierKey.id).where(
             VerifierKey.organization_id == organization_id,
             VerifierKey.activated_at.is_not(None),
             VerifierKey.retired_at.is_(None),
+            VerifierKey.not_after > clock.now(),
         )
     )
 

@@ -30,6 +30,7 @@ from joserfc import jws
 from joserfc.jwk import ECKey
 from wallets import Issuer, node_presentation, post_response, read_request
 
+from app import clock
 from app.extensions import db
 from app.identity.models import User
 from app.issuance import settings
@@ -567,3 +568,19 @@ def test_the_digital_credentials_api_request_is_signed_with_the_organizations_ke
     assert claims["client_id"] == hash_id(leaf)
     assert claims["expected_origins"] == [f"https://{HOST}"]
     assert claims["verifier_info"] == [{"format": "jwt", "data": registration}]
+
+
+def test_once_the_certificate_has_expired_new_requests_carry_the_deployments_identity(
+    client, acme, registrar
+):
+    csr = signing_request(client, acme)["csr_pem"]
+    leaf = registrar.issue(csr, not_after=datetime.now(UTC) + timedelta(hours=2))
+    assert upload(client, acme, registrar.chain_pem(leaf)).status_code == 200
+    _, _, before = start(client, acme, "crm-before")
+    assert before.client_id == hash_id(leaf)
+    clock.set_source(lambda: leaf.not_valid_after_utc + timedelta(minutes=1))
+    _, _, after = start(client, acme, "crm-after")
+    assert after.client_id.startswith("redirect_uri:")
+    shown = identity(client, acme)
+    assert shown["certificate"]["client_id"] == hash_id(leaf)
+    assert shown["certificate"]["not_after"] == leaf.not_valid_after_utc.isoformat()
