@@ -13,6 +13,7 @@ from app.verifications.models import (
     PresentationRequest,
     Verification,
 )
+from app.verifier_identity.models import VerifierKey, VerifierProfile
 from app.vouchers.models import Voucher, VoucherRedemption
 from app.webhooks.models import WebhookAttempt, WebhookDelivery, WebhookEndpoint, WebhookEvent
 
@@ -32,6 +33,8 @@ __all__ = [
     "SessionToken",
     "User",
     "Verification",
+    "VerifierKey",
+    "VerifierProfile",
     "Voucher",
     "VoucherRedemption",
     "WebhookAttempt",

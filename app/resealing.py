@@ -1,7 +1,7 @@
 """Re-seal what is stored under ``ISSUER_KEY_SECRET`` when that secret changes.
 
-Three things depend on it: issuer private keys and webhook signing secrets are sealed under
-keys derived from it, and each open offer's pre-authorized code is an HMAC under a key derived
+Four things depend on it: issuer private keys, organizations' verifier identity keys and
+webhook signing secrets are sealed under keys derived from it, and each open offer's pre-authorized code is an HMAC under a key derived
 from it (the database holds the code's hash). ``reseal`` opens every sealed value with the
 previous secret and seals it again under the running configuration's, and recomputes the code
 hashes of open offers, in one transaction: either all of it moves to the new secret or none.
@@ -26,6 +26,7 @@ from app.issuance.operations import pre_authorized_code
 from app.oid4vci.keys import SealedKeyError, key_encryption_key, open_private_key
 from app.oid4vci.keys import seal_private_key as seal_key
 from app.tokens import hash_secret
+from app.verifier_identity.models import VerifierKey
 from app.webhooks import settings as webhook_settings
 from app.webhooks.models import WebhookEndpoint
 from app.webhooks.sealing import SealedSecretError, open_sealed, seal
@@ -40,6 +41,7 @@ class ResealReport:
     issuer_keys: int
     issuer_keys_already_sealed: int
     issuer_keys_in_token: int
+    verifier_keys: int
     webhook_secrets: int
     offer_codes: int
     offers_with_tx_code: int
@@ -59,10 +61,11 @@ def reseal(previous_secret: str) -> ResealReport:
         raise ResealError("the previous secret is the one configured now: nothing to re-seal")
     old_key_kek = key_encryption_key(previous_secret)
     moved, already, in_token = _reseal_issuer_keys(old_key_kek, new_issuing.kek)
+    verifier_keys = _reseal_verifier_keys(old_key_kek, new_issuing.kek)
     secrets = _reseal_webhook_secrets(previous_secret)
     codes, with_tx_code = _rehash_open_offer_codes()
     db.session.flush()
-    return ResealReport(moved, already, in_token, secrets, codes, with_tx_code)
+    return ResealReport(moved, already, in_token, verifier_keys, secrets, codes, with_tx_code)
 
 
 def _reseal_issuer_keys(old_kek: bytes, new_kek: bytes) -> tuple[int, int, int]:
@@ -86,6 +89,26 @@ def _reseal_issuer_keys(old_kek: bytes, new_kek: bytes) -> tuple[int, int, int]:
         key.sealed_private_key = seal_key(private, new_kek)
         moved += 1
     return moved, already, in_token
+
+
+def _reseal_verifier_keys(old_kek: bytes, new_kek: bytes) -> int:
+    moved = 0
+    for key in db.session.scalars(select(VerifierKey).order_by(VerifierKey.created_at)):
+        try:
+            open_private_key(key.sealed_private_key, new_kek)
+            continue
+        except SealedKeyError:
+            pass
+        try:
+            private = open_private_key(key.sealed_private_key, old_kek)
+        except SealedKeyError:
+            raise ResealError(
+                f"verifier identity key {key.id} opens under neither the previous nor the new "
+                "secret"
+            ) from None
+        key.sealed_private_key = seal_key(private, new_kek)
+        moved += 1
+    return moved
 
 
 def _reseal_webhook_secrets(previous_secret: str) -> int:

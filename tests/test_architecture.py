@@ -35,6 +35,7 @@ DOMAIN = (
     "trust",
     "vcjwt",
     "verifications",
+    "verifier_identity",
     "vouchers",
     "webhooks",
 )

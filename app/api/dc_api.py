@@ -79,6 +79,8 @@ def dc_request(request_id: str) -> ResponseReturnValue:
             if key not in ENCRYPTION_METADATA
         },
     }
+    if "verifier_info" in claims:
+        data["verifier_info"] = claims["verifier_info"]
     if not authorization.client.signed:
         return uncached({"requests": [{"protocol": PROTOCOL, "data": data}]})
     signed = {

@@ -6,6 +6,8 @@ Verification definitions, schemas, organizations and integrations are reachable 
 
 from __future__ import annotations
 
+from urllib.parse import urlsplit
+
 from flask import Blueprint, current_app
 
 from app.api import render
@@ -25,6 +27,8 @@ from app.organizations import operations as organizations
 from app.organizations.models import Plan, Role
 from app.schemas import operations as schemas
 from app.verifications import operations as verifications
+from app.verifier_identity import operations as verifier_identity
+from app.verifier_identity import shown
 from app.vouchers import operations as vouchers
 from app.web import payloads as p
 from app.web.access import (
@@ -411,3 +415,93 @@ def billing_portal():
         current_app.extensions.get("billing"), acting_organization(), body.return_url or base_url()
     )
     return json_response({"url": url})
+
+
+# -- verifier identity --------------------------------------------------------------------
+
+
+def deployment_host() -> str:
+    """The host wallets reach this deployment at: the one a certificate may name."""
+    return (urlsplit(base_url()).hostname or "").lower()
+
+
+def identity_response():
+    return json_response(shown.describe(verifier_identity.identity_of(acting_organization())))
+
+
+@bp.get("/verifier-identity")
+@require_session
+@documented(
+    "Whose identity the acting organization's requests carry: its certificate, the signing "
+    "request waiting for a chain, its logo and registration certificate",
+    responses={200: p.VerifierIdentityOut},
+    tags=("verifier identity",),
+)
+def get_verifier_identity():
+    """Without a certificate of its own, the organization's requests are the deployment's."""
+    return identity_response()
+
+
+@bp.post("/verifier-identity/signing-request")
+@require_session
+@documented(
+    "Generate a P-256 key and a PKCS#10 certificate signing request for the registrar "
+    "(owners and admins; the certificate in use keeps signing until a chain is uploaded)",
+    body=p.SigningRequestIn,
+    responses={201: p.SigningRequestOut},
+    tags=("verifier identity",),
+)
+def create_signing_request():
+    """CN and O are the organization's name; the private key never leaves the service."""
+    body = parse_body(p.SigningRequestIn)
+    key = verifier_identity.request_certificate(
+        acting_membership(), body.country, body.name_host, deployment_host()
+    )
+    return json_response(shown.signing_request(key), 201)
+
+
+@bp.put("/verifier-identity/certificate")
+@require_session
+@documented(
+    "Upload the chain (PEM, leaf first) issued for the signing request; the organization's "
+    "requests are signed with it from now on (owners and admins)",
+    body=p.CertificateChainIn,
+    responses={200: p.VerifierIdentityOut, 409: p.ErrorOut},
+    tags=("verifier identity",),
+)
+def upload_certificate():
+    """400 INVALID_CERTIFICATE_CHAIN for a chain that is not the key's, out of order, or
+    outside its validity; 409 NO_SIGNING_REQUEST before any CSR."""
+    body = parse_body(p.CertificateChainIn)
+    verifier_identity.upload_chain(acting_membership(), body.chain_pem, deployment_host())
+    return identity_response()
+
+
+@bp.delete("/verifier-identity/certificate")
+@require_session
+@documented(
+    "Stop using the organization's certificate: its requests carry the deployment's identity "
+    "again (owners and admins)",
+    responses={204: None, 409: p.ErrorOut},
+    tags=("verifier identity",),
+)
+def remove_certificate():
+    """409 NO_ACTIVE_CERTIFICATE when none is in use."""
+    verifier_identity.stop_using(acting_membership())
+    return "", 204
+
+
+@bp.put("/verifier-identity/profile")
+@require_session
+@documented(
+    "Set the logo (client_metadata.logo_uri) and the registrar's registration certificate "
+    "(verifier_info) sent with the organization's signed requests (owners and admins)",
+    body=p.VerifierProfilePatch,
+    responses={200: p.VerifierIdentityOut},
+    tags=("verifier identity",),
+)
+def update_verifier_profile():
+    """Fields left out keep their value; null clears one."""
+    body = parse_body(p.VerifierProfilePatch)
+    verifier_identity.update_profile(acting_membership(), body.model_dump(exclude_unset=True))
+    return identity_response()

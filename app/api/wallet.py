@@ -1,7 +1,8 @@
 """Where wallets answer: OpenID4VP 1.0 ``direct_post`` (§8.2) and ``direct_post.jwt`` (§8.3.1).
 
-The verifier identity that reads responses is the deployment's (``app.deployment``), the same
-that made the request's link.
+The verifier identity that reads responses is the one that made the request's link: the
+organization's own certificate when the request was made under it, else the deployment's
+(``app.deployment``).
 """
 
 from __future__ import annotations
@@ -55,7 +56,7 @@ def direct_post(request_id: str):
 
     def audience(presentation_request: PresentationRequest) -> str:
         # The key binding's aud is the full client ID, prefix included (OpenID4VP 1.0 §14.1.2).
-        return links.client_id(presentation_request.id)
+        return links.client_id(presentation_request)
 
     def context(client_id: str, nonce: str) -> Context:
         return trust_context(

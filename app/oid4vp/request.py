@@ -51,6 +51,10 @@ class AuthorizationRequest:
     issued_at: int
     expires_at: int
     client_name: str = ""
+    # RFC 7591 §2 logo_uri in client_metadata, when the organization set one.
+    logo_uri: str = ""
+    # §5.1 verifier_info: attestations about the verifier (a registration certificate).
+    verifier_info: tuple[dict[str, Any], ...] = ()
     client: ClientIdentity = field(default_factory=RedirectUriClient)
     # The public JWK a wallet encrypts its response to (§8.3); None for plain direct_post.
     encryption_jwk: dict[str, Any] | None = None
@@ -78,6 +82,8 @@ class AuthorizationRequest:
         }
         if self.client_name:
             metadata["client_name"] = self.client_name
+        if self.logo_uri:
+            metadata["logo_uri"] = self.logo_uri
         if self.encryption_jwk:
             # §5.1 and §8.3: the key (with its kid and alg) and the content encryptions we
             # decrypt; A256GCM is listed, so the parameter must be present.
@@ -87,7 +93,7 @@ class AuthorizationRequest:
 
     def parameters(self) -> dict[str, Any]:
         """The Authorization Request parameters (§5), the same by value and by reference."""
-        return {
+        parameters: dict[str, Any] = {
             "client_id": self.client_id,
             "response_type": "vp_token",
             "response_mode": self.response_mode,
@@ -97,6 +103,9 @@ class AuthorizationRequest:
             "dcql_query": dcql_query(self.credential, self.claims),
             "client_metadata": self.client_metadata(),
         }
+        if self.verifier_info:
+            parameters["verifier_info"] = list(self.verifier_info)
+        return parameters
 
     def claims_set(self) -> dict[str, Any]:
         """The Request Object's claims: the parameters, plus what a JWT carries (RFC 9101 §4)."""

@@ -42,6 +42,7 @@ from app.verifications.models import (
     Verification,
 )
 from app.verifications.operations import get_individual
+from app.verifier_identity.operations import active_key_id
 from app.webhooks import outbox
 
 CREDENTIAL_QUERY_ID = "credential"
@@ -116,6 +117,9 @@ def mint_presentation_request(
         state=secrets.token_urlsafe(24),
         created_at=now,
         expires_at=now + timedelta(seconds=max(request_seconds, link_seconds)),
+        # The organization's own identity, if it has one in use: the request keeps it even if
+        # the organization rotates while the person is in their wallet.
+        verifier_key_id=active_key_id(subject.verification.organization_id),
     )
     db.session.add(request)
     db.session.flush()

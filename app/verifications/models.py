@@ -195,6 +195,11 @@ class PresentationRequest(IdMixin, db.Model):
     # OpenID4VP 1.0 §13.3: the redirect after a same-device response carries a code only the
     # browser the wallet returned to holds; the result is shown to that browser.
     response_code_hash: Mapped[str | None] = mapped_column(String(64))
+    # The organization's own key the request was made under (its link, its Request Object
+    # and the key binding's audience all follow it); None: the deployment's identity.
+    verifier_key_id: Mapped[uuid.UUID | None] = mapped_column(
+        ForeignKey("verifier_keys.id", ondelete="SET NULL")
+    )
 
     individual: Mapped[Individual | None] = relationship()
     policy_request: Mapped[PolicyRequest | None] = relationship("PolicyRequest")

@@ -27,6 +27,7 @@ from app.verifications.models import (
     PresentationSubject,
     Verification,
 )
+from app.verifier_identity.operations import client_id_of, organization_client
 from app.web.requests import base_url
 
 
@@ -41,24 +42,38 @@ class Links:
     def response_uri(self, request_id: uuid.UUID) -> str:
         return self.base_url + url_for("wallet.direct_post", request_id=request_id)
 
-    def client_id(self, request_id: uuid.UUID) -> str:
-        """The client ID of a request: in its link, its Request Object, and the KB-JWT ``aud``."""
-        return self.verifier.client_id(self.response_uri(request_id))
+    def client_id(self, request: PresentationRequest) -> str:
+        """The client ID of a request: in its link, its Request Object, and the KB-JWT ``aud``.
+
+        The organization's own when the request was made under its key, else the deployment's.
+        """
+        if request.verifier_key_id is not None:
+            own = client_id_of(request.verifier_key_id)
+            if own is not None:
+                return own
+        return self.verifier.client_id(self.response_uri(request.id))
 
     def connection_url(self, request_id: uuid.UUID) -> str:
-        """The ``openid4vp://`` link for a presentation request: by reference when signed (or
-        when the deployment asks for it), else carrying the request itself."""
-        if self.verifier.passes_by_reference:
-            return reference_link(
-                self.client_id(request_id),
-                self.request_uri(request_id),
-                self.verifier.request_uri_method,
-            )
+        """The ``openid4vp://`` link for a presentation request: by reference when signed (by
+        the organization's key or the deployment's, or when the deployment asks for it), else
+        carrying the request itself.
+
+        A request's link never changes within its life (its client ID follows the key it was
+        made under, not the one in use now), so it is built once per worker and kept.
+        """
         kept = kept_links()
         key = (self.base_url, request_id)
         link = kept.get(key)
         if link is None:
-            link = self.authorization_request(*verification_of(request_id)).link()
+            request, verification = verification_of(request_id)
+            if request.verifier_key_id is not None or self.verifier.passes_by_reference:
+                link = reference_link(
+                    self.client_id(request),
+                    self.request_uri(request_id),
+                    self.verifier.request_uri_method,
+                )
+            else:
+                link = self.authorization_request(request, verification).link()
             kept.put(key, link)
         return link
 
@@ -73,10 +88,18 @@ class Links:
         """The OpenID4VP request a wallet fetches by reference for one presentation request.
 
         Client identifier and response encryption key are this verifier's, the identity that
-        made the request's link and that will read its response.
+        made the request's link and that will read its response; the client identifier and
+        signing key are the organization's own when the request was made under them.
         """
+        own = (
+            organization_client(request.verifier_key_id)
+            if request.verifier_key_id is not None
+            else None
+        )
         return AuthorizationRequest(
-            client=self.verifier.client,
+            client=own.client if own else self.verifier.client,
+            logo_uri=(own.logo_uri or "") if own else "",
+            verifier_info=own.verifier_info if own else (),
             encryption_jwk=self.verifier.response_jwk(str(request.id)),
             response_uri=self.response_uri(request.id),
             request_uri=self.request_uri(request.id),
@@ -108,12 +131,13 @@ def _(subject: PolicyRequest) -> str:
 
 
 def kept_links() -> RecentlyUsed[tuple[str, uuid.UUID], str]:
-    """By-value links already built, by base URL and presentation request: the last 4096.
+    """Links already built, by base URL and presentation request: the last 4096.
 
     A link that carries its request needs the request, its verification, schema and
     organization: three reads on every status poll, for a text that never changes within the
     request's life (its nonce, state and claims are fixed when it is minted; ``iat`` is not in
-    it). Keeping it per worker takes the poll back to one read.
+    it). A link by reference needs the key the request was made under. Keeping it per worker
+    takes the poll back to one read.
     """
     return current_app.extensions.setdefault("verity.kept_links", RecentlyUsed(size=4096))
 

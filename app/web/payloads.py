@@ -494,6 +494,73 @@ class IntegrationList(Out):
     total: int
 
 
+class SigningRequestIn(Body):
+    country: str = Field(
+        min_length=2,
+        max_length=2,
+        pattern=r"^[A-Za-z]{2}$",
+        description="ISO 3166-1 alpha-2 code for the certificate's C (countryName)",
+    )
+    name_host: bool = Field(
+        default=False,
+        description="Put the deployment's host in a subjectAltName dNSName, so that the "
+        "client identifier can be x509_san_dns:<host>",
+    )
+
+
+class CertificateChainIn(Body):
+    chain_pem: str = Field(
+        min_length=1,
+        max_length=64 * 1024,
+        description="The chain the registrar or CA returned, PEM, leaf first",
+    )
+
+
+class VerifierProfilePatch(Body):
+    logo_uri: str | None = Field(
+        default=None,
+        max_length=2000,
+        pattern=r"^https://\S+$",
+        description="https address of the organization's logo (client_metadata.logo_uri); "
+        "null clears it",
+    )
+    registration_certificate: str | None = Field(
+        default=None,
+        max_length=16 * 1024,
+        description="The registrar's signed JWT, sent as verifier_info; null clears it",
+    )
+
+
+class SigningRequestOut(Out):
+    csr_pem: str
+    country: str
+    dns_name: str | None
+    created_at: datetime
+
+
+class AccessCertificateOut(Out):
+    client_id: str
+    subject: str
+    issuer: str
+    not_before: datetime
+    not_after: datetime
+    sha256: str
+    chain_pem: str
+    activated_at: datetime
+
+
+class VerifierIdentityOut(Out):
+    organization_id: uuid.UUID
+    uses: Literal["organization", "deployment"] = Field(
+        description="Whose identity the organization's requests carry now"
+    )
+    client_name: str
+    certificate: AccessCertificateOut | None
+    pending_request: SigningRequestOut | None
+    logo_uri: str | None
+    registration_certificate: str | None
+
+
 class VoucherIn(Body):
     code: str = Field(min_length=1, max_length=200)
 

@@ -140,10 +140,16 @@ class Mode:
 
 @dataclass
 class Organization:
-    """The organization every deployment serves: its verification and integration key."""
+    """The organization every deployment serves: its verification and integration key, and
+    its owner's session token for the staff API."""
 
     verification_id: str
     apikey: str
+    staff_token: str = ""
+
+    @property
+    def staff(self) -> dict[str, str]:
+        return {"Authorization": f"Bearer {self.staff_token}"}
 
 
 @dataclass
@@ -291,16 +297,20 @@ class Deployments:
         self.stack.close()
 
 
-def make_organization(env: dict[str, str], server: Future[Served]) -> Organization:
+def make_organization(
+    env: dict[str, str],
+    server: Future[Served],
+    name: str = "Interop",
+    owner: str = "owner@interop.test",
+) -> Organization:
     """A paid organization with an integration key and a verification, made the way an operator
     and staff do: operator commands (while the servers start), then the staff API."""
 
     def cli(*args: str) -> dict[str, Any]:
         return json.loads(flask(env, *args))
 
-    owner = "owner@interop.test"
     cli("users", "create", "--email", owner)
-    cli("orgs", "create", "--name", "Interop", "--owner-email", owner, "--plan", "PRO")
+    cli("orgs", "create", "--name", name, "--owner-email", owner, "--plan", "PRO")
     token = cli("tokens", "create", "--email", owner)["token"]
     staff = {"Authorization": f"Bearer {token}"}
     base = server.result().base
@@ -325,7 +335,7 @@ def make_organization(env: dict[str, str], server: Future[Served]) -> Organizati
         timeout=TIMEOUT,
     )
     assert verification.status_code == 201, verification.text
-    return Organization(verification.json()["id"], key.json()["key"])
+    return Organization(verification.json()["id"], key.json()["key"], token)
 
 
 # --------------------------------------------------------------------------- the wallet

@@ -203,6 +203,8 @@ function summary(resolved, parsed) {
     wallet_nonce: request.wallet_nonce,
     encrypted_response_enc_values_supported:
       request.client_metadata?.encrypted_response_enc_values_supported,
+    verifier_info: request.verifier_info,
+    client_name: request.client_metadata?.client_name,
     version: resolved.version,
   }
 }

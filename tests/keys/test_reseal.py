@@ -8,8 +8,11 @@ import json
 from issuance.issuance_support import Wallet, issue, make_org, receive
 
 from app.extensions import db
+from app.issuance import settings as issuing_settings
 from app.issuance.models import IssuerKey
+from app.oid4vci.keys import open_private_key
 from app.sdjwt.jws import read_unverified
+from app.verifier_identity.models import VerifierKey
 from app.webhooks import operations as webhook_operations
 from app.webhooks.models import WebhookEndpoint
 
@@ -42,6 +45,10 @@ def test_after_resealing_the_same_key_signs_webhooks_sign_and_sent_links_work(ma
         "/webhooks/endpoints", json={"url": "https://hooks.example.test/v"}, headers=org.headers
     )
     assert hook.status_code == 201, hook.get_json()
+    csr = client.post(
+        "/verifier-identity/signing-request", json={"country": "DE"}, headers=org.headers
+    )
+    assert csr.status_code == 201, csr.get_json()
 
     after = make_app(ISSUER_KEY_SECRET=NEW)
     result = reseal(after)
@@ -50,6 +57,7 @@ def test_after_resealing_the_same_key_signs_webhooks_sign_and_sent_links_work(ma
         "issuer_keys": 1,
         "issuer_keys_already_sealed": 0,
         "issuer_keys_in_token": 0,
+        "verifier_keys": 1,
         "webhook_secrets": 1,
         "offer_codes": 1,
         "offers_with_tx_code": 1,
@@ -62,6 +70,8 @@ def test_after_resealing_the_same_key_signs_webhooks_sign_and_sent_links_work(ma
     with after.app_context():
         endpoint = db.session.query(WebhookEndpoint).one()
         assert webhook_operations.signing_secrets(endpoint) == [hook.get_json()["secret"]]
+        verifier_key = db.session.query(VerifierKey).one()
+        open_private_key(verifier_key.sealed_private_key, issuing_settings.current().kek)
     assert with_tx_code["tx_code"]  # shown once; its offer is counted to be sent again
 
 

@@ -1,0 +1,1 @@
+"""Each organization's own verifier identity: its access certificate and registration."""

@@ -1,0 +1,73 @@
+"""An organization's request-signing keys, their certificates, and what wallets show of it.
+
+A key is made with its certificate signing request and waits, pending, until the chain issued
+for it is uploaded; only then does it sign, and the key it replaces is retired. So generating
+a new request never disturbs the certificate in use. The private half is stored only sealed
+(AES-GCM under ``ISSUER_KEY_SECRET``, as issuer keys are).
+"""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+
+from sqlalchemy import ForeignKey, Index, LargeBinary, String, Text, text
+from sqlalchemy.orm import Mapped, mapped_column
+
+from app import clock
+from app.extensions import db
+from app.models_base import IdMixin
+
+
+class VerifierKey(IdMixin, db.Model):
+    """One P-256 key with its CSR; active once its chain is uploaded, until retired."""
+
+    __tablename__ = "verifier_keys"
+    # One key in use per organization: two uploads at once cannot both activate one.
+    __table_args__ = (
+        Index(
+            "uq_verifier_keys_active",
+            "organization_id",
+            unique=True,
+            sqlite_where=text("activated_at IS NOT NULL AND retired_at IS NULL"),
+            postgresql_where=text("activated_at IS NOT NULL AND retired_at IS NULL"),
+        ),
+    )
+
+    organization_id: Mapped[uuid.UUID] = mapped_column(
+        ForeignKey("organizations.id", ondelete="CASCADE"), index=True
+    )
+    sealed_private_key: Mapped[bytes] = mapped_column(LargeBinary)
+    csr_pem: Mapped[str] = mapped_column(Text)
+    country: Mapped[str] = mapped_column(String(2))
+    # The deployment's host named in the CSR's subjectAltName, if staff asked for it.
+    dns_name: Mapped[str | None] = mapped_column(String(253))
+    created_at: Mapped[datetime] = mapped_column(default=clock.now)
+    # Set together when the chain is uploaded: the key signs from then on.
+    chain_pem: Mapped[str | None] = mapped_column(Text)
+    client_id_prefix: Mapped[str | None] = mapped_column(String(20))
+    client_id_name: Mapped[str | None] = mapped_column(String(253))
+    not_after: Mapped[datetime | None]
+    activated_at: Mapped[datetime | None]
+    retired_at: Mapped[datetime | None]
+
+    @property
+    def client_id(self) -> str | None:
+        if self.client_id_prefix is None:
+            return None
+        return f"{self.client_id_prefix}:{self.client_id_name}"
+
+
+class VerifierProfile(db.Model):
+    """What travels with the organization's signed requests besides its name."""
+
+    __tablename__ = "verifier_profiles"
+
+    organization_id: Mapped[uuid.UUID] = mapped_column(
+        ForeignKey("organizations.id", ondelete="CASCADE"), primary_key=True
+    )
+    # client_metadata.logo_uri (RFC 7591 §2): an https address of the organization's logo.
+    logo_uri: Mapped[str | None] = mapped_column(String(2000))
+    # OpenID4VP 1.0 verifier_info: a registrar's signed JWT (format "jwt").
+    registration_certificate: Mapped[str | None] = mapped_column(Text)
+    updated_at: Mapped[datetime] = mapped_column(default=clock.now, onupdate=clock.now)

@@ -1,0 +1,234 @@
+"""Each organization's verifier identity: the key and CSR staff make, the chain they upload,
+the registration certificate and logo that travel with the requests, and the signer requests
+are made with.
+
+The private key is made here, sealed at once, and opened only to sign; no function returns it
+and nothing logs it. Writes are for the organization's owners and admins.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+from typing import Any
+
+from cryptography import x509
+from cryptography.hazmat.primitives.asymmetric import ec
+from sqlalchemy import select
+
+from app import clock
+from app.errors import Conflict, InvalidRequest
+from app.extensions import db
+from app.issuance import settings
+from app.oid4vci.keys import generate_signing_key, open_private_key, seal_private_key
+from app.oid4vp import access_certificate as certificates
+from app.oid4vp.access_certificate import AccessCertificateError
+from app.oid4vp.client import X509Client
+from app.organizations.models import Membership, Organization
+from app.organizations.operations import require_manager
+from app.verifier_identity.models import VerifierKey, VerifierProfile
+
+
+@dataclass(frozen=True)
+class VerifierIdentity:
+    """What the organization's settings page and API show."""
+
+    organization: Organization
+    active: VerifierKey | None
+    pending: VerifierKey | None
+    profile: VerifierProfile | None
+
+
+@dataclass(frozen=True)
+class OrganizationClient:
+    """The organization's own identity as a request is made with it."""
+
+    client: X509Client
+    logo_uri: str | None
+    verifier_info: tuple[dict[str, Any], ...]
+
+
+def identity_of(organization: Organization) -> VerifierIdentity:
+    return VerifierIdentity(
+        organization,
+        active_key(organization.id),
+        pending_key(organization.id),
+        db.session.get(VerifierProfile, organization.id),
+    )
+
+
+def active_key(organization_id: uuid.UUID) -> VerifierKey | None:
+    return db.session.scalar(
+        select(VerifierKey).where(
+            VerifierKey.organization_id == organization_id,
+            VerifierKey.activated_at.is_not(None),
+            VerifierKey.retired_at.is_(None),
+        )
+    )
+
+
+def active_key_id(organization_id: uuid.UUID) -> uuid.UUID | None:
+    """The key a new request of the organization is made under; None: the deployment's.
+
+    A certificate past its end is not used for new requests (every wallet would refuse them):
+    they carry the deployment's identity until a renewed chain is uploaded.
+    """
+    return db.session.scalar(
+        select(VerifierKey.id).where(
+            VerifierKey.organization_id == organization_id,
+            VerifierKey.activated_at.is_not(None),
+            VerifierKey.retired_at.is_(None),
+            VerifierKey.not_after > clock.now(),
+        )
+    )
+
+
+def pending_key(organization_id: uuid.UUID) -> VerifierKey | None:
+    """The newest key whose chain has not come back yet (older ones were given up)."""
+    return db.session.scalar(
+        select(VerifierKey).where(
+            VerifierKey.organization_id == organization_id,
+            VerifierKey.activated_at.is_(None),
+            VerifierKey.retired_at.is_(None),
+        )
+    )
+
+
+def request_certificate(
+    member: Membership, country: str, name_host: bool, host: str
+) -> VerifierKey:
+    """A new key and its CSR. The certificate in use keeps signing until a chain for this key
+    is uploaded; an earlier CSR still waiting is given up (its chain would now be refused)."""
+    require_manager(member)
+    organization = member.organization
+    try:
+        country = certificates.check_country(country)
+        dns_name = host if name_host else None
+        if name_host and not host:
+            raise AccessCertificateError("This deployment has no host name to put in the CSR")
+        private = generate_signing_key()
+        csr = certificates.make_csr(private, organization.name, country, dns_name)
+    except AccessCertificateError as exc:
+        raise InvalidRequest(str(exc), code="INVALID_CSR_REQUEST") from None
+    now = clock.now()
+    earlier = pending_key(organization.id)
+    if earlier is not None:
+        earlier.retired_at = now
+    key = VerifierKey(
+        organization_id=organization.id,
+        sealed_private_key=seal_private_key(private, settings.current().kek),
+        csr_pem=csr.decode("ascii"),
+        country=country,
+        dns_name=dns_name,
+        created_at=now,
+    )
+    db.session.add(key)
+    db.session.flush()
+    return key
+
+
+def upload_chain(member: Membership, chain_pem: str, host: str) -> VerifierKey:
+    """Take the chain issued for the pending CSR (or a renewal for the key in use) and sign
+    the organization's requests with it from now on; the key it replaces is retired."""
+    require_manager(member)
+    organization_id = member.organization_id
+    key = pending_key(organization_id) or active_key(organization_id)
+    if key is None:
+        raise Conflict(
+            "There is no certificate signing request to take a chain for: generate one first",
+            code="NO_SIGNING_REQUEST",
+        )
+    public = x509.load_pem_x509_csr(key.csr_pem.encode("ascii")).public_key()
+    now = clock.now()
+    try:
+        chain = certificates.read_chain(chain_pem, public, now)
+    except AccessCertificateError as exc:
+        raise InvalidRequest(str(exc), code="INVALID_CERTIFICATE_CHAIN") from None
+    prefix, name = certificates.client_identifier(chain[0], host)
+    if key.activated_at is None:
+        replaced = active_key(organization_id)
+        if replaced is not None:
+            replaced.retired_at = now
+            db.session.flush()
+        key.activated_at = now
+    key.chain_pem = certificates.chain_pem_of(chain)
+    key.client_id_prefix, key.client_id_name = prefix, name
+    key.not_after = chain[0].not_valid_after_utc
+    db.session.flush()
+    return key
+
+
+def stop_using(member: Membership) -> None:
+    """Back to the deployment's identity: the key in use is retired (a pending CSR stays)."""
+    require_manager(member)
+    key = active_key(member.organization_id)
+    if key is None:
+        raise Conflict(
+            "The organization has no certificate of its own in use", code="NO_ACTIVE_CERTIFICATE"
+        )
+    key.retired_at = clock.now()
+    db.session.flush()
+
+
+def update_profile(member: Membership, changes: dict[str, Any]) -> VerifierProfile:
+    """``logo_uri`` and ``registration_certificate``: a field left out keeps its value, null
+    (or an empty text) clears it."""
+    require_manager(member)
+    profile = db.session.get(VerifierProfile, member.organization_id)
+    if profile is None:
+        profile = VerifierProfile(organization_id=member.organization_id)
+        db.session.add(profile)
+    if "logo_uri" in changes:
+        profile.logo_uri = changes["logo_uri"] or None
+    if "registration_certificate" in changes:
+        token = changes["registration_certificate"]
+        if token:
+            try:
+                token = certificates.read_registration_certificate(token)
+            except AccessCertificateError as exc:
+                raise InvalidRequest(str(exc), code="INVALID_REGISTRATION_CERTIFICATE") from None
+        profile.registration_certificate = token or None
+    profile.updated_at = clock.now()
+    db.session.flush()
+    return profile
+
+
+def organization_client(key_id: uuid.UUID) -> OrganizationClient | None:
+    """The signer and what travels with it, for a request made under ``key_id``.
+
+    A key retired after the request was made still signs it (until the request expires), so a
+    person mid-way through a presentation is not cut off by a rotation.
+    """
+    key = db.session.get(VerifierKey, key_id)
+    if key is None or key.chain_pem is None or key.client_id_prefix is None:
+        return None
+    client = certificates.signing_client(
+        key.chain_pem, _private_key(key), key.client_id_prefix, key.client_id_name or ""
+    )
+    profile = db.session.get(VerifierProfile, key.organization_id)
+    return OrganizationClient(
+        client,
+        profile.logo_uri if profile else None,
+        certificates.verifier_info(profile.registration_certificate if profile else None),
+    )
+
+
+def client_id_of(key_id: uuid.UUID) -> str | None:
+    """The client ID a request made under ``key_id`` carries, without opening its key."""
+    key = db.session.get(VerifierKey, key_id)
+    return key.client_id if key is not None else None
+
+
+def csr_of(organization: Organization) -> str:
+    """The pending CSR's PEM; 409 NO_SIGNING_REQUEST when none waits."""
+    key = pending_key(organization.id)
+    if key is None:
+        raise Conflict(
+            "There is no certificate signing request waiting: generate one first",
+            code="NO_SIGNING_REQUEST",
+        )
+    return key.csr_pem
+
+
+def _private_key(key: VerifierKey) -> ec.EllipticCurvePrivateKey:
+    return open_private_key(key.sealed_private_key, settings.current().kek)

@@ -1,0 +1,116 @@
+"""A registrar for tests: a CA of its own (made with ``cryptography``) that signs the CSR an
+organization downloads, the way a registrar or CA returns a chain; and a registration
+certificate it signs as a JWT."""
+
+from __future__ import annotations
+
+import base64
+import json
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.hazmat.primitives.asymmetric.utils import decode_dss_signature
+from cryptography.x509.oid import NameOID
+
+
+def _name(common_name: str) -> x509.Name:
+    return x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, common_name)])
+
+
+def _b64(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
+
+
+@dataclass
+class Registrar:
+    """A root CA, an intermediate it issued, and access certificates the intermediate issues."""
+
+    name: str = "Test Registrar"
+    root_key: ec.EllipticCurvePrivateKey = field(
+        default_factory=lambda: ec.generate_private_key(ec.SECP256R1())
+    )
+    intermediate_key: ec.EllipticCurvePrivateKey = field(
+        default_factory=lambda: ec.generate_private_key(ec.SECP256R1())
+    )
+
+    def __post_init__(self) -> None:
+        now = datetime.now(UTC)
+        self.root = self._ca(
+            _name(f"{self.name} Root"),
+            self.root_key,
+            self.root_key,
+            _name(f"{self.name} Root"),
+            now,
+        )
+        self.intermediate = self._ca(
+            _name(f"{self.name} Access CA"),
+            self.intermediate_key,
+            self.root_key,
+            self.root.subject,
+            now,
+        )
+
+    def _ca(self, subject, key, signer, issuer, now) -> x509.Certificate:
+        return (
+            x509.CertificateBuilder()
+            .subject_name(subject)
+            .issuer_name(issuer)
+            .public_key(key.public_key())
+            .serial_number(x509.random_serial_number())
+            .not_valid_before(now - timedelta(days=1))
+            .not_valid_after(now + timedelta(days=365))
+            .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+            .sign(signer, hashes.SHA256())
+        )
+
+    @property
+    def anchor_pem(self) -> str:
+        return self.root.public_bytes(serialization.Encoding.PEM).decode()
+
+    def issue(
+        self,
+        csr_pem: str,
+        *,
+        not_before: datetime | None = None,
+        not_after: datetime | None = None,
+        signer: ec.EllipticCurvePrivateKey | None = None,
+    ) -> x509.Certificate:
+        """The access certificate for a CSR: its subject, key and subjectAltName kept."""
+        csr = x509.load_pem_x509_csr(csr_pem.encode())
+        assert csr.is_signature_valid
+        now = datetime.now(UTC)
+        builder = (
+            x509.CertificateBuilder()
+            .subject_name(csr.subject)
+            .issuer_name(self.intermediate.subject)
+            .public_key(csr.public_key())
+            .serial_number(x509.random_serial_number())
+            .not_valid_before(not_before or now - timedelta(hours=1))
+            .not_valid_after(not_after or now + timedelta(days=90))
+            .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
+        )
+        try:
+            san = csr.extensions.get_extension_for_class(x509.SubjectAlternativeName)
+            builder = builder.add_extension(san.value, critical=False)
+        except x509.ExtensionNotFound:
+            pass
+        return builder.sign(signer or self.intermediate_key, hashes.SHA256())
+
+    def chain_pem(self, leaf: x509.Certificate) -> str:
+        return pem_of(leaf, self.intermediate, self.root)
+
+    def registration_certificate(self, claims: dict) -> str:
+        """A registrar's registration certificate: an ES256 JWT signed by its root key."""
+        header = {"alg": "ES256", "typ": "rc-rp+jwt"}
+        signing_input = f"{_b64(json.dumps(header).encode())}.{_b64(json.dumps(claims).encode())}"
+        r, s = decode_dss_signature(
+            self.root_key.sign(signing_input.encode(), ec.ECDSA(hashes.SHA256()))
+        )
+        return f"{signing_input}.{_b64(r.to_bytes(32, 'big') + s.to_bytes(32, 'big'))}"
+
+
+def pem_of(*certificates: x509.Certificate) -> str:
+    return "".join(c.public_bytes(serialization.Encoding.PEM).decode() for c in certificates)

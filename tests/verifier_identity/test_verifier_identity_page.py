@@ -1,0 +1,83 @@
+"""The dashboard's verifier identity page: generate, download the CSR, upload the chain."""
+
+from __future__ import annotations
+
+import io
+import re
+
+import pytest
+from cryptography import x509
+from factories import Staff, make_staff
+from identity_support import Registrar, pem_of
+from staff.staff_support import sign_in, submit, text_of
+
+
+@pytest.fixture
+def owner(app) -> Staff:
+    return make_staff(app, "alice@acme.test", org_name="Acme Bank")
+
+
+@pytest.fixture
+def browser(app, owner):
+    client = app.test_client()
+    assert sign_in(client, owner.token).status_code == 302
+    return client
+
+
+def test_the_page_walks_from_csr_to_a_certificate_in_use(browser, owner):
+    page = browser.get("/dashboard/verifier-identity")
+    assert page.status_code == 200
+    assert 'data-testid="uses-deployment"' in text_of(page)
+
+    made = submit(browser, "/dashboard/verifier-identity/signing-request", {"country": "de"})
+    assert made.status_code == 303
+    page = text_of(browser.get("/dashboard/verifier-identity"))
+    assert 'data-testid="pending-request"' in page
+
+    download = browser.get("/dashboard/verifier-identity/signing-request.csr")
+    assert download.status_code == 200
+    assert download.mimetype == "application/pkcs10"
+    assert "attachment" in download.headers["Content-Disposition"]
+    csr = x509.load_pem_x509_csr(download.data)
+    assert csr.is_signature_valid
+    assert "O=Acme Bank" in csr.subject.rfc4514_string()
+
+    registrar = Registrar()
+    leaf = registrar.issue(download.data.decode())
+    uploaded = submit(
+        browser,
+        "/dashboard/verifier-identity/certificate",
+        {"chain_pem": registrar.chain_pem(leaf)},
+    )
+    assert uploaded.status_code == 303
+    page = text_of(browser.get("/dashboard/verifier-identity"))
+    client_id = re.search(r'data-testid="client-id">([^<]+)<', page).group(1)
+    assert client_id.startswith("x509_hash:")
+    assert "PRIVATE KEY" not in page
+
+
+def test_a_chain_file_out_of_order_is_refused_on_the_page(browser):
+    submit(browser, "/dashboard/verifier-identity/signing-request", {"country": "FR"})
+    csr = browser.get("/dashboard/verifier-identity/signing-request.csr").data.decode()
+    registrar = Registrar()
+    leaf = registrar.issue(csr)
+    refused = submit(
+        browser,
+        "/dashboard/verifier-identity/certificate",
+        {"chain_file": (io.BytesIO(pem_of(registrar.root, leaf).encode()), "chain.pem")},
+        content_type="multipart/form-data",
+    )
+    assert refused.status_code == 400
+    assert "out of order" in text_of(refused)
+    assert 'data-testid="uses-deployment"' in text_of(refused)
+
+
+def test_a_bad_country_is_said_on_the_page(browser):
+    refused = submit(browser, "/dashboard/verifier-identity/signing-request", {"country": "X"})
+    assert refused.status_code == 400
+    assert 'data-testid="form-error"' in text_of(refused)
+
+
+def test_the_organization_page_links_to_it(browser, owner):
+    page = text_of(browser.get(f"/dashboard/organizations/{owner.organization_id}"))
+    assert "/dashboard/verifier-identity" in page
