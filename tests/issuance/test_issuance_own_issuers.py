@@ -198,6 +198,9 @@ def test_issue_present_verified_revoke_present_failed_at_once(deployment, tmp_pa
 
     assert [f["status"] for f in failed] == ["FAILED", "FAILED"], failed
     assert [f["validation_error"] for f in failed] == [REVOKED, REVOKED]
+    # The holder fetched the issuer's metadata while receiving (so the log shows such fetches);
+    # the verifier fetched nothing of the issuer's.
+    assert issuer_fetches(deployment.served, 0)
     assert issuer_fetches(deployment.served, since) == []
 
     # The decisions made before the revocation are checked again by the periodic job.

@@ -79,3 +79,27 @@ def test_our_verifier_accepts_our_credential_then_fails_it_once_revoked(serve) -
     failed = present(client, org, wallet, verification_id, "graduate-2", sd_jwt)
     assert failed["status"] == "FAILED", json.dumps(failed)
     assert failed["validation_error"] == "Credential has been revoked by its issuer"
+
+
+def test_a_credential_signed_before_a_key_rotation_still_verifies(serve) -> None:
+    """The retired key stays among those the issuer publishes while the credential it signed
+    has not expired, and the verifier reads it from there."""
+    served = serve(TRUST_ALLOW_PRIVATE=False)
+    client = served.app.test_client()
+    org = make_org(served.app)
+    wallet = Wallet()
+    credential = issue(client, org)
+    sd_jwt = receive(client, org, wallet, credential)
+    rotated = served.app.test_cli_runner().invoke(args=["issuers", "rotate-key", org.id])
+    assert rotated.exit_code == 0, rotated.output
+    assert len(json.loads(rotated.output)["published_kids"]) == 2
+    verification = client.post(
+        "/verifications",
+        json={"name": "Graduates", "schema_id": org.schema_id, "claims": ["given_name", "degree"]},
+        headers=org.headers,
+    )
+    assert verification.status_code == 201, verification.get_json()
+
+    verified = present(client, org, wallet, verification.get_json()["id"], "graduate-1", sd_jwt)
+
+    assert verified["status"] == "VERIFIED", verified
