@@ -18,6 +18,7 @@ from flask import Flask, current_app
 from app import clock
 from app.hardware_keys import TokenKeyError, key_label_from_uri, open_token
 from app.issuance import settings as issuing_settings
+from app.issuance.own import own_issuers
 from app.oid4vp.client import (
     PREFIXES,
     REDIRECT_URI,
@@ -49,10 +50,12 @@ def register_issuing(app: Flask) -> None:
 
 def kept_status_check() -> Callable[[dict[str, Any], datetime], StatusResult]:
     """How the running application reads a kept status reference again: with the fetcher and
-    trust anchors its presentations are checked with."""
+    trust anchors its presentations are checked with, and its own issuers' lists from the
+    database (under ``PUBLIC_URL``, or wherever a kept reference marks them)."""
     fetcher = current_app.extensions["fetcher"]
     anchors = current_app.extensions["trust_anchors"]
-    return lambda kept, now: check_kept(kept, fetcher=fetcher, anchors=anchors, now=now)
+    own = own_issuers(current_app.config["PUBLIC_URL"])
+    return lambda kept, now: check_kept(kept, fetcher=fetcher, anchors=anchors, now=now, own=own)
 
 
 def verifier_from_config(config: Mapping[str, Any]) -> Verifier:

@@ -9,16 +9,18 @@ person and a backend would:
 3. issues a credential to the recipient and takes it into a wallet file with the holder
    (``app.holder``) through OpenID4VCI 1.0: offer, metadata, token, nonce, proof, credential;
 4. opens an individual of the verification and presents the credential through OpenID4VP 1.0;
-5. reads the authenticated lookup, which is where a backend takes the decision from.
+5. reads the authenticated lookup, which is where a backend takes the decision from: VERIFIED;
+6. revokes the credential (staff), and the person presents it again at once: FAILED.
 
-It prints the dashboard address, a sign-in token and the outcome (VERIFIED), then stops the
-server and removes the directory, also on failure or Ctrl-C. ``--keep`` leaves the service
-running until Ctrl-C so the dashboard can be visited with that token.
+It prints the dashboard address, a sign-in token and the outcome (VERIFIED, then FAILED once
+revoked), then stops the server and removes the directory, also on failure or Ctrl-C.
+``--keep`` leaves the service running until Ctrl-C so the dashboard can be visited with that
+token.
 
-The credential's issuer is the demo organization at ``http://127.0.0.1:<port>/issuers/<id>``,
-and the verifier fetches that issuer's keys and status list like any other issuer's. Its
-outbound fetcher refuses loopback and plain http unless ``TRUST_ALLOW_PRIVATE=1``, the
-development setting the demo runs with; nothing in the verifier treats the demo specially.
+The service runs with the settings ``make run`` has: no ``PUBLIC_URL`` (links name the address
+requests came in on) and no ``TRUST_ALLOW_PRIVATE``. The credential's issuer is the demo
+organization at ``http://127.0.0.1:<port>/issuers/<id>``, one of the deployment's own, whose
+keys and status list the verifier reads from the database, never over the network.
 """
 
 from __future__ import annotations
@@ -73,6 +75,9 @@ PERSON = {
 }
 
 
+EXPECTED = "VERIFIED, then FAILED once revoked"
+
+
 class DemoError(Exception):
     """A step of the demo failed; the message says which, with the server's log when useful."""
 
@@ -83,10 +88,17 @@ def free_port() -> int:
         return probe.getsockname()[1]
 
 
-def environment(workdir: Path, base: str) -> dict[str, str]:
-    """Development settings on a database of the demo's own, with fresh secrets."""
+def environment(workdir: Path) -> dict[str, str]:
+    """``make run``'s settings on a database of the demo's own, with fresh secrets."""
     env = dict(os.environ)
-    for name in ("DATABASE_URL", "MAIL_URL", "REQUEST_SIGNING_CERT_FILE", "TRUST_ANCHORS_FILE"):
+    for name in (
+        "DATABASE_URL",
+        "MAIL_URL",
+        "REQUEST_SIGNING_CERT_FILE",
+        "TRUST_ANCHORS_FILE",
+        "PUBLIC_URL",
+        "TRUST_ALLOW_PRIVATE",
+    ):
         env.pop(name, None)
     env.update(
         {
@@ -94,9 +106,6 @@ def environment(workdir: Path, base: str) -> dict[str, str]:
             "DATABASE_URL": f"sqlite:///{workdir / 'verity.sqlite3'}",
             "SECRET_KEY": secrets.token_urlsafe(32),
             "ISSUER_KEY_SECRET": secrets.token_urlsafe(32),
-            "PUBLIC_URL": base,
-            # The demo's issuer lives on loopback over http (see the module docstring).
-            "TRUST_ALLOW_PRIVATE": "1",
             "RATELIMIT_STORAGE_URI": "memory://",
             "PYTHONUNBUFFERED": "1",
         }
@@ -181,7 +190,7 @@ class Api:
 def run_demo(workdir: Path, keep: bool = False) -> dict[str, Any]:
     port = free_port()
     base = f"http://127.0.0.1:{port}"
-    env = environment(workdir, base)
+    env = environment(workdir)
     flask(env, "db", "upgrade")
     flask(env, "schemas", "seed")
     flask(env, "users", "create", "--email", EMAIL, "--name", "Demo Staff")
@@ -253,31 +262,44 @@ def the_loop(base: str, token: str, wallet: Wallet) -> dict[str, Any]:
         },
     )
     received = receive(credential["offer_url"], wallet)
+    presented, decision = present_to(backend, verification["id"], recipient["customer_id"], wallet)
+    issued = staff("GET", f"/credentials/{credential['id']}", 200)
+    revoked = staff("POST", f"/credentials/{credential['id']}/revoke", 200)
+    # VERIFIED is final, so the second presentation is another individual of the verification.
+    _, again = present_to(backend, verification["id"], "member-1042-after-revocation", wallet)
+    return {
+        "credential": issued,
+        "received": received["received"][0],
+        "presented": {**presented["presented"][0], "verifier": presented["verifier"]},
+        "decision": decision,
+        "revoked": revoked,
+        "again": again,
+        "outcome": f"{decision['status']}, then {again['status']} once revoked",
+    }
+
+
+def present_to(
+    backend: Api, verification_id: str, customer_id: str, wallet: Wallet
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Open an individual, present the credential to its link; what was presented and the
+    authenticated lookup."""
     individual = backend(
         "POST",
         "/verifications/individuals",
         201,
-        {"customer_id": recipient["customer_id"], "verification_id": verification["id"]},
+        {"customer_id": customer_id, "verification_id": verification_id},
     )
     link = backend("GET", f"/verifications/{individual['id']}/connect", 200)["connection_url"]
     presented = present(link, wallet)
-    decision = backend(
-        "GET",
-        f"/verifications/{verification['id']}/individuals/{recipient['customer_id']}",
-        200,
-    )
-    return {
-        "credential": staff("GET", f"/credentials/{credential['id']}", 200),
-        "received": received["received"][0],
-        "presented": {**presented["presented"][0], "verifier": presented["verifier"]},
-        "decision": decision,
-        "outcome": decision["status"],
-    }
+    decision = backend("GET", f"/verifications/{verification_id}/individuals/{customer_id}", 200)
+    return presented, decision
 
 
 def print_summary(outcome: dict[str, Any], workdir: Path) -> None:
     received, presented, decision = outcome["received"], outcome["presented"], outcome["decision"]
     reason = f" ({decision['validation_error']})" if decision.get("validation_error") else ""
+    again = outcome["again"]
+    again_reason = f" ({again['validation_error']})" if again.get("validation_error") else ""
     lines = [
         "Verity demo",
         f"  service        {outcome['service']} (gunicorn, SQLite in {workdir})",
@@ -288,6 +310,8 @@ def print_summary(outcome: dict[str, Any], workdir: Path) -> None:
         f"  presented      {', '.join(presented['disclosed'])} to {presented['verifier']}",
         f"  lookup         {decision['status']}{reason}, claims "
         f"{json.dumps(decision.get('claims') or {}, sort_keys=True)}",
+        f"  revoked        credential {outcome['revoked']['status']} by the staff",
+        f"  again          {again['status']}{again_reason}",
         f"  dashboard      {outcome['dashboard']}",
         f"  sign-in token  {outcome['token']}",
         f"  outcome        {outcome['outcome']}",
@@ -312,7 +336,7 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
-    return 0 if outcome["outcome"] == "VERIFIED" else 1
+    return 0 if outcome["outcome"] == EXPECTED else 1
 
 
 if __name__ == "__main__":

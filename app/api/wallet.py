@@ -14,18 +14,22 @@ from flask import Blueprint, current_app, request
 from app import clock
 from app.api.common import json_response, parse_id
 from app.errors import InvalidRequest
+from app.issuance.own import own_issuers
 from app.oid4vp.encryption import ResponseError
 from app.presentations import operations as presentations
 from app.presentations.decide import Context
 from app.verifications.models import PresentationRequest, PresentationSubject
 from app.web.links import links as deployment_links
+from app.web.requests import base_url
 
 bp = Blueprint("wallet", __name__)
 
 
 def trust_context(audience: str, nonce: str, **binding: Any) -> Context:
     """The deployment's trust settings for one decision; ``binding`` is what an mdoc's
-    session transcript holds of the request (``Context``)."""
+    session transcript holds of the request (``Context``). The deployment's own issuers are
+    those under the base URL its credentials are issued at (``PUBLIC_URL``, else this
+    request's host, as ``app.issuance.links`` builds them)."""
     config = current_app.config
     return Context(
         audience=audience,
@@ -35,6 +39,7 @@ def trust_context(audience: str, nonce: str, **binding: Any) -> Context:
         fetcher=current_app.extensions["fetcher"],
         anchors=current_app.extensions["trust_anchors"],
         status_fail_open=config["STATUS_FAIL_OPEN"],
+        own_issuers=own_issuers(base_url()),
     )
 
 

@@ -14,7 +14,7 @@ import uuid
 from datetime import timedelta
 from typing import Any
 
-from sqlalchemy import delete, exists, select, update
+from sqlalchemy import delete, select, update
 
 from app import clock
 from app.extensions import db
@@ -22,6 +22,7 @@ from app.issuance import keys, settings
 from app.issuance.links import IssuerLinks
 from app.issuance.models import AccessToken, CNonce, Credential, CredentialStatus
 from app.issuance.operations import claims_of, pre_authorized_code, tx_code_hash
+from app.issuance.own import list_started
 from app.oid4vci.credential import sign_sd_jwt_vc
 from app.oid4vci.errors import (
     CredentialRequestDenied,
@@ -318,17 +319,8 @@ def _sign(
 def status_list_token(organization: Organization, number: int, links: IssuerLinks) -> str | None:
     """The signed Token Status List ``number`` (its revoked bits as of now); None for a list
     that was never started. Signed on every fetch, so a revocation shows at once."""
-    if number != 0:
-        started = db.session.scalar(
-            select(
-                exists().where(
-                    Credential.organization_id == organization.id,
-                    Credential.status_list == number,
-                )
-            )
-        )
-        if not started:
-            return None
+    if not list_started(organization.id, number):
+        return None
     revoked = db.session.scalars(
         select(Credential.status_index).where(
             Credential.organization_id == organization.id,

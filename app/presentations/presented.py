@@ -20,7 +20,7 @@ from cryptography import x509
 from app.oid4vp.formats import CredentialType
 from app.presentations.reasons import untrusted_issuer
 from app.statuslist import StatusResult
-from app.trust import Fetcher, ResolvedIssuer
+from app.trust import Fetcher, OwnIssuers, ResolvedIssuer
 
 
 @dataclass(frozen=True)
@@ -42,6 +42,8 @@ class Context:
     (its SessionTranscript): the ``client_id`` and ``response_uri`` of a request a wallet
     answered by ``direct_post``, or the page's ``origin`` in the browser; ``response_jwk`` is
     the key the response was encrypted to, whose thumbprint the transcript also holds.
+    ``own_issuers`` are this deployment's issuers, whose keys and status lists are read from
+    its database instead of fetched (``app.trust.own``).
     """
 
     audience: str
@@ -54,6 +56,7 @@ class Context:
     response_uri: str | None = None
     origin: str | None = None
     response_jwk: dict[str, Any] | None = None
+    own_issuers: OwnIssuers | None = None
 
 
 class Refused(Exception):

@@ -8,6 +8,7 @@ first, so that a forged credential says so rather than "condition failed".
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 from app.presentations.presented import (
@@ -46,6 +47,7 @@ def read_sd_jwt(presentation: str, rules: Rules, context: Context) -> Presented:
             fetcher=context.fetcher,
             anchors=context.anchors,
             now=context.now,
+            own=context.own_issuers,
         )
     except TrustError as exc:
         raise Refused(untrusted_by_pins(issuer_name, rules) or exc.reason, issuer_name) from None
@@ -65,8 +67,12 @@ def read_sd_jwt(presentation: str, rules: Rules, context: Context) -> Presented:
         type_identifier=credential.vct,
         type_matches=credential.vct == rules.credential.vct,
         claims=credential.claims,
-        status=None if status is None else status_reader(check_status, status, issuer),
-        kept_reference=None if status is None else reference_to_keep(status, issuer),
+        status=None
+        if status is None
+        else status_reader(partial(check_status, own=context.own_issuers), status, issuer),
+        kept_reference=None
+        if status is None
+        else reference_to_keep(status, issuer, context.own_issuers),
     )
 
 

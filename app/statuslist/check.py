@@ -20,9 +20,11 @@ from app.sdjwt import PublicKey, SdJwtError, read_unverified, verify_jws
 from app.sdjwt.jws import same_media_type
 from app.statuslist.encoding import INVALID, SUSPENDED, VALID, StatusList, decode_status_list
 from app.statuslist.errors import StatusError
+from app.statuslist.own import own_entry
 from app.trust.errors import FetchError, TrustError
 from app.trust.fetch import Fetcher
 from app.trust.issuers import ResolvedIssuer, resolve_issuer_key
+from app.trust.own import OwnIssuers
 
 # Token Status List 5.1 and 8.1.
 TOKEN_TYP = "statuslist+jwt"
@@ -104,10 +106,16 @@ def check_status(
     fetcher: Fetcher,
     anchors: Sequence[x509.Certificate],
     now: datetime,
+    own: OwnIssuers | None = None,
 ) -> StatusResult:
     """The status of the credential whose ``status`` claim this is. Raises StatusError when
-    no statement can be made; the caller decides whether that fails the presentation."""
+    no statement can be made; the caller decides whether that fails the presentation. A list
+    of this deployment's own issuer (``own``) is read as it is now (``app.statuslist.own``)."""
     reference = parse_reference(status_claim)
+    if own is not None:
+        status = own_entry(reference.uri, reference.idx, credential_issuer, own)
+        if status is not None:
+            return StatusResult(status, status != VALID, reference.uri, reference.idx)
     status_list = _cached(fetcher, reference.uri, credential_issuer, now)
     if status_list is None:
         status_list = _fetch_verified(reference.uri, credential_issuer, fetcher, anchors, now)

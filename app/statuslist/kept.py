@@ -6,6 +6,11 @@ its public key, which an x5c issuer may sign its list with without naming itself
 Status List 11.3). A later check reads the list as at the decision (``check_status``), with the
 same signer rules, so a list from anyone else is refused the same way.
 
+A list of this deployment's own issuer is read from the database at the re-check as at the
+decision (``app.statuslist.own``). The reference then says so (``"own": true``): it was written
+by this service, and the re-check job may run where no base URL is configured (a local run
+issues under the address its requests came in on), so the mark, not the URL, decides.
+
 A W3C credential's Bitstring Status List entries are kept the same way (``kind`` "bitstring":
 each entry's purpose, list URL, index and size) and read again with ``check_bitstring_status``.
 """
@@ -26,6 +31,7 @@ from app.statuslist.cwt import anchor_of, check_cwt_status
 from app.statuslist.errors import StatusError
 from app.trust.fetch import Fetcher
 from app.trust.issuers import ResolvedIssuer
+from app.trust.own import OwnIssuers, base_of
 
 _KEY_TYPES = (
     ec.EllipticCurvePublicKey,
@@ -38,8 +44,11 @@ BITSTRING = "bitstring"
 CWT = "cwt"
 
 
-def reference_to_keep(status_claim: Any, issuer: ResolvedIssuer) -> dict[str, Any] | None:
-    """What checking this credential's status again needs, as JSON; None without a reference."""
+def reference_to_keep(
+    status_claim: Any, issuer: ResolvedIssuer, own: OwnIssuers | None = None
+) -> dict[str, Any] | None:
+    """What checking this credential's status again needs, as JSON; None without a reference.
+    ``own``: this deployment's issuers, whose lists are marked to be read from the database."""
     try:
         reference = parse_reference(status_claim)
     except StatusError:
@@ -47,13 +56,16 @@ def reference_to_keep(status_claim: Any, issuer: ResolvedIssuer) -> dict[str, An
     key = issuer.key.public_bytes(
         serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
     )
-    return {
+    kept: dict[str, Any] = {
         "uri": reference.uri,
         "idx": reference.idx,
         "issuer": issuer.identifier,
         "method": issuer.method,
         "key": key.decode("ascii"),
     }
+    if own is not None and issuer.method == "jwt-vc-issuer" and own.names(issuer.identifier):
+        kept["own"] = True
+    return kept
 
 
 def cwt_reference_to_keep(status_claim: Any, issuer: ResolvedIssuer) -> dict[str, Any] | None:
@@ -101,9 +113,11 @@ def check_kept(
     fetcher: Fetcher,
     anchors: Sequence[x509.Certificate],
     now: datetime,
+    own: OwnIssuers | None = None,
 ) -> StatusResult:
     """The status now of the credential ``kept`` was made from; StatusError when no statement
-    can be made (the list cannot be fetched or verified, or ``kept`` is not one of ours)."""
+    can be made (the list cannot be fetched or verified, or ``kept`` is not one of ours).
+    ``own`` reads the lists of this deployment's issuers (see the module docstring)."""
     if isinstance(kept, dict) and kept.get("kind") == BITSTRING:
         return check_bitstring_status(
             _field(kept, "entries"),
@@ -121,12 +135,17 @@ def check_kept(
             now=now,
             anchor=kept.get("anchor"),
         )
+    reference = {"status_list": {"uri": _field(kept, "uri"), "idx": _field(kept, "idx")}}
+    issuer = _issuer(kept)
+    if own is not None and kept.get("own") is True:
+        own = own.at(base_of(issuer.identifier))
     return check_status(
-        {"status_list": {"uri": _field(kept, "uri"), "idx": _field(kept, "idx")}},
-        credential_issuer=_issuer(kept),
+        reference,
+        credential_issuer=issuer,
         fetcher=fetcher,
         anchors=anchors,
         now=now,
+        own=own,
     )
 
 

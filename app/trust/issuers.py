@@ -19,6 +19,7 @@ from app.sdjwt import PublicKey
 from app.trust import did, metadata, x5c
 from app.trust.errors import TrustError
 from app.trust.fetch import Fetcher
+from app.trust.own import OwnIssuers
 
 Method = Literal["did:jwk", "did:web", "jwt-vc-issuer", "x5c"]
 
@@ -45,8 +46,12 @@ def resolve_issuer_key(
     fetcher: Fetcher,
     anchors: Sequence[x509.Certificate],
     now: datetime,
+    own: OwnIssuers | None = None,
 ) -> ResolvedIssuer:
-    """Find and bind the issuer's key. An ``x5c`` header wins over ``iss`` (SD-JWT VC 3.5)."""
+    """Find and bind the issuer's key. An ``x5c`` header wins over ``iss`` (SD-JWT VC 3.5).
+
+    An ``iss`` of this deployment (``own``) gets the keys its jwt-vc-issuer metadata would
+    publish, read without a fetch (``app.trust.own``)."""
     iss = payload.get("iss")
     if iss is not None and (not isinstance(iss, str) or not iss):
         raise TrustError("Credential iss is not a string")
@@ -57,6 +62,8 @@ def resolve_issuer_key(
     kid = header.get("kid")
     if kid is not None and not isinstance(kid, str):
         raise TrustError("Credential kid is not a string")
+    if own is not None and own.names(iss):
+        return ResolvedIssuer(iss, own.key(iss, kid), "jwt-vc-issuer")
     if iss.startswith(did.DID_JWK):
         return ResolvedIssuer(iss, did.resolve_did_jwk(iss, kid), "did:jwk")
     if iss.startswith(did.DID_WEB):

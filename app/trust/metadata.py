@@ -37,7 +37,7 @@ def resolve_metadata_key(iss: str, kid: Any, fetcher: Fetcher) -> PublicKey:
     if metadata.get("issuer") != iss:
         raise TrustError("Issuer metadata names another issuer")
     jwks = _key_set(metadata, fetcher)
-    return _select_key(jwks, kid)
+    return select_key(jwks, kid)
 
 
 def _fetch(fetcher: Fetcher, url: str, what: str) -> dict[str, Any]:
@@ -63,7 +63,8 @@ def _key_set(metadata: dict[str, Any], fetcher: Fetcher) -> dict[str, Any]:
     return jwks
 
 
-def _select_key(jwks: dict[str, Any], kid: Any) -> PublicKey:
+def select_key(jwks: dict[str, Any], kid: Any) -> PublicKey:
+    """The signing key ``kid`` names in a JWK Set (the only one when there is no ``kid``)."""
     # RFC 7517 4.2: a key marked for encryption is not a signing key.
     keys = [k for k in jwks["keys"] if isinstance(k, dict) and k.get("use") in (None, "sig")]
     if kid is not None:

@@ -55,15 +55,16 @@ def serve_wsgi() -> Iterator[Callable[..., str]]:
 
 @pytest.fixture
 def serve(make_app, serve_wsgi) -> Callable[..., Served]:
-    """Start the service on 127.0.0.1 with the given settings. The issuer lives on loopback
-    over http, so the verifier's outbound fetcher is allowed there: the development setting
-    ``TRUST_ALLOW_PRIVATE``, never a special case in the verifier."""
+    """Start the service on 127.0.0.1 with the given settings. Issuers the tests start
+    themselves live on loopback over http, so the verifier's outbound fetcher is allowed there
+    (the development setting ``TRUST_ALLOW_PRIVATE``) unless a test turns it off; the
+    service's own issuers need no fetch at all."""
 
     def start(host: str = "127.0.0.1", **config: Any) -> Served:
         built: list[Flask] = []
 
         def build(base: str) -> Flask:
-            built.append(make_app(PUBLIC_URL=base, TRUST_ALLOW_PRIVATE=True, **config))
+            built.append(make_app(**{"PUBLIC_URL": base, "TRUST_ALLOW_PRIVATE": True, **config}))
             return built[0]
 
         base = serve_wsgi(build, host)

@@ -1,5 +1,6 @@
-"""``make demo`` runs ``demo/run.py``: the whole loop on a throwaway database, ending VERIFIED,
-with nothing left running or on disk."""
+"""``make demo`` runs ``demo/run.py``: the whole loop on a throwaway database with ``make run``'s
+settings (no ``PUBLIC_URL``, no ``TRUST_ALLOW_PRIVATE``): VERIFIED, then FAILED at once when
+the credential is revoked, with nothing left running or on disk."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ import requests
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def test_the_demo_issues_presents_and_prints_verified_then_cleans_up():
+def test_the_demo_issues_presents_verified_revokes_presents_failed_then_cleans_up():
     done = subprocess.run(
         [sys.executable, str(ROOT / "demo" / "run.py")],
         cwd=ROOT,
@@ -26,7 +27,12 @@ def test_the_demo_issues_presents_and_prints_verified_then_cleans_up():
 
     assert done.returncode == 0, done.stdout + done.stderr
     out = done.stdout
-    assert re.search(r"^  outcome\s+VERIFIED$", out, re.MULTILINE), out
+    assert re.search(r"^  lookup\s+VERIFIED, ", out, re.MULTILINE), out
+    assert re.search(r"^  revoked\s+credential REVOKED ", out, re.MULTILINE), out
+    assert re.search(
+        r"^  again\s+FAILED \(Credential has been revoked by its issuer\)$", out, re.MULTILINE
+    ), out
+    assert re.search(r"^  outcome\s+VERIFIED, then FAILED once revoked$", out, re.MULTILINE), out
     assert re.search(r"^  credential\s+ISSUED: ", out, re.MULTILINE), out
     assert re.search(r"^  sign-in token\s+vs_\S+$", out, re.MULTILINE), out
     dashboard = re.search(r"^  dashboard\s+(http://127\.0\.0\.1:\d+)/dashboard", out, re.MULTILINE)

@@ -1,0 +1,67 @@
+"""What verifying this deployment's own credentials reads: each organization's issuer keys and
+status list entries, from the database as they are now (see ``app.trust.own``).
+
+Reads only, like the metadata and status list endpoints they stand in for: a presentation is
+decided inside a request whose transaction must not take a write lock here.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from sqlalchemy import exists, select
+
+from app.extensions import db
+from app.issuance import keys, settings
+from app.issuance.models import Credential, CredentialStatus
+from app.organizations.models import Organization
+from app.statuslist import INVALID, VALID
+from app.trust import OwnIssuers
+
+
+def own_issuers(base_url: str) -> OwnIssuers:
+    """The issuers of this deployment as reached at ``base_url``, read from the database."""
+    return OwnIssuers(base_url, published_keys, status_entry)
+
+
+def published_keys(organization_id: uuid.UUID) -> list[dict[str, Any]] | None:
+    """The JWKs the organization's jwt-vc-issuer metadata lists; None for no organization."""
+    if not db.session.scalar(select(exists().where(Organization.id == organization_id))):
+        return None
+    return keys.published_keys(organization_id)
+
+
+def status_entry(organization_id: uuid.UUID, number: int, idx: int) -> int | None:
+    """Entry ``idx`` of the organization's status list ``number`` as the signed list would
+    carry it now (revoked: INVALID); None for a list never started or an index outside it."""
+    if not 0 <= idx < settings.STATUS_LIST_SIZE or not list_started(organization_id, number):
+        return None
+    revoked = db.session.scalar(
+        select(
+            exists().where(
+                Credential.organization_id == organization_id,
+                Credential.status_list == number,
+                Credential.status_index == idx,
+                Credential.recorded_status == CredentialStatus.REVOKED,
+            )
+        )
+    )
+    return INVALID if revoked else VALID
+
+
+def list_started(organization_id: uuid.UUID, number: int) -> bool:
+    """List 0 is every organization's first; a later one exists once a credential has an
+    entry in it."""
+    if number == 0:
+        return True
+    return bool(
+        db.session.scalar(
+            select(
+                exists().where(
+                    Credential.organization_id == organization_id,
+                    Credential.status_list == number,
+                )
+            )
+        )
+    )
