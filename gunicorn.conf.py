@@ -1,8 +1,13 @@
 """gunicorn settings read by ``make run`` (and by gunicorn itself when started here).
 
-The metrics: with ``METRICS_TOKEN`` set, every worker counts into files under
-``PROMETHEUS_MULTIPROC_DIR`` so that a scrape sees the whole server, not one worker. The
-master makes a temporary directory for them before the first worker starts (unless the
+The access log (off unless ``--access-logfile`` is given) redacts the same secrets as the
+request log: secret path segments and query parameters in the request line, the path, the
+query and the ``Referer`` (a person's page polls its status with the page, token and all, as
+referrer), and the headers that carry credentials, should a format name them.
+
+The metrics need more: with ``METRICS_TOKEN`` set, every worker counts into files
+under ``PROMETHEUS_MULTIPROC_DIR`` so that a scrape sees the whole server, not one worker.
+The master makes a temporary directory for them before the first worker starts (unless the
 variable is already set), forgets each worker's live values when it exits, and removes the
 directory when it stops.
 
@@ -21,9 +26,34 @@ import shutil
 import tempfile
 from pathlib import Path
 
+from gunicorn.glogging import Logger
+
 MULTIPROCESS_DIR = "PROMETHEUS_MULTIPROC_DIR"
 RUN_DIR = Path(__file__).resolve().parent / "instance" / "run"
 _made: list[str] = []
+CREDENTIAL_HEADERS = ("{apikey}i", "{authorization}i", "{cookie}i", "{dpop}i")
+
+
+class RedactingLogger(Logger):
+    def atoms(self, resp, req, environ, request_time):
+        # Imported here, in the worker: the master must not import the application (and with
+        # it prometheus_client) before on_starting has chosen the metrics directory.
+        from app.request_log import REDACTED, redacted_uri
+
+        atoms = super().atoms(resp, req, environ, request_time)
+        target = redacted_uri(environ.get("RAW_URI") or environ.get("PATH_INFO", ""))
+        path, _, query = target.partition("?")
+        atoms["r"] = f"{environ['REQUEST_METHOD']} {target} {environ['SERVER_PROTOCOL']}"
+        atoms["U"], atoms["q"] = path, query
+        if atoms.get("f", "-") != "-":
+            atoms["f"] = atoms["{referer}i"] = redacted_uri(atoms["f"])
+        for header in CREDENTIAL_HEADERS:
+            if header in atoms:
+                atoms[header] = REDACTED
+        return atoms
+
+
+logger_class = RedactingLogger
 
 
 def control_socket_for(bind: list[str]) -> Path:

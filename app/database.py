@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 import re
 import select
+import sqlite3
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -117,6 +118,9 @@ def configure_sqlite(engine: Engine) -> None:
         cursor.execute("PRAGMA synchronous=NORMAL")
         cursor.execute("PRAGMA foreign_keys=ON")
         cursor.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+        # Deleted rows are overwritten with zeros, not left in free space where anyone who
+        # reads the file finds them: erased claims must leave no bytes behind.
+        cursor.execute("PRAGMA secure_delete=ON")
         cursor.close()
 
     @event.listens_for(engine, "begin")
@@ -176,6 +180,36 @@ def write_aside(engine: Engine, statement: Any, wait_ms: int = 200) -> bool:
     finally:
         _may_be_busy.reset(token)
     return True
+
+
+def scrub_erased(engine: Engine, wait_ms: int = 2000) -> bool:
+    """After an erasure is committed on SQLite: fold the write-ahead log into the database
+    and truncate it to nothing.
+
+    ``secure_delete`` zeroes the erased rows in the pages the erasure writes, but the WAL
+    still holds the older images of those pages, claims and all, until a checkpoint copies the
+    new ones over and the log is cut; a plain checkpoint leaves the log file as it was, to be
+    overwritten some time later. Readers still on an old snapshot may keep the log from being
+    cut for a while: then this waits ``wait_ms`` at most and returns False, and the next
+    erasure (or the automatic checkpoint's reuse of the log) cuts it. Nothing on PostgreSQL,
+    whose storage is the server's to vacuum.
+    """
+    if engine.dialect.name != "sqlite":
+        return True
+    token = _may_be_busy.set(True)
+    try:
+        with engine.connect() as connection:
+            driver = connection.connection.driver_connection
+            driver.execute(f"PRAGMA busy_timeout={int(wait_ms)}")
+            try:
+                busy, _, _ = driver.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+            finally:
+                driver.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+    except (OperationalError, sqlite3.OperationalError):
+        return False
+    finally:
+        _may_be_busy.reset(token)
+    return busy == 0
 
 
 # SQLite's words for a database it cannot use right now (as opposed to a bad statement).

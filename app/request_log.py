@@ -8,7 +8,7 @@ import logging
 import os
 import re
 import time
-from urllib.parse import parse_qsl, urlencode
+from urllib.parse import parse_qsl, urlencode, urlsplit
 
 from flask import Flask, Response, request
 
@@ -20,20 +20,73 @@ log = logging.getLogger("verity.request")
 # response_code lets the person's browser see a result; it is as secret as the result.
 SECRET_PARAMETERS = {"apikey", "code", "state", "token", "response_code"}
 REDACTED = "[redacted]"
-# Path segments that are themselves secrets: a policy page's token (``/p/vp_...``) opens it.
-SECRET_SEGMENTS = re.compile(r"^(/p/)[^/]+")
+# Path variables that are themselves secrets, whatever route carries them: a policy page's
+# token opens it, an offer's token gives its pre-authorized code, an individual's ID gives a
+# connect link, and a presentation request's ID gives its Request Object (nonce and state).
+SECRET_VARIABLES = frozenset({"token", "individual_id", "request_id"})
+# Every route with such a variable, as its blueprint writes it. One list for every log (the
+# request log here, gunicorn's access log through gunicorn.conf.py); tests check that every
+# route of the application with a secret variable is on it. A route matches with whatever
+# follows it (``/o/<token>/status``), and under any method, also one that the route refuses.
+SECRET_ROUTES = (
+    "/p/<token>",
+    "/o/<token>",
+    "/issuers/<org_id>/offers/<token>",
+    "/i/<individual_id>",
+    "/verifications/<individual_id>/connect",
+    "/verifications/<individual_id>/verify",
+    "/oid4vp/requests/<request_id>",
+    "/oid4vp/responses/<request_id>",
+    "/oid4vp/dc-requests/<request_id>",
+    "/oid4vp/dc-responses/<request_id>",
+)
+_VARIABLE = re.compile(r"<(?:[^:<>]+:)?([^<>]+)>")
+
+
+def _route_pattern(route: str) -> re.Pattern[str]:
+    """A route as a pattern whose groups are its secret segments."""
+    parts, last = [], 0
+    for variable in _VARIABLE.finditer(route):
+        parts.append(re.escape(route[last : variable.start()]))
+        secret = variable.group(1) in SECRET_VARIABLES
+        parts.append("([^/]+)" if secret else "[^/]+")
+        last = variable.end()
+    parts.append(re.escape(route[last:]))
+    return re.compile("^" + "".join(parts) + "(?=/|$)")
+
+
+SECRET_PATTERNS = tuple(_route_pattern(route) for route in SECRET_ROUTES)
+
+
+def _redact_path(path: str) -> str:
+    for pattern in SECRET_PATTERNS:
+        found = pattern.match(path)
+        if found is not None:
+            for index in reversed(range(1, (found.lastindex or 0) + 1)):
+                path = path[: found.start(index)] + REDACTED + path[found.end(index) :]
+            return path
+    return path
+
+
 # Where the request's ID and start time ride along, in its WSGI environ.
 ID_KEY = "verity.request_id"
 STARTED_KEY = "verity.request_started"
 
 
 def redacted_path(path: str, query_string: bytes) -> str:
-    path = SECRET_SEGMENTS.sub(rf"\g<1>{REDACTED}", path)
+    path = _redact_path(path)
     if not query_string:
         return path
     pairs = parse_qsl(query_string.decode("latin-1"), keep_blank_values=True)
     safe = [(k, REDACTED if k.lower() in SECRET_PARAMETERS else v) for k, v in pairs]
     return f"{path}?{urlencode(safe, safe='[]')}"
+
+
+def redacted_uri(uri: str) -> str:
+    """A request target or a full URL (a ``Referer``) with its secrets redacted."""
+    parts = urlsplit(uri)
+    target = redacted_path(parts.path, parts.query.encode("latin-1"))
+    return f"{parts.scheme}://{parts.netloc}{target}" if parts.netloc else target
 
 
 def request_id(environ: dict) -> str:

@@ -238,11 +238,13 @@ def python_presentation(
     aud: str | None = None,
     nonce: str | None = None,
     exp_in: int = 3600,
+    x5c: list[str] | None = None,
 ) -> str:
     """The same credential from a second implementation we did not write (PyPI sd-jwt).
 
     Every claim is selectively disclosable; ``reveal`` picks what the holder shows (the
-    npm wallet's default when left out), ``iss=None`` leaves the issuer out.
+    npm wallet's default when left out), ``iss=None`` leaves the issuer out, ``x5c`` puts a
+    certificate chain (base64 DER, leaf first) in the credential's header.
     """
     from jwcrypto import jwk
     from sd_jwt.holder import SDJWTHolder
@@ -266,7 +268,7 @@ def python_presentation(
         holder_key,
         sign_alg="ES256",
         add_decoy_claims=True,
-        extra_header_parameters={"typ": "dc+sd-jwt"},
+        extra_header_parameters={"typ": "dc+sd-jwt", **({"x5c": x5c} if x5c else {})},
     )
     holder = SDJWTHolder(issued.sd_jwt_issuance)
     shown = (

@@ -15,8 +15,9 @@ from app.api.common import (
     parse_id,
     register_any_text,
 )
-from app.database import read_only
+from app.database import read_only, scrub_erased
 from app.errors import InvalidRequest
+from app.extensions import db
 from app.policies import operations as policies
 from app.recipients import operations as recipients
 from app.verifications import operations as individuals
@@ -56,7 +57,15 @@ def lookup_individual(verification_id: str, customer_id: str):
 def erase_individual(verification_id: str, customer_id: str):
     """Nothing of the person is kept; unknown is 400 like the lookup."""
     individuals.erase_individual(acting_organization(), parse_id(verification_id), customer_id)
+    committed_and_scrubbed()
     return "", 204
+
+
+def committed_and_scrubbed() -> None:
+    """An erasure is committed here rather than at the request's end, so that the storage
+    can then drop the erased bytes (``scrub_erased``) before the answer says they are gone."""
+    db.session.commit()
+    scrub_erased(db.engine)
 
 
 @bp.post("/policy-requests")
@@ -101,6 +110,20 @@ def policy_request_status(policy_id: str):
     return json_response(
         render.policy_status(policies.policy_status(acting_organization(), parse_id(policy_id)))
     )
+
+
+@bp.delete("/policy-requests/<policy_id>")
+@require_apikey
+@documented(
+    "Erase a policy request on request: the request, its claims and its attempts",
+    responses={204: None},
+    tags=("policy requests",),
+)
+def erase_policy_request(policy_id: str):
+    """Nothing of it is kept; unknown (or another organization's) is 400 like the status."""
+    policies.erase_policy_request(acting_organization(), parse_id(policy_id))
+    committed_and_scrubbed()
+    return "", 204
 
 
 # -- recipients: on /recipients (id in body or query) and on /recipients/<id> ------------

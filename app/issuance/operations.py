@@ -86,6 +86,13 @@ def issue_many(
 ) -> list[IssuedOffer]:
     """All or nothing: every row is checked first, and the refusal names each bad row
     (numbered from 1)."""
+    schemas = check_many(organization, rows)
+    return [_offer(organization, body, schema) for body, schema in zip(rows, schemas, strict=True)]
+
+
+def check_many(organization: Organization, rows: list[IssueCredential]) -> list[Schema]:
+    """Every check ``issue_many`` makes, writing nothing: the schema of each row, or a
+    refusal naming each bad row (numbered from 1)."""
     require_paid_plan(organization, "Issuing a credential")
     schemas: list[Schema] = []
     problems: list[str] = []
@@ -96,7 +103,7 @@ def issue_many(
             problems.append(f"row {number}: {exc.message}")
     if problems:
         raise InvalidRequest("; ".join(problems))
-    return [_offer(organization, body, schema) for body, schema in zip(rows, schemas, strict=True)]
+    return schemas
 
 
 def _checked(organization: Organization, body: IssueCredential) -> Schema:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import uuid
 from datetime import timedelta
 
-from sqlalchemy import exists, select
+from sqlalchemy import delete, exists, select
 from sqlalchemy.exc import IntegrityError
 
 from app import clock
@@ -64,6 +64,29 @@ def policy_status(organization: Organization, policy_id: uuid.UUID) -> PolicyReq
     if not policy.is_final() and policy.has_expired():
         raise Expired("The policy request token has expired; create a new policy request")
     return policy
+
+
+def erase_policy_request(organization: Organization, policy_id: uuid.UUID) -> None:
+    """Erase a policy request on request: the request, its claims, its presentation requests
+    and attempts, and the webhook events about it, as a person's record is erased
+    (``erase_individual``); nothing of it is kept, not even the outcome."""
+    policy = db.session.get(PolicyRequest, policy_id)
+    if policy is None or policy.organization_id != organization.id:
+        raise NotFound()
+    # Undelivered events about it are not sent (deliveries and attempts go with them,
+    # ON DELETE CASCADE).
+    db.session.execute(
+        delete(WebhookEvent)
+        .where(WebhookEvent.subject_id == policy.id)
+        .execution_options(synchronize_session=False)
+    )
+    # Its presentation requests and their attempts go with it (ON DELETE CASCADE).
+    db.session.execute(
+        delete(PolicyRequest)
+        .where(PolicyRequest.id == policy.id)
+        .execution_options(synchronize_session=False)
+    )
+    db.session.expunge(policy)
 
 
 def policy_for_token(token: str) -> PolicyRequest:

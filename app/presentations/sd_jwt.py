@@ -2,7 +2,8 @@
 binding to this request (SD-JWT VC, RFC 9901).
 
 A verification that pins its issuers and gets a credential naming none says exactly that
-(``NO_ISSUER_PINNED``), whatever else is wrong with it; otherwise the credential is verified
+(``NO_ISSUER_PINNED``), whatever else is wrong with it, and so it does for a credential with
+no ``iss`` whose ``x5c`` chain does not validate; otherwise the credential is verified
 first, so that a forged credential says so rather than "condition failed".
 """
 
@@ -50,6 +51,10 @@ def read_sd_jwt(presentation: str, rules: Rules, context: Context) -> Presented:
             own=context.own_issuers,
         )
     except TrustError as exc:
+        if rules.trusted_issuers and issuer_name is None:
+            # No iss, and an x5c chain that does not validate: the certificate's name is
+            # nobody's, so the issuer could not be identified (the contract's sentence).
+            raise Refused(NO_ISSUER_PINNED) from None
         raise Refused(untrusted_by_pins(issuer_name, rules) or exc.reason, issuer_name) from None
     try:
         credential = verify_presentation(

@@ -8,8 +8,6 @@ file is checked before anything is issued, and every problem is reported with it
 
 from __future__ import annotations
 
-import csv
-import io
 import math
 import re
 import uuid
@@ -18,7 +16,9 @@ from typing import Any
 
 from sqlalchemy import func, select
 
+from app.csv_input import CsvInputError, read_table
 from app.extensions import db
+from app.issuance.claims import MAX_TEXT
 from app.organizations.models import Organization
 from app.recipients.models import Recipient
 
@@ -101,21 +101,17 @@ class Upload:
 
 
 def read_csv(data: bytes, attributes: list[dict[str, Any]]) -> Upload:
-    """Parse the file; raises ``UploadRefused`` for a file that cannot be read row by row."""
+    """Parse the file; raises ``UploadRefused`` for a file that cannot be read row by row.
+
+    A cell is a claim value (or a recipient's ID or email), so it has a claim's text limit,
+    the one the JSON API applies to the same values."""
     try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        raise UploadRefused(["The file is not UTF-8 text; save it as “CSV UTF-8”."]) from None
-    reader = csv.reader(io.StringIO(text, newline=""))
-    header = [cell.strip() for cell in next(reader, [])]
+        table = read_table(data, max_rows=MAX_ROWS, max_cell=MAX_TEXT)
+    except CsvInputError as exc:
+        raise UploadRefused(exc.problems) from None
+    header = table.header
     recipient_column = check_header(header, [a["name"] for a in attributes])
-    rows = []
-    for cells in reader:
-        if not any(cell.strip() for cell in cells):
-            continue
-        if len(rows) == MAX_ROWS:
-            raise UploadRefused([f"The file has more than {MAX_ROWS:,} rows; split it."])
-        rows.append(row_of(reader.line_num, header, cells, recipient_column))
+    rows = [row_of(line, header, cells, recipient_column) for line, cells in table.rows]
     if not rows:
         raise UploadRefused(["The file has a header row but no rows to issue."])
     return Upload(recipient_column, rows)

@@ -20,6 +20,7 @@ from flask.typing import ResponseReturnValue
 from pydantic import ValidationError
 
 from app import mail
+from app.database import reading
 from app.errors import ApiError, InvalidRequest, NotFound, describe_validation_error
 from app.extensions import db
 from app.issuance import operations as issuing
@@ -53,6 +54,9 @@ STATUS_WORDS = {
     "REVOKED": "Revoked",
     "EXPIRED": "Offer expired",
 }
+# Rows issued per transaction of a CSV upload: long enough to amortize a commit, short
+# enough that another writer of the same SQLite file is not held up noticeably.
+ISSUE_BATCH = 20
 # Choices in the form's selects; both lists are paginated and nobody scrolls past these.
 SCHEMA_CHOICES, RECIPIENT_CHOICES = 100, 500
 # The recipient's page lists this many of their credentials; the list page filters the rest.
@@ -416,29 +420,79 @@ def line_number(problem: str) -> int:
 @bp.post("/credentials/upload")
 @require_staff
 def credentials_upload() -> ResponseReturnValue:
-    """All rows are issued, or none: every problem of the file is listed, nothing stored."""
+    """Every row is checked before anything is issued, and outside any write transaction;
+    then the rows are issued ``ISSUE_BATCH`` at a time, each batch committed on its own.
+
+    On SQLite every organization writes to one file: an upload issued in one transaction
+    held the write lock for seconds, and every other writer (a person opening their page)
+    waited that long. Now another writer waits for one batch at most.
+    """
     organization = acting_organization()
     require_paid_plan(organization, GATED_ACTION)
     values = form_values()
-    try:
-        found = upload_bodies(organization, values)
-    except UploadRefused as exc:
-        return upload_page(organization, values, 400, exc.problems)
+    db.session.commit()  # the sign-in's transaction ends here; the checks below only read
+    with reading():
+        try:
+            found = checked_upload(organization, values)
+        except UploadRefused as exc:
+            db.session.rollback()
+            return upload_page(organization, values, 400, exc.problems)
+        except ApiError as exc:
+            message, status = form_refusal(exc)
+            return upload_page(organization, values, status, [message])
+        db.session.commit()
+    issued = issue_in_batches(organization, found)
+    with reading():
+        page = render_template(
+            "staff/credentials/uploaded.html",
+            offers=issued.offers,
+            undelivered=set(issued.undelivered),
+            stopped=issued.stopped,
+        )
+    return page, 201 if issued.stopped is None else 409
+
+
+def checked_upload(organization: Organization, values: dict[str, str]) -> Bodies:
+    """The file's bodies after every check, the form's and the issuing's; raises
+    ``UploadRefused`` listing every problem of every row."""
+    found = upload_bodies(organization, values)
     if found.problems:
-        return upload_page(organization, values, 400, sorted(found.problems, key=line_number))
+        raise UploadRefused(sorted(found.problems, key=line_number))
     try:
-        offers = issuing.issue_many(organization, found.bodies, links())
+        issuing.check_many(organization, found.bodies)
     except InvalidRequest as exc:
-        db.session.rollback()
-        return upload_page(organization, values, 400, by_line(exc.message, found.lines))
-    except ApiError as exc:
-        message, status = form_refusal(exc)
-        return upload_page(organization, values, status, [message])
-    undelivered = commit_and_mail(offers)
-    page = render_template(
-        "staff/credentials/uploaded.html", offers=offers, undelivered=set(undelivered)
-    )
-    return page, 201
+        raise UploadRefused(by_line(exc.message, found.lines)) from None
+    return found
+
+
+@dataclass
+class Issued:
+    offers: list[IssuedOffer] = field(default_factory=list)
+    undelivered: list[str] = field(default_factory=list)
+    # Why issuing stopped before the last row (the rows before it are issued), if it did.
+    stopped: str | None = None
+
+
+def issue_in_batches(organization: Organization, found: Bodies) -> Issued:
+    """Issue checked rows in short transactions. A batch that fails now (a recipient deleted
+    since the checks, the storage gone) is rolled back and the rest left unissued; the page
+    says from which line."""
+    issued = Issued()
+    for start in range(0, len(found.bodies), ISSUE_BATCH):
+        bodies = found.bodies[start : start + ISSUE_BATCH]
+        lines = found.lines[start : start + ISSUE_BATCH]
+        try:
+            offers = issuing.issue_many(organization, bodies, links())
+        except ApiError as exc:
+            db.session.rollback()
+            reasons = by_line(exc.message, lines) if isinstance(exc, InvalidRequest) else []
+            issued.stopped = f"Line {lines[0]} and the lines after it were not issued: " + (
+                "; ".join(reasons) or exc.message
+            )
+            break
+        issued.offers.extend(offers)
+        issued.undelivered.extend(commit_and_mail(offers))
+    return issued
 
 
 # -- on a recipient's page ------------------------------------------------------------------

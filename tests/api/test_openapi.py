@@ -62,6 +62,7 @@ APIKEY_OPERATIONS = {
     ("DELETE", "/verifications/{verification_id}/individuals/{customer_id}"),
     ("POST", "/policy-requests"),
     ("GET", "/policy-requests/{policy_id}/status"),
+    ("DELETE", "/policy-requests/{policy_id}"),
     ("GET", "/recipients"),
     ("POST", "/recipients"),
     ("PUT", "/recipients"),

@@ -12,7 +12,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -70,10 +70,15 @@ def prepare(env: dict[str, str]) -> None:
 
 @contextlib.contextmanager
 def served(
-    env: dict[str, str], log_path: Path, workers: int = 2, public_host: str | None = "127.0.0.1"
+    env: dict[str, str],
+    log_path: Path,
+    workers: int = 2,
+    public_host: str | None = "127.0.0.1",
+    gunicorn_args: Sequence[str] = (),
 ) -> Iterator[Served]:
     """Serve on a free loopback port; ``PUBLIC_URL`` names it by ``public_host`` (``localhost``
-    for a certificate naming it), or is left unset (``None``) as ``make run`` leaves it."""
+    for a certificate naming it), or is left unset (``None``) as ``make run`` leaves it.
+    ``gunicorn_args`` adds options (``--access-logfile -`` puts the access log in the log)."""
     port = free_port()
     base = f"http://{public_host or '127.0.0.1'}:{port}"
     env = {**env, "PUBLIC_URL": base} if public_host else env
@@ -87,6 +92,7 @@ def served(
                 str(workers),
                 "--bind",
                 f"127.0.0.1:{port}",
+                *gunicorn_args,
                 "wsgi:app",
             ],
             cwd=ROOT,

@@ -7,15 +7,27 @@ the contract allows). The request log records paths and queries, so it must reda
 
 from __future__ import annotations
 
+import contextlib
+import json
 import logging
+import re
+from secrets import token_urlsafe
 from urllib.parse import parse_qs, urlsplit
 
+import pytest
+import requests
 from factories import make_apikey, make_staff, make_verification
 from hardening_support import csrf_of, sign_in, submit
+from served import flask, prepare, served, service_env
 from wallets import Issuer, post_response, python_presentation, read_request
 
 from app.extensions import db
+from app.holder.issuance import receive
+from app.holder.presentation import present
+from app.holder.store import Wallet
+from app.holder.transport import Http
 from app.organizations.models import Plan
+from app.request_log import SECRET_ROUTES, SECRET_VARIABLES, redacted_path, redacted_uri
 from app.vouchers.operations import mint_vouchers
 
 WALLET = ("sd_jwt", "jwcrypto")
@@ -89,3 +101,182 @@ def test_a_whole_flow_leaves_no_secret_in_the_log(app, client, caplog):
     assert "/p/[redacted]" in text and "response_code=[redacted]" in text  # the flow was logged
     leaked = {name for name, value in secrets.items() if value and value in text}
     assert not leaked, f"secrets in the log: {sorted(leaked)}"
+
+
+# A served deployment: gunicorn with its access log on, the request log on, production mode
+# (an unset MAIL_URL logs no offer link there), the issuer on this machine's loopback.
+SCHEMA = {
+    "name": "Library card",
+    "description": "A library card",
+    "vct": "urn:example:library-card:1",
+    "attributes": [
+        {"name": "given_name", "description": "Given name", "type": "TEXT"},
+        {"name": "card_number", "description": "Card number", "type": "NUMBER"},
+    ],
+}
+
+
+class Recorded(requests.Session):
+    """The wallet's HTTP, keeping every JSON answer and every address it called."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.answers: list[dict] = []
+        self.urls: list[str] = []
+        self.hooks["response"].append(self.keep)
+
+    def keep(self, response: requests.Response, *args, **kwargs) -> None:
+        self.urls.append(response.request.url or "")
+        with contextlib.suppress(ValueError):
+            body = response.json()
+            if isinstance(body, dict):
+                self.answers.append(body)
+
+    def found(self, key: str) -> str:
+        return next(answer[key] for answer in self.answers if key in answer)
+
+
+@pytest.fixture
+def production(tmp_path):
+    env = service_env(
+        f"sqlite:///{tmp_path / 'served.sqlite3'}",
+        VERITY_ENV="production",
+        SECRET_KEY=token_urlsafe(32),
+        ISSUER_KEY_SECRET=token_urlsafe(32),
+        TRUST_ALLOW_PRIVATE="1",
+        MAIL_URL="",
+    )
+    prepare(env)
+    flask(env, "users", "create", "--email", "staff@example.test")
+    flask(env, "orgs", "create", "--name", "Library", "--owner-email", "staff@example.test",
+          "--plan", "PRO")  # fmt: skip
+    token = json.loads(flask(env, "tokens", "create", "--email", "staff@example.test"))["token"]
+    args = ("--access-logfile", "-")
+    with served(env, tmp_path / "server.log", workers=2, gunicorn_args=args) as service:
+        yield service, token
+
+
+def test_a_served_issuance_and_presentation_leave_no_secret_in_any_log(production, tmp_path):
+    service, session_token = production
+    secrets = {"session token": session_token}
+
+    def call(method: str, path: str, expect: int, headers: dict, **kwargs) -> dict:
+        response = requests.request(
+            method, service.url(path), headers=headers, timeout=30, **kwargs
+        )
+        assert response.status_code == expect, (path, response.text)
+        return response.json() if "json" in response.headers.get("Content-Type", "") else {}
+
+    staff = {"Authorization": f"Bearer {session_token}"}
+    apikey = call("POST", "/integrations", 201, staff, json={"name": "Backend"})["key"]
+    secrets["integration key"] = apikey
+    backend = {"apikey": apikey}
+    schema = call("POST", "/schemas", 201, staff, json=SCHEMA)
+    call("POST", f"/schemas/{schema['id']}/publish", 200, staff)
+    recipient = call(
+        "POST",
+        "/recipients",
+        201,
+        backend,
+        json={"first_name": "Ada", "last_name": "Reader", "email": "ada@example.test",
+              "customer_id": "reader-1"},
+    )  # fmt: skip
+
+    # Issuance: the offer, the person's offer page and its polls, then the wallet's steps.
+    credential = call(
+        "POST",
+        "/credentials",
+        201,
+        staff,
+        json={
+            "name": "Card",
+            "schema_id": schema["id"],
+            "recipient_id": recipient["id"],
+            "claims": [{"name": "given_name", "value": "Ada"}, {"name": "card_number", "value": 7}],
+            "tx_code": True,
+        },
+    )
+    offer_page = credential["offer_page"]
+    secrets["offer token"] = urlsplit(offer_page).path.rsplit("/", 1)[-1]
+    secrets["tx_code"] = credential["tx_code"]
+    assert requests.get(offer_page, timeout=30).status_code == 200
+    polled = {"Referer": offer_page, "HX-Request": "true"}
+    for _ in range(2):
+        assert requests.get(f"{offer_page}/status", headers=polled, timeout=30).status_code < 400
+    wallet_http = Recorded()
+    wallet = Wallet.open(tmp_path / "wallet.json")
+    receive(credential["offer_url"], wallet, tx_code=credential["tx_code"], http=Http(wallet_http))
+    offer_fetch = next(url for url in wallet_http.urls if "/offers/" in url)
+    grant = wallet_http.found("grants")["urn:ietf:params:oauth:grant-type:pre-authorized_code"]
+    secrets["pre-authorized code"] = grant["pre-authorized_code"]
+    secrets["access token"] = wallet_http.found("access_token")
+    secrets["issued credential"] = wallet_http.found("credentials")[0]["credential"]
+    requests.get(f"{offer_page}/status", headers=polled, timeout=30)
+
+    # Presentation: the person's page and its polls, the wallet's answer, the result page.
+    verification = call(
+        "POST",
+        "/verifications",
+        201,
+        staff,
+        json={"name": "Members", "description": "Members only", "schema_id": schema["id"],
+              "claims": ["given_name"],
+              "attributes": [{"name": "card_number", "operator": "EQUAL", "value": "7"}]},
+    )  # fmt: skip
+    individual = call(
+        "POST",
+        "/verifications/individuals",
+        201,
+        {},
+        json={"customer_id": "reader-1", "verification_id": verification["id"]},
+    )
+    secrets["individual id"] = individual["id"]
+    person_page = service.url(f"/i/{individual['id']}")
+    assert requests.get(person_page, timeout=30).status_code == 200
+    requests.get(f"{person_page}/status", headers={"Referer": person_page}, timeout=30)
+    link = call("GET", f"/verifications/{individual['id']}/connect", 200, {})["connection_url"]
+    present_http = Recorded()
+    answer = present(link, wallet, http=Http(present_http))["response"]
+    secrets["presentation request"] = next(
+        url for url in present_http.urls if "/oid4vp/responses/" in url
+    ).rsplit("/", 1)[-1]
+    secrets["response code"] = parse_qs(urlsplit(answer["redirect_uri"]).query)["response_code"][0]
+    assert requests.get(answer["redirect_uri"], timeout=30).status_code == 200
+    call("GET", f"/verifications/{individual['id']}/verify", 200, {})
+    lookup = f"/verifications/{verification['id']}/individuals/reader-1?apikey={apikey}"
+    assert call("GET", lookup, 200, {})["status"] == "VERIFIED"
+
+    # A policy request's page, by its token.
+    policy = call(
+        "POST", "/policy-requests", 201, backend, json={"verification_id": verification["id"]}
+    )
+    secrets["policy token"] = policy["token"]
+    assert requests.get(policy["url"], timeout=30).status_code == 200
+    requests.get(f"{policy['url']}/status", headers={"Referer": policy["url"]}, timeout=30)
+
+    log = service.log()
+    leaked = {name for name, value in secrets.items() if value and str(value) in log}
+    assert not leaked, f"secrets in the log: {sorted(leaked)}"
+    # Both logs (the request log's JSON, gunicorn's access log) saw the routes, redacted.
+    assert '"path": "/o/[redacted]/status"' in log, log[-3000:]
+    assert f"GET {urlsplit(offer_fetch).path.rsplit('/', 1)[0]}/[redacted] HTTP" in log
+    assert "/i/[redacted]" in log and "/p/[redacted]" in log
+
+
+def test_every_route_with_a_secret_in_its_path_is_redacted(app):
+    """A new route carrying a token, an individual's ID or a presentation request's ID must be
+    on the one rule list; this names the one that is not."""
+    sentinel = "s3cr3t-value"
+    missed = []
+    for rule in app.url_map.iter_rules():
+        if not SECRET_VARIABLES & set(rule.arguments):
+            continue
+        path = re.sub(
+            r"<(?:[^:<>]+:)?([^<>]+)>",
+            lambda found: sentinel if found.group(1) in SECRET_VARIABLES else "7",
+            rule.rule,
+        )
+        if sentinel in redacted_path(path, b"") or sentinel in redacted_uri(f"{path}/status"):
+            missed.append(rule.rule)
+    assert not missed, f"routes whose secret reaches the log: {missed}"
+    assert any("offers" in route for route in SECRET_ROUTES)

@@ -7,10 +7,14 @@ both implementations we did not write: npm @sd-jwt/sd-jwt-vc and PyPI sd-jwt.
 
 from __future__ import annotations
 
+import base64
 import uuid
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 
 import pytest
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.x509.oid import NameOID
 from factories import make_apikey, make_staff, make_verification
 from support.race import all_at_once
 from wallets import Issuer, node_presentation, post_response, python_presentation, read_request
@@ -99,6 +103,34 @@ def test_no_issuer_on_a_pinned_verification_fails_with_the_contract_message(
 ):
     _, _, individual, request = start(app, client, trusted_issuers=[issuer.did])
     post_response(client, request, present(request, issuer, iss=None))
+    body = status_of(client, individual)
+    assert body["status"] == "FAILED"
+    assert body["validation_error"] == (
+        "Presented credential carries no issuer, and this verification pins its issuers"
+    )
+
+
+def self_signed_x5c(issuer: Issuer) -> list[str]:
+    """A certificate for the issuer's own key, signed by that key: a chain to no anchor."""
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "Self-made issuer")])
+    now = datetime.now(UTC)
+    certificate = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(issuer.key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - timedelta(days=1))
+        .not_valid_after(now + timedelta(days=30))
+        .sign(issuer.key, hashes.SHA256())
+    )
+    return [base64.b64encode(certificate.public_bytes(serialization.Encoding.DER)).decode()]
+
+
+def test_no_iss_and_a_self_signed_x5c_on_a_pinned_verification_names_no_issuer(app, client, issuer):
+    _, _, individual, request = start(app, client, trusted_issuers=[issuer.did])
+    presentation = python_presentation(request, issuer, iss=None, x5c=self_signed_x5c(issuer))
+    assert post_response(client, request, presentation).status_code == 200
     body = status_of(client, individual)
     assert body["status"] == "FAILED"
     assert body["validation_error"] == (

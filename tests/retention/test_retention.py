@@ -3,22 +3,28 @@
 
 from __future__ import annotations
 
+import os
 import uuid
 from datetime import timedelta
+from pathlib import Path
 
 import pytest
 from factories import make_apikey, make_staff, make_verification
-from sqlalchemy import func, select
+from sqlalchemy import event, func, select
+from sqlalchemy.engine import make_url
 
 from app import clock
 from app.extensions import db
 from app.organizations.models import Organization
+from app.policies.models import PolicyRequest
 from app.policies.operations import create_policy_request
 from app.presentations.decide import Decision
 from app.presentations.operations import connect, consume, record
 from app.retention import jobs as retention_jobs
 from app.verifications.models import Individual, PresentationAttempt, Status
 from app.verifications.operations import open_individual
+from app.webhooks import operations as hooks
+from app.webhooks.models import WebhookEvent
 
 NOT_FOUND = {"error": "sql: no rows in result set", "code": "NOT_FOUND"}
 CLAIMS = {"given_name": "Ada", "family_name": "Lovelace"}
@@ -33,26 +39,30 @@ def now():
     return current
 
 
-def decide_verified(subject) -> None:
+def decide_verified(subject, claims: dict | None = None) -> None:
     """A link handed out and answered with a good presentation, recorded as the wallet
     route records it."""
     request = connect(subject, 120, 600)
-    record(consume(request.id), Decision(True, None, ISSUER, dict(CLAIMS)))
+    record(consume(request.id), Decision(True, None, ISSUER, dict(claims or CLAIMS)))
 
 
-def verified_individual(app, verification_id: str, customer: str = "customer-1") -> None:
+def verified_individual(
+    app, verification_id: str, customer: str = "customer-1", claims: dict | None = None
+) -> None:
     with app.app_context():
         individual, _ = open_individual(uuid.UUID(verification_id), customer)
-        decide_verified(individual)
+        decide_verified(individual, claims)
         db.session.commit()
         db.session.remove()
 
 
-def verified_policy_request(app, organization_id: str, verification_id: str) -> uuid.UUID:
+def verified_policy_request(
+    app, organization_id: str, verification_id: str, claims: dict | None = None
+) -> uuid.UUID:
     with app.app_context():
         organization = db.session.get(Organization, uuid.UUID(organization_id))
         _, policy = create_policy_request(organization, uuid.UUID(verification_id), None, 900, "k")
-        decide_verified(policy)
+        decide_verified(policy, claims)
         db.session.commit()
         policy_id = policy.id
         db.session.remove()
@@ -175,6 +185,8 @@ def test_the_openapi_document_describes_retention_and_erasure(client):
     assert "revoked_at" in schemas["IndividualLookupOut"]["properties"]
     erase = document["paths"]["/verifications/{verification_id}/individuals/{customer_id}"]
     assert "204" in erase["delete"]["responses"]
+    erase_policy = document["paths"]["/policy-requests/{policy_id}"]
+    assert "204" in erase_policy["delete"]["responses"]
 
 
 # -- erasure on request ------------------------------------------------------------------------
@@ -238,6 +250,112 @@ def test_erasure_needs_the_organizations_key(app, client):
     )
     assert (wrong.status_code, wrong.get_json()) == (400, NOT_FOUND)
     assert lookup(client, key, verification).get_json()["claims"] == CLAIMS
+
+
+def test_erasing_a_policy_request_removes_it_its_attempts_and_its_events(app, client):
+    staff = make_staff(app)
+    key = make_apikey(app, staff.organization_id)
+    verification = make_verification(client, staff)["id"]
+    kept = verified_policy_request(app, staff.organization_id, verification)
+    with app.app_context():
+        organization = db.session.get(Organization, uuid.UUID(staff.organization_id))
+        hooks.create_endpoint(organization, "https://hooks.example.test/x")
+        db.session.commit()
+        db.session.remove()
+    erased_id = verified_policy_request(app, staff.organization_id, verification)
+    with app.app_context():
+        assert db.session.scalar(
+            select(func.count()).select_from(WebhookEvent).where(WebhookEvent.subject_id == erased_id)
+        )  # fmt: skip
+        db.session.remove()
+
+    erased = client.delete(f"/policy-requests/{erased_id}", headers={"apikey": key})
+    assert erased.status_code == 204 and erased.get_data() == b""
+    status = client.get(f"/policy-requests/{erased_id}/status", headers={"apikey": key})
+    assert (status.status_code, status.get_json()) == (400, NOT_FOUND)
+    with app.app_context():
+        assert db.session.scalars(select(PolicyRequest.id)).all() == [kept]
+        assert db.session.scalar(select(func.count()).select_from(WebhookEvent)) == 0
+        attempts = select(func.count()).select_from(PresentationAttempt)
+        assert db.session.scalar(attempts) == 1, "the other request's attempt stays"
+        db.session.remove()
+    again = client.delete(f"/policy-requests/{erased_id}", headers={"apikey": key})
+    assert (again.status_code, again.get_json()) == (400, NOT_FOUND)
+    kept_status = client.get(f"/policy-requests/{kept}/status", headers={"apikey": key})
+    assert kept_status.get_json()["status"] == "VERIFIED"
+
+
+def test_erasing_a_policy_request_needs_the_organizations_key(app, client):
+    owner = make_staff(app)
+    verification = make_verification(client, owner)["id"]
+    policy = verified_policy_request(app, owner.organization_id, verification)
+    other = make_staff(app, "eve@example.test", org_name="Other")
+    path = f"/policy-requests/{policy}"
+
+    assert client.delete(path).status_code == 401
+    foreign = client.delete(path, headers={"apikey": make_apikey(app, other.organization_id)})
+    assert (foreign.status_code, foreign.get_json()) == (400, NOT_FOUND)
+    key = make_apikey(app, owner.organization_id)
+    for unknown in (uuid.uuid4(), "not-a-uuid"):
+        wrong = client.delete(f"/policy-requests/{unknown}", headers={"apikey": key})
+        assert wrong.status_code == 400 and wrong.get_json()["code"] in (
+            "NOT_FOUND",
+            "INVALID_REQUEST",
+        )
+    status = client.get(f"{path}/status", headers={"apikey": key})
+    assert status.get_json()["status"] == "VERIFIED"
+
+
+def secure_delete_off_by_default(dbapi_connection, _record) -> None:
+    dbapi_connection.execute("PRAGMA secure_delete=OFF")
+
+
+def database_files(app) -> dict[str, bytes]:
+    """What a reader of the disk finds: the database file and the files SQLite keeps beside
+    it (the write-ahead log, its index, a rollback journal)."""
+    path = Path(make_url(app.config["SQLALCHEMY_DATABASE_URI"]).database)
+    return {
+        candidate.name: candidate.read_bytes()
+        for candidate in path.parent.glob(path.name + "*")
+        if candidate.is_file()
+    }
+
+
+def on_disk(app, value: str) -> list[str]:
+    needle = value.encode()
+    return [name for name, data in database_files(app).items() if needle in data]
+
+
+@pytest.mark.skipif(
+    os.environ.get("VERITY_TEST_DB") == "postgresql",
+    reason="the files of an embedded SQLite database; PostgreSQL's are the server's",
+)
+def test_erased_claims_leave_no_bytes_in_the_database_file_or_its_log(make_app):
+    # Debian's SQLite is built with secure_delete on; most other builds (macOS, the usual
+    # source build) start with it off. Every connection here starts off as those do, so the
+    # test holds for any build the service may run on.
+    app = make_app()
+    with app.app_context():
+        event.listen(db.engine, "connect", secure_delete_off_by_default, insert=True)
+        db.engine.dispose()
+    client = app.test_client()
+    staff = make_staff(app)
+    key = make_apikey(app, staff.organization_id)
+    verification = make_verification(client, staff)["id"]
+    person = f"Quillon-{uuid.uuid4().hex}"
+    policy_person = f"Quillon-{uuid.uuid4().hex}"
+    verified_individual(app, verification, "customer-9", {"given_name": person})
+    policy = verified_policy_request(
+        app, staff.organization_id, verification, {"given_name": policy_person}
+    )
+    assert on_disk(app, person) and on_disk(app, policy_person), "the claims were written"
+
+    individual = f"/verifications/{verification}/individuals/customer-9"
+    assert client.delete(individual, headers={"apikey": key}).status_code == 204
+    assert client.delete(f"/policy-requests/{policy}", headers={"apikey": key}).status_code == 204
+
+    assert on_disk(app, person) == []
+    assert on_disk(app, policy_person) == []
 
 
 # -- on the job queue --------------------------------------------------------------------------

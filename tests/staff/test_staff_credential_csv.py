@@ -76,7 +76,10 @@ def test_a_file_is_read_row_by_row_with_spreadsheet_line_numbers():
     [
         (b"", ["The file is empty; its first line must name the columns."]),
         (b"recipient_email,grade\n", ["The file has a header row but no rows to issue."]),
-        (b"\xff\xfe\x00", ["The file is not UTF-8 text; save it as \u201cCSV UTF-8\u201d."]),
+        (
+            b"\xff\xfe\x00",
+            ["Line 1: the file is not UTF-8 text; save it as \u201cCSV UTF-8\u201d."],
+        ),
         (
             b"grade,colour,grade\n1,red,2\n",
             [

@@ -404,6 +404,35 @@ def test_a_csv_over_a_thousand_rows_is_refused(app, client, browser, owner):
     assert api_credentials(client, owner) == []
 
 
+@pytest.mark.parametrize(
+    ("cell", "problem"),
+    [
+        (
+            b"R" * 200_000,
+            "Line 3, column licence_number: the value is 200,000 characters long; "
+            "at most 5,000 are allowed.",
+        ),
+        (b"RN\x00-1", "Line 3, column licence_number: Text must not contain NUL characters."),
+        (
+            "RN-\u00e9".encode("latin-1"),
+            "Line 3: the file is not UTF-8 text; save it as “CSV UTF-8”.",
+        ),
+    ],
+    ids=["a cell over the csv module's 131,072 characters", "NUL", "not UTF-8"],
+)
+def test_a_cell_the_json_api_would_refuse_is_named_on_the_page_and_nothing_is_issued(
+    app, client, browser, owner, cell, problem
+):
+    schema, _ = setup(app, client, owner)
+    data = b"recipient_email,licence_number\nada@example.test,RN-0\nada@example.test," + cell
+    response = upload(browser, schema, data + b"\n")
+    assert response.status_code == 400, text_of(response)[:500]
+    page = text_of(response)
+    assert "Nothing was issued." in page
+    assert problem in page
+    assert api_credentials(client, owner) == []
+
+
 # -- the plan, CSRF and other organizations -------------------------------------------------
 
 
