@@ -42,6 +42,9 @@ class Context:
     (its SessionTranscript): the ``client_id`` and ``response_uri`` of a request a wallet
     answered by ``direct_post``, or the page's ``origin`` in the browser; ``response_jwk`` is
     the key the response was encrypted to, whose thumbprint the transcript also holds.
+    ``session_transcript`` is one a channel built itself (``org-iso-mdoc``, ISO/IEC 18013-7
+    Annex C); ``asked_elements`` the (namespace, element) pairs its DeviceRequest named, when
+    disclosing any other is a refusal.
     """
 
     audience: str
@@ -54,6 +57,8 @@ class Context:
     response_uri: str | None = None
     origin: str | None = None
     response_jwk: dict[str, Any] | None = None
+    session_transcript: bytes | None = None
+    asked_elements: frozenset[tuple[str, str]] | None = None
 
 
 class Refused(Exception):
