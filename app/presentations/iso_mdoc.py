@@ -12,7 +12,6 @@ is byte for byte the string the browser was given, which the SessionTranscript h
 
 from __future__ import annotations
 
-import base64
 import uuid
 
 from cryptography.hazmat.primitives.asymmetric import ec
@@ -73,15 +72,13 @@ def annex_c_request(
 
 def opened_presentation(
     request_id: uuid.UUID, nonce: str, response: object, *, origin: str, secret: bytes
-) -> tuple[str, bytes]:
-    """The DeviceResponse inside ``response`` as the base64url entry the mdoc reader reads,
+) -> tuple[bytes, bytes]:
+    """The DeviceResponse inside ``response`` (its CBOR, which the mdoc reader takes as is)
     and the SessionTranscript its device signature must cover; raises ``MdocError``."""
     key = recipient_key(secret, request_id)
     info = encryption_info(nonce.encode("ascii"), key.public_key())
     transcript = session_transcript(info, origin)
-    device_response = open_response(response, key, transcript)
-    entry = base64.urlsafe_b64encode(device_response).rstrip(b"=").decode("ascii")
-    return entry, transcript
+    return open_response(response, key, transcript), transcript
 
 
 def element_pairs(rules: Rules) -> frozenset[tuple[str, str]]:

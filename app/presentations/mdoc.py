@@ -30,7 +30,7 @@ from app.trust import load_pem_anchors
 from app.trust.policy import PEM_MARKER
 
 
-def read_mdoc(presentation: str, rules: Rules, context: Context) -> Presented:
+def read_mdoc(presentation: str | bytes, rules: Rules, context: Context) -> Presented:
     anchors = [*context.anchors, *_pinned_certificates(rules.trusted_issuers)]
     try:
         document = verify_device_response(

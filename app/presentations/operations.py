@@ -334,7 +334,7 @@ def receive(
     return decide_and_record(pending, presentation, context(pending.audience, pending.nonce))
 
 
-def decide_and_record(pending: Pending, presentation: str, context: Context) -> Received:
+def decide_and_record(pending: Pending, presentation: str | bytes, context: Context) -> Received:
     """Decide ``presentation`` against a pending request, then consume it and record the
     outcome: a channel that opens its responses itself (``org-iso-mdoc``) reads ``pending``
     first and comes here with what it opened."""

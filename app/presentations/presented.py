@@ -88,7 +88,7 @@ class Presented:
     kept_reference: dict[str, Any] | None = None
 
 
-Reader = Callable[[str, Rules, Context], Presented]
+Reader = Callable[[Any, Rules, Context], Presented]
 
 
 StatusCheck = Callable[..., StatusResult]
