@@ -19,7 +19,7 @@ from urllib.parse import urlsplit
 
 from flask import Blueprint, Response, current_app, jsonify, request
 from flask.typing import ResponseReturnValue
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 
 from app.api.common import base_url, parse_body, parse_id
 from app.api.wallet import person_page, trust_context
@@ -52,17 +52,14 @@ class DigitalCredentialData(BaseModel):
     vp_token: dict[str, Any]
 
 
-class IsoMdocData(BaseModel):
-    """The ``data`` of an ``org-iso-mdoc`` answer (ISO/IEC 18013-7 Annex C)."""
+class BrowserAnswer(BaseModel):
+    """What the page posts: the DigitalCredential as the browser returned it, ``{"protocol",
+    "data"}`` (``data.response`` for org-iso-mdoc, ``data.vp_token`` for OpenID4VP), or the
+    older ``{"vp_token"}``."""
 
-    response: str
-
-
-class DigitalCredential(BaseModel):
-    """The DigitalCredential as the browser returns it: its protocol and that protocol's data."""
-
-    protocol: str
-    data: dict[str, Any]
+    protocol: str | None = None
+    data: dict[str, Any] | None = None
+    vp_token: dict[str, Any] | None = None
 
 
 def own_origin() -> str:
@@ -159,26 +156,24 @@ def dc_response(request_id: str) -> ResponseReturnValue:
     def context(audience: str, nonce: str) -> Context:
         return trust_context(audience, nonce, origin=origin)
 
-    raw = request.get_json(silent=True)
-    if isinstance(raw, dict) and raw.get("protocol") == ISO_MDOC_PROTOCOL:
-        answer = parse_body(DigitalCredential)
-        data = IsoMdocData.model_validate(answer.data) if _valid(IsoMdocData, answer.data) else None
-        if data is None:
-            raise InvalidRequest(
-                "An org-iso-mdoc answer's data must carry 'response'", code="INVALID_RESPONSE"
-            )
-        received = _receive_iso_mdoc(presentation_request_id, data.response, origin, audience)
+    answer = parse_body(BrowserAnswer)
+    data = answer.data or {}
+    if answer.protocol == ISO_MDOC_PROTOCOL:
+        received = _receive_iso_mdoc(
+            presentation_request_id, data.get("response"), origin, audience
+        )
     else:
-        if isinstance(raw, dict) and "protocol" in raw:
-            # The DigitalCredential of an OpenID4VP protocol: its data is the response.
-            answer = parse_body(DigitalCredential)
-            if not _valid(DigitalCredentialData, answer.data):
+        if answer.protocol is not None:
+            # An OpenID4VP protocol's DigitalCredential: its data is the response.
+            if not isinstance(data.get("vp_token"), dict):
                 raise InvalidRequest("vp_token is missing", code="INVALID_RESPONSE")
-            body = DigitalCredentialData.model_validate(answer.data)
+            vp_token = data["vp_token"]
         else:
-            body = parse_body(DigitalCredentialData)
+            vp_token = DigitalCredentialData.model_validate(
+                {} if answer.vp_token is None else {"vp_token": answer.vp_token}
+            ).vp_token
         received = presentations.receive(
-            presentation_request_id, None, json.dumps(body.vp_token), audience, context
+            presentation_request_id, None, json.dumps(vp_token), audience, context
         )
     return uncached(
         {
@@ -190,7 +185,7 @@ def dc_response(request_id: str) -> ResponseReturnValue:
 
 def _receive_iso_mdoc(
     request_id: uuid.UUID,
-    response: str,
+    response: Any,
     origin: str,
     audience: Callable[[PresentationRequest], str],
 ) -> presentations.Received:
@@ -214,14 +209,6 @@ def _receive_iso_mdoc(
         asked_elements=iso_mdoc.element_pairs(pending.rules),
     )
     return presentations.decide_and_record(pending, entry, context)
-
-
-def _valid(model: type[BaseModel], data: Any) -> bool:
-    try:
-        model.model_validate(data)
-    except ValidationError:
-        return False
-    return True
 
 
 def uncached(body: dict[str, Any]) -> Response:
