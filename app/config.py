@@ -74,6 +74,10 @@ def from_environment() -> dict[str, Any]:
         # x509_san_dns: signed Request Objects: PEM chain (leaf first) and its PEM private key.
         "REQUEST_SIGNING_CERT_FILE": env("REQUEST_SIGNING_CERT_FILE", ""),
         "REQUEST_SIGNING_KEY_FILE": env("REQUEST_SIGNING_KEY_FILE", ""),
+        # org-iso-mdoc (ISO/IEC 18013-7 Annex C) readerAuth: PEM chain (leaf first) and its P-256
+        # key (PEM file or pkcs11:object=<label>); unset: DeviceRequests go unsigned.
+        "READER_AUTH_CERT_FILE": env("READER_AUTH_CERT_FILE", ""),
+        "READER_AUTH_KEY_FILE": env("READER_AUTH_KEY_FILE", ""),
         # redirect_uri, x509_san_dns or x509_hash; empty: x509_san_dns with a certificate,
         # redirect_uri without (app/deployment.py refuses what the configuration cannot honour).
         "REQUEST_CLIENT_ID_PREFIX": env("REQUEST_CLIENT_ID_PREFIX", ""),

@@ -12,6 +12,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from cryptography import x509
+from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from flask import Flask, current_app
 
@@ -19,6 +21,7 @@ from app import clock
 from app.hardware_keys import TokenKeyError, key_label_from_uri, open_token
 from app.issuance import settings as issuing_settings
 from app.issuance.own import own_issuers
+from app.mdoc.annex_c import ReaderIdentity
 from app.oid4vp.client import (
     PREFIXES,
     REDIRECT_URI,
@@ -35,10 +38,13 @@ from app.statuslist import StatusResult, check_kept
 
 # Where the application keeps its Verifier (``app.extensions``).
 VERIFIER_EXTENSION = "oid4vp_verifier"
+# Where it keeps the org-iso-mdoc reader certificate and key, or None.
+READER_EXTENSION = "iso_mdoc_reader"
 
 
 def register_verifier(app: Flask) -> None:
     app.extensions[VERIFIER_EXTENSION] = verifier_from_config(app.config)
+    app.extensions[READER_EXTENSION] = reader_from_config(app.config)
 
 
 def register_issuing(app: Flask) -> None:
@@ -80,23 +86,54 @@ def verifier_from_config(config: Mapping[str, Any]) -> Verifier:
 
 
 def request_signing_key(
-    config: Mapping[str, Any], key_file: str
+    config: Mapping[str, Any], key_file: str, setting: str = "REQUEST_SIGNING_KEY_FILE"
 ) -> bytes | ec.EllipticCurvePrivateKey:
     """The PEM file's bytes, or for a ``pkcs11:object=<label>`` URI (RFC 7512) the key kept
-    in the configured PKCS#11 token, which then makes every request signature."""
+    in the configured PKCS#11 token, which then makes every signature; ``setting`` is the
+    setting that named it, for the message when it cannot be had."""
     if not key_file.startswith("pkcs11:"):
         return Path(key_file).read_bytes()
     if not (config.get("PKCS11_MODULE") and config.get("PKCS11_TOKEN_LABEL")):
         raise RuntimeError(
-            "REQUEST_SIGNING_KEY_FILE names a PKCS#11 key: set PKCS11_MODULE, "
-            "PKCS11_TOKEN_LABEL and PKCS11_PIN"
+            f"{setting} names a PKCS#11 key: set PKCS11_MODULE, PKCS11_TOKEN_LABEL and PKCS11_PIN"
         )
     token = issuing_settings.token_settings(config)
     try:
         label = key_label_from_uri(key_file, token.token_label)
         return open_token(token).signing_key(label)
     except TokenKeyError as exc:
-        raise RuntimeError(f"REQUEST_SIGNING_KEY_FILE: {exc}") from None
+        raise RuntimeError(f"{setting}: {exc}") from None
+
+
+def reader_from_config(config: Mapping[str, Any]) -> ReaderIdentity | None:
+    """``READER_AUTH_CERT_FILE`` (PEM chain, leaf first) and ``READER_AUTH_KEY_FILE`` (PEM
+    key or ``pkcs11:object=<label>``): what signs ``org-iso-mdoc`` requests' ``readerAuth``.
+    None when neither is set; a pair that cannot sign ES256 with its leaf stops the start."""
+    cert_file = config.get("READER_AUTH_CERT_FILE") or ""
+    key_file = config.get("READER_AUTH_KEY_FILE") or ""
+    if not cert_file and not key_file:
+        return None
+    if not cert_file or not key_file:
+        raise RuntimeError("READER_AUTH_CERT_FILE and READER_AUTH_KEY_FILE must be set together")
+    try:
+        chain = tuple(x509.load_pem_x509_certificates(Path(cert_file).read_bytes()))
+        key = request_signing_key(config, key_file, "READER_AUTH_KEY_FILE")
+    except OSError as exc:
+        raise RuntimeError(f"Reader authentication files cannot be read: {exc}") from None
+    except ValueError as exc:
+        raise RuntimeError(f"READER_AUTH_CERT_FILE holds no readable certificate: {exc}") from None
+    if isinstance(key, bytes):
+        try:
+            key = serialization.load_pem_private_key(key, password=None)
+        except (ValueError, TypeError) as exc:
+            raise RuntimeError(f"READER_AUTH_KEY_FILE is not a PEM private key: {exc}") from None
+    if not isinstance(key, ec.EllipticCurvePrivateKey) or not isinstance(key.curve, ec.SECP256R1):
+        raise RuntimeError("READER_AUTH_KEY_FILE must be a P-256 key (readerAuth is ES256)")
+    if chain[0].public_key() != key.public_key():
+        raise RuntimeError(
+            "READER_AUTH_KEY_FILE is not the key of READER_AUTH_CERT_FILE's first certificate"
+        )
+    return ReaderIdentity(chain, key)
 
 
 def client_from_config(config: Mapping[str, Any]) -> ClientIdentity:

@@ -203,3 +203,52 @@ def in_process_rounds(
 ) -> presenting.InProcess:
     """``floor | verify | floor | ... | floor``, as the SD-JWT figure is measured."""
     return presenting.in_process_rounds(rounds, seconds, in_process_operations(first_seen))
+
+
+def iso_mdoc_operations() -> tuple[Callable[[], object], Callable[[], object]]:
+    """``(floor, verify)`` for ``org-iso-mdoc`` (ISO/IEC 18013-7 Annex C): one HPKE open of
+    the sealed response with a key already loaded plus the three raw ES256 verifications, and
+    what the service does with the response (derive the request's recipient key, rebuild its
+    EncryptionInfo and transcript, open, ``verify_device_response``)."""
+    import uuid
+
+    from pyhpke import KEMKey
+
+    from app.mdoc import verify_device_response
+    from app.mdoc.annex_c import SUITE, b64url, encryption_info
+    from app.mdoc.annex_c import session_transcript as annex_c_transcript
+    from app.presentations.iso_mdoc import opened_presentation, recipient_key
+
+    secret, request_id, nonce = b"bench secret", uuid.uuid4(), secrets.token_urlsafe(24)
+    origin = "http://127.0.0.1"
+    key = recipient_key(secret, request_id)
+    transcript = annex_c_transcript(encryption_info(nonce.encode(), key.public_key()), origin)
+    entry, iaca, checks = device_response(transcript)
+    raw = base64.urlsafe_b64decode(entry + "=" * (-len(entry) % 4))
+    enc, sender = SUITE.create_sender_context(
+        KEMKey.from_pyca_cryptography_key(key.public_key()), info=transcript
+    )
+    cipher_text = sender.seal(raw, aad=b"")
+    response = b64url(cbor2.dumps(["dcapi", {"enc": enc, "cipherText": cipher_text}]))
+    recipient = KEMKey.from_pyca_cryptography_key(key)
+    algorithm = ec.ECDSA(hashes.SHA256())
+
+    def floor() -> None:
+        SUITE.create_recipient_context(enc, recipient, info=transcript).open(cipher_text, aad=b"")
+        for public, signature, message in checks:
+            public.verify(signature, message, algorithm)
+
+    def verify() -> object:
+        opened, bound = opened_presentation(
+            request_id, nonce, response, origin=origin, secret=secret
+        )
+        return verify_device_response(
+            opened, doctype=DOCTYPE, transcript=bound, anchors=[iaca], now=datetime.now(UTC)
+        )
+
+    return floor, verify
+
+
+def iso_mdoc_rounds(rounds: int, seconds: float = 0.5) -> presenting.InProcess:
+    """``floor | verify | floor | ... | floor`` for an org-iso-mdoc response."""
+    return presenting.in_process_rounds(rounds, seconds, iso_mdoc_operations())

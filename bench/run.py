@@ -88,6 +88,7 @@ TARGETS = {
     "million": 0.7,  # the lookup on PostgreSQL with 1,000,000 individuals
     "signing": 0.5,
     "mdoc": 0.5,  # over the three raw ES256 verifications of an mdoc (issuer, device, chain)
+    "isomdoc": 0.5,  # over one HPKE open plus those three verifications (org-iso-mdoc)
 }
 # Figures reported with no target: whole issuances over HTTP, over healthz by the same client.
 UNTARGETED = {"issue", "metered", "mdocfirst"}
@@ -600,6 +601,8 @@ SIGN_FLOOR = Endpoint("floor", "floor    1 x ES256 sign (cryptography)", "")
 MDOC_FLOOR = Endpoint("floor", "floor  3 x ES256 verify (cryptography)", "")
 MDOC = Endpoint("mdoc", "mdoc   verify_device_response (mso_mdoc, 6 elements)", "")
 MDOC_FIRST = Endpoint("mdocfirst", "mdoc   the same, a document signer not seen before", "")
+ISO_MDOC_FLOOR = Endpoint("floor", "floor  HPKE open + 3 x ES256 verify", "")
+ISO_MDOC = Endpoint("isomdoc", "isomdoc  open + verify an org-iso-mdoc response", "")
 SIGNING = Endpoint("signing", "signing  sign_sd_jwt_vc (SD-JWT VC, 6 disclosures)", "")
 INPROCESS_SLICE = 0.25  # CPU seconds of each slice
 
@@ -1067,6 +1070,15 @@ def measure_mdoc(settings: Settings, first_seen: bool = False) -> presenting.InP
     return measured
 
 
+def measure_iso_mdoc(settings: Settings) -> presenting.InProcess:
+    """``floor | isomdoc | floor | ... | floor``: an org-iso-mdoc response opened and verified
+    in this process."""
+    measured = mdoc.iso_mdoc_rounds(settings.inprocess_rounds, INPROCESS_SLICE)
+    rates = ", ".join(f"{s.ops_per_second:.0f}" for s in measured.verify)
+    print(f"  isomdoc  ops/s per round: {rates}", flush=True)
+    return measured
+
+
 def measure_signing(settings: Settings) -> presenting.InProcess:
     """``floor | signing | floor | ... | floor``: the issuer's signer in this process."""
     try:
@@ -1147,6 +1159,7 @@ SUMMARY = {
     "signing": ("SD-JWT VC signing, in process", "1 raw ES256 signature"),
     "mdoc": ("mdoc verify, in process", "3 raw ES256 verifications"),
     "mdocfirst": ("mdoc verify, a signer not seen before", "3 raw ES256 verifications"),
+    "isomdoc": ("org-iso-mdoc open + verify, in process", "1 HPKE open + 3 raw ES256"),
     "issue": ("whole issuance (3 requests)", "healthz, same Python client"),
 }
 
@@ -1207,7 +1220,11 @@ def main() -> int:
         )
         in_process = measure_in_process(settings)
         signing = measure_signing(settings)
-        mdoc_measured = measure_mdoc(settings), measure_mdoc(settings, first_seen=True)
+        mdoc_measured = (
+            measure_mdoc(settings),
+            measure_mdoc(settings, first_seen=True),
+            measure_iso_mdoc(settings),
+        )
         with database(settings, workdir) as (database_url, described):
             print(f"database: {described}", flush=True)
             ratios = bench(settings, database_url, workdir, in_process, signing, mdoc_measured)
@@ -1231,7 +1248,7 @@ def bench(
     workdir: Path,
     in_process: presenting.InProcess,
     signing: presenting.InProcess,
-    mdoc_measured: tuple[presenting.InProcess, presenting.InProcess],
+    mdoc_measured: tuple[presenting.InProcess, presenting.InProcess, presenting.InProcess],
 ) -> dict[str, float]:
     env = server_environment(database_url)
     token = prepare_database(env)
@@ -1301,6 +1318,7 @@ def bench(
     ratios[SIGNING.key] = report_in_process(signing, SIGN_FLOOR, SIGNING)
     ratios[MDOC.key] = report_in_process(mdoc_measured[0], MDOC_FLOOR, MDOC)
     ratios[MDOC_FIRST.key] = report_in_process(mdoc_measured[1], MDOC_FLOOR, MDOC_FIRST)
+    ratios[ISO_MDOC.key] = report_in_process(mdoc_measured[2], ISO_MDOC_FLOOR, ISO_MDOC)
     ratios.update(report_presentations(presentation_runs, settings.clients))
     ratios.update(report_issuances(issuance_runs, settings.clients))
     if million_runs:

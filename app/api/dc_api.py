@@ -12,19 +12,26 @@ and only this deployment's own origin is accepted.
 from __future__ import annotations
 
 import json
+import uuid
+from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlsplit
 
-from flask import Blueprint, Response, jsonify, request
+from flask import Blueprint, Response, current_app, jsonify, request
 from flask.typing import ResponseReturnValue
 from pydantic import BaseModel
 
 from app.api.common import base_url, parse_body, parse_id
 from app.api.wallet import person_page, trust_context
+from app.deployment import READER_EXTENSION
 from app.errors import InvalidRequest
+from app.mdoc import MdocError
+from app.mdoc.annex_c import PROTOCOL as ISO_MDOC_PROTOCOL
+from app.oid4vp.formats import MSO_MDOC
+from app.presentations import iso_mdoc
 from app.presentations import operations as presentations
 from app.presentations.decide import Context
-from app.verifications.models import PresentationRequest
+from app.verifications.models import PresentationRequest, Verification
 from app.web.links import links
 
 bp = Blueprint("dc_api", __name__)
@@ -43,6 +50,16 @@ class DigitalCredentialData(BaseModel):
     """The ``data`` of the DigitalCredential the browser returned (Appendix A.4)."""
 
     vp_token: dict[str, Any]
+
+
+class BrowserAnswer(BaseModel):
+    """What the page posts: the DigitalCredential as the browser returned it, ``{"protocol",
+    "data"}`` (``data.response`` for org-iso-mdoc, ``data.vp_token`` for OpenID4VP), or the
+    older ``{"vp_token"}``."""
+
+    protocol: str | None = None
+    data: dict[str, Any] | None = None
+    vp_token: dict[str, Any] | None = None
 
 
 def own_origin() -> str:
@@ -81,8 +98,11 @@ def dc_request(request_id: str) -> ResponseReturnValue:
     }
     if "verifier_info" in claims:
         data["verifier_info"] = claims["verifier_info"]
+    # Every protocol the verification can use, in one list: the browser offers each wallet
+    # the one it speaks (Safari and Apple Wallet only org-iso-mdoc).
+    iso_mdoc = iso_mdoc_request(request, verification)
     if not authorization.client.signed:
-        return uncached({"requests": [{"protocol": PROTOCOL, "data": data}]})
+        return uncached({"requests": [{"protocol": PROTOCOL, "data": data}, *iso_mdoc]})
     signed = {
         # RFC 9101 section 4: who signed it and for whom, as in the Request Objects fetched by
         # reference; expected_origins lets the wallet refuse a replay from another page.
@@ -91,7 +111,33 @@ def dc_request(request_id: str) -> ResponseReturnValue:
         **data,
     }
     token = authorization.client.request_object(signed)
-    return uncached({"requests": [{"protocol": SIGNED_PROTOCOL, "data": {"request": token}}]})
+    return uncached(
+        {"requests": [{"protocol": SIGNED_PROTOCOL, "data": {"request": token}}, *iso_mdoc]}
+    )
+
+
+def iso_mdoc_request(
+    request: PresentationRequest, verification: Verification
+) -> list[dict[str, Any]]:
+    """The ``org-iso-mdoc`` request (ISO/IEC 18013-7 Annex C) of an ``mso_mdoc`` verification."""
+    rules = presentations.rules_for(verification)
+    if rules.credential.format != MSO_MDOC:
+        return []
+    annex_c = iso_mdoc.annex_c_request(
+        request.id,
+        request.nonce,
+        rules,
+        retained=verification.retention_days > 0,
+        origin=own_origin(),
+        secret=recipient_secret(),
+        reader=current_app.extensions.get(READER_EXTENSION),
+    )
+    return [{"protocol": ISO_MDOC_PROTOCOL, "data": annex_c.as_data()}]
+
+
+def recipient_secret() -> bytes:
+    """What the org-iso-mdoc recipient keys derive from, as direct_post.jwt's keys do."""
+    return str(current_app.config["SECRET_KEY"]).encode("utf-8")
 
 
 @bp.post("/oid4vp/dc-responses/<request_id>")
@@ -104,7 +150,7 @@ def dc_response(request_id: str) -> ResponseReturnValue:
     origin = own_origin()
     if request.headers.get("Origin") != origin:
         raise InvalidRequest(f"Origin must be {origin}", code="INVALID_ORIGIN")
-    body = parse_body(DigitalCredentialData)
+    presentation_request_id = parse_id(request_id)
 
     def audience(_request: PresentationRequest) -> str:
         return f"origin:{origin}"
@@ -112,15 +158,59 @@ def dc_response(request_id: str) -> ResponseReturnValue:
     def context(audience: str, nonce: str) -> Context:
         return trust_context(audience, nonce, origin=origin)
 
-    received = presentations.receive(
-        parse_id(request_id), None, json.dumps(body.vp_token), audience, context
-    )
+    answer = parse_body(BrowserAnswer)
+    data = answer.data or {}
+    if answer.protocol == ISO_MDOC_PROTOCOL:
+        received = _receive_iso_mdoc(
+            presentation_request_id, data.get("response"), origin, audience
+        )
+    else:
+        if answer.protocol is not None:
+            # An OpenID4VP protocol's DigitalCredential: its data is the response.
+            if not isinstance(data.get("vp_token"), dict):
+                raise InvalidRequest("vp_token is missing", code="INVALID_RESPONSE")
+            vp_token = data["vp_token"]
+        else:
+            vp_token = DigitalCredentialData.model_validate(
+                {} if answer.vp_token is None else {"vp_token": answer.vp_token}
+            ).vp_token
+        received = presentations.receive(
+            presentation_request_id, None, json.dumps(vp_token), audience, context
+        )
     return uncached(
         {
             "status": received.subject.status.value,
             "redirect_uri": person_page(received.subject, received.response_code),
         }
     )
+
+
+def _receive_iso_mdoc(
+    request_id: uuid.UUID,
+    response: Any,
+    origin: str,
+    audience: Callable[[PresentationRequest], str],
+) -> presentations.Received:
+    """Open the sealed DeviceResponse for a pending request, then decide it as any mdoc.
+
+    A response that does not open (sealed to another key, for another origin or EncryptionInfo,
+    or changed) is 400 and consumes nothing, as an undecryptable direct_post.jwt is.
+    """
+    pending = presentations.read_pending(request_id, None, audience)
+    try:
+        entry, transcript = iso_mdoc.opened_presentation(
+            pending.request_id, pending.nonce, response, origin=origin, secret=recipient_secret()
+        )
+    except MdocError as exc:
+        raise InvalidRequest(exc.reason, code="INVALID_RESPONSE") from None
+    context = trust_context(
+        pending.audience,
+        pending.nonce,
+        origin=origin,
+        session_transcript=transcript,
+        asked_elements=iso_mdoc.element_pairs(pending.rules),
+    )
+    return presentations.decide_and_record(pending, entry, context)
 
 
 def uncached(body: dict[str, Any]) -> Response:

@@ -70,14 +70,15 @@ class VerifiedDocument:
 
 @refusing("Device response is malformed")
 def verify_device_response(
-    vp_token_entry: str,
+    vp_token_entry: str | bytes,
     *,
     doctype: str,
     transcript: bytes,
     anchors: Sequence[x509.Certificate],
     now: datetime,
 ) -> VerifiedDocument:
-    """Verify the entry and return its issuer-signed elements, or raise MdocError."""
+    """Verify the entry (base64url text, or the DeviceResponse's CBOR bytes) and return its
+    issuer-signed elements, or raise MdocError."""
     try:
         return _verify(vp_token_entry, doctype, transcript, anchors, now)
     except CoseError as exc:
@@ -85,7 +86,7 @@ def verify_device_response(
 
 
 def _verify(
-    vp_token_entry: str,
+    vp_token_entry: str | bytes,
     doctype: str,
     transcript: bytes,
     anchors: Sequence[x509.Certificate],
@@ -114,7 +115,12 @@ def _verify(
 # --------------------------------------------------------------------------- the envelope
 
 
-def _decode_entry(entry: str) -> dict[str, Any]:
+def _decode_entry(entry: str | bytes) -> dict[str, Any]:
+    if isinstance(entry, bytes):
+        # Annex C (org-iso-mdoc) carries the DeviceResponse as CBOR, opened from its HPKE seal.
+        if len(entry) > MAX_ENTRY_CHARS:
+            raise MdocError("Device response is too large")
+        return _map(loads(entry, "Device response"), "Device response")
     if not isinstance(entry, str) or not entry:
         raise MdocError("Device response is not a base64url string")
     if len(entry) > MAX_ENTRY_CHARS:

@@ -47,6 +47,14 @@ SEED_BYTES = COORDINATE_BYTES + 8
 KEY_INFO = b"verity oid4vp response encryption key v1:"
 
 
+def derive_p256_key(secret: bytes, info: bytes) -> ec.EllipticCurvePrivateKey:
+    """A P-256 key of its own for each ``info``: HKDF-SHA256 output reduced to a scalar in
+    [1, n-1]. Every instance derives the same key; none is ever stored."""
+    seed = HKDF(algorithm=hashes.SHA256(), length=SEED_BYTES, salt=None, info=info).derive(secret)
+    scalar = int.from_bytes(seed, "big") % (ORDER - 1) + 1
+    return ec.derive_private_key(scalar, CURVE)
+
+
 class ResponseError(Exception):
     """An encrypted response was refused. ``reason`` never echoes what the sender sent."""
 
@@ -62,15 +70,8 @@ class ResponseEncryption:
     secret: bytes = field(repr=False)
 
     def private_key(self, request_id: str) -> ec.EllipticCurvePrivateKey:
-        """The request's key: HKDF-SHA256 output reduced to a P-256 scalar in [1, n-1]."""
-        seed = HKDF(
-            algorithm=hashes.SHA256(),
-            length=SEED_BYTES,
-            salt=None,
-            info=KEY_INFO + request_id.encode("ascii"),
-        ).derive(self.secret)
-        scalar = int.from_bytes(seed, "big") % (ORDER - 1) + 1
-        return ec.derive_private_key(scalar, CURVE)
+        """The request's key: see ``derive_p256_key``."""
+        return derive_p256_key(self.secret, KEY_INFO + request_id.encode("ascii"))
 
     def public_jwk(self, request_id: str) -> dict[str, Any]:
         """The JWK for ``client_metadata.jwks``: §8.3 requires ``alg``, §5.1 a ``kid``."""

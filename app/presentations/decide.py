@@ -60,11 +60,13 @@ class Decision:
         return family_of(self.reason)
 
 
-def decide(presentation: str, rules: Rules, context: Context) -> Decision:
+def decide(presentation: str | bytes, rules: Rules, context: Context) -> Decision:
     """The decision on one presentation of the format ``rules`` asks for; never raises for a
-    bad presentation."""
+    bad presentation. Bytes only from a channel that opened an mdoc itself (org-iso-mdoc)."""
     credential_format = rules.credential.format
     reader = READERS.get(credential_format)
+    if isinstance(presentation, bytes) and credential_format != MSO_MDOC:
+        reader = None
     if reader is None:
         return Decision(
             False, f"Credential format {credential_format} is not one this verifier checks"

@@ -30,7 +30,7 @@ from app.trust import load_pem_anchors
 from app.trust.policy import PEM_MARKER
 
 
-def read_mdoc(presentation: str, rules: Rules, context: Context) -> Presented:
+def read_mdoc(presentation: str | bytes, rules: Rules, context: Context) -> Presented:
     anchors = [*context.anchors, *_pinned_certificates(rules.trusted_issuers)]
     try:
         document = verify_device_response(
@@ -43,6 +43,13 @@ def read_mdoc(presentation: str, rules: Rules, context: Context) -> Presented:
     except MdocError as exc:
         raise Refused(exc.reason) from None
     issuer = document.issuer
+    if context.asked_elements is not None and any(
+        (namespace, name) not in context.asked_elements
+        for namespace, elements in document.namespaces.items()
+        for name in elements
+    ):
+        # ISO 18013-5 8.3.2.1.2.2: a wallet returns only what the DeviceRequest asked for.
+        raise Refused("Credential discloses an element that was not asked for", issuer.identifier)
     status = document.status
     return Presented(
         issuer=issuer,
@@ -55,7 +62,10 @@ def read_mdoc(presentation: str, rules: Rules, context: Context) -> Presented:
 
 
 def session_transcript(context: Context) -> bytes:
-    """The transcript of the flow the response came through (Appendix B.2.6)."""
+    """The transcript of the flow the response came through (Appendix B.2.6), or the one the
+    channel built itself."""
+    if context.session_transcript is not None:
+        return context.session_transcript
     jwk = context.response_jwk
     jwk_thumbprint = b64url_decode(thumbprint(jwk), "thumbprint") if jwk else None
     if context.origin is not None:

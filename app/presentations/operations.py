@@ -335,7 +335,14 @@ def receive(
     """
     pending = read_pending(request_id, state, audience)
     presentation = presentation_from_vp_token(vp_token)
-    decision = decide(presentation, pending.rules, context(pending.audience, pending.nonce))
+    return decide_and_record(pending, presentation, context(pending.audience, pending.nonce))
+
+
+def decide_and_record(pending: Pending, presentation: str | bytes, context: Context) -> Received:
+    """Decide ``presentation`` against a pending request, then consume it and record the
+    outcome: a channel that opens its responses itself (``org-iso-mdoc``) reads ``pending``
+    first and comes here with what it opened."""
+    decision = decide(presentation, pending.rules, context)
     code = secrets.token_urlsafe(24)
     request = consume(pending.request_id, hash_secret(code))
     subject = record(request, decision)

@@ -44,6 +44,9 @@ class Context:
     the key the response was encrypted to, whose thumbprint the transcript also holds.
     ``own_issuers`` are this deployment's issuers, whose keys and status lists are read from
     its database instead of fetched (``app.trust.own``).
+    ``session_transcript`` is one a channel built itself (``org-iso-mdoc``, ISO/IEC 18013-7
+    Annex C); ``asked_elements`` the (namespace, element) pairs its DeviceRequest named, when
+    disclosing any other is a refusal.
     """
 
     audience: str
@@ -57,6 +60,8 @@ class Context:
     origin: str | None = None
     response_jwk: dict[str, Any] | None = None
     own_issuers: OwnIssuers | None = None
+    session_transcript: bytes | None = None
+    asked_elements: frozenset[tuple[str, str]] | None = None
 
 
 class Refused(Exception):
@@ -86,7 +91,7 @@ class Presented:
     kept_reference: dict[str, Any] | None = None
 
 
-Reader = Callable[[str, Rules, Context], Presented]
+Reader = Callable[[Any, Rules, Context], Presented]
 
 
 StatusCheck = Callable[..., StatusResult]

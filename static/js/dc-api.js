@@ -1,25 +1,34 @@
 /*
- * The W3C Digital Credentials API button of the person's page (OpenID4VP 1.0 Appendix A).
+ * The W3C Digital Credentials API button of the person's page (OpenID4VP 1.0 Appendix A,
+ * ISO/IEC 18013-7 Annex C).
  *
- * Shown only where the browser has the API. It fetches the unsigned request, lets the browser
- * ask a wallet, and posts the wallet's answer back; the page's polled status then shows the
+ * Shown only where the browser has the API. It fetches the requests (one per protocol the
+ * verification can use), keeps those the browser allows, lets the browser ask a wallet with
+ * all of them in one call, and posts the DigitalCredential the wallet answered with back; the page's polled status then shows the
  * outcome, and a link leads to the full result (it carries the response code for this browser).
  * A file of its own, not inline: the page's CSP allows scripts from 'self' only.
  */
 (function () {
   "use strict";
 
-  var PROTOCOL = "openid4vp-v1-unsigned";
+  // Every protocol the service speaks over the API; the request lists those the verification
+  // can use (org-iso-mdoc, ISO/IEC 18013-7 Annex C, for mdoc: what Safari and Apple Wallet answer).
+  var PROTOCOLS = ["openid4vp-v1-unsigned", "openid4vp-v1-signed", "org-iso-mdoc"];
+
+  function allowed(protocol) {
+    var api = window.DigitalCredential;
+    if (api && typeof api.userAgentAllowsProtocol === "function") {
+      return api.userAgentAllowsProtocol(protocol);
+    }
+    return true;
+  }
 
   function supported() {
     var api = window.DigitalCredential;
     if (!api || !navigator.credentials || typeof navigator.credentials.get !== "function") {
       return false;
     }
-    if (typeof api.userAgentAllowsProtocol === "function") {
-      return api.userAgentAllowsProtocol(PROTOCOL);
-    }
-    return true;
+    return PROTOCOLS.some(allowed);
   }
 
   function reveal() {
@@ -65,15 +74,28 @@
     say("Waiting for your wallet…");
     try {
       var digital = await fetchJson(button.dataset.requestUrl, { headers: { Accept: "application/json" } });
-      var credential = await navigator.credentials.get({ mediation: "required", digital: digital });
+      // One call offers every protocol the browser allows; the wallet answers in one of them.
+      var requests = digital.requests.filter(function (request) {
+        return allowed(request.protocol);
+      });
+      if (!requests.length) {
+        throw new Error("This browser allows none of the protocols offered");
+      }
+      var credential = await navigator.credentials.get({
+        mediation: "required",
+        digital: { requests: requests },
+      });
       var answer = answerOf(credential);
-      if (!answer || answer.error || !answer.vp_token) {
+      if (!answer || answer.error || !(answer.vp_token || answer.response)) {
         throw new Error((answer && answer.error) || "Your wallet did not share a credential");
       }
+      // The DigitalCredential as the browser returned it: its protocol and its data.
       var outcome = await fetchJson(button.dataset.responseUrl, {
         method: "POST",
         headers: { "Content-Type": "application/json", Accept: "application/json" },
-        body: JSON.stringify({ vp_token: answer.vp_token }),
+        body: JSON.stringify(
+          credential.protocol ? { protocol: credential.protocol, data: answer } : { vp_token: answer.vp_token }
+        ),
       });
       say("Your wallet answered.", outcome.redirect_uri);
     } catch (error) {

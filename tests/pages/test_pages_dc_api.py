@@ -141,3 +141,36 @@ def test_no_encryption_key_is_offered_for_a_plain_dc_api_response(make_app, open
     assert data["response_mode"] == "dc_api"
     assert "jwks" not in data["client_metadata"]
     assert "encrypted_response_enc_values_supported" not in data["client_metadata"]
+
+
+def test_the_digital_credential_as_the_browser_returns_it_verifies(client, opened):
+    """``{"protocol", "data"}``: what ``navigator.credentials.get`` resolves to, posted as is."""
+    individual, request = opened
+    response = client.post(
+        f"/oid4vp/dc-responses/{request.request_id}",
+        json={
+            "protocol": "openid4vp-v1-unsigned",
+            "data": {"vp_token": {"credential": [bound_to_origin(request)]}},
+        },
+        headers={"Origin": ORIGIN},
+    )
+    assert response.get_json()["status"] == "VERIFIED"
+    assert status_of(client, individual) == "VERIFIED"
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"protocol": "openid4vp-v1-unsigned", "data": {}},
+        {"protocol": "openid4vp-v1-unsigned", "data": {"vp_token": "x"}},
+        {"protocol": "org-iso-mdoc", "data": {}},
+        {"protocol": "org-iso-mdoc"},
+    ],
+)
+def test_a_digital_credential_without_its_response_is_refused(client, opened, body):
+    individual, request = opened
+    response = client.post(
+        f"/oid4vp/dc-responses/{request.request_id}", json=body, headers={"Origin": ORIGIN}
+    )
+    assert (response.status_code, response.get_json()["code"]) == (400, "INVALID_RESPONSE")
+    assert status_of(client, individual) == "REQUESTED"
