@@ -170,6 +170,8 @@ def nonce(org_id: str) -> Response:
 def credential(org_id: str) -> Response:
     """RFC 6750 §2.3 (token in the URI) is refused: URIs end up in logs and histories."""
     organization = _issuer(org_id)
+    # Read before the form is looked at, which would consume a form-encoded body.
+    body = request.get_data(cache=True)
     if "access_token" in request.args or "access_token" in request.form:
         response = _error(
             {
@@ -180,7 +182,6 @@ def credential(org_id: str) -> Response:
         )
         response.headers["WWW-Authenticate"] = 'Bearer error="invalid_request"'
         return response
-    body = request.get_json(silent=True, force=True) if request.data else None
     signed = wallet.issue_to_wallet(organization, _bearer(), body, _links())
     response = jsonify({"credentials": [{"credential": signed}]})
     response.headers.update(NO_STORE)

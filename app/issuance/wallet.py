@@ -40,7 +40,7 @@ from app.oid4vci.metadata import (
     jwt_vc_issuer_metadata,
 )
 from app.oid4vci.proof import verify_proof_jwt
-from app.oid4vci.request import TokenRequest, parse_credential_request
+from app.oid4vci.request import TokenRequest, read_credential_request
 from app.oid4vci.statuslist import sign_status_list
 from app.organizations.models import Organization
 from app.schemas.models import Schema
@@ -235,13 +235,14 @@ def _consume_nonce(organization: Organization, nonce: str | None) -> None:
 
 
 def issue_to_wallet(
-    organization: Organization, access_token: str | None, body: Any, links: IssuerLinks
+    organization: Organization, access_token: str | None, body: bytes, links: IssuerLinks
 ) -> str:
     """§8: the SD-JWT VC, bound to the key of the request's proof. Checked in the order
-    §8.3.1 reads: the token, the request, the configuration, the proof, its nonce."""
+    §8.3.1 reads: the token, the request (its raw bytes: JSON is read only for a valid token),
+    the configuration, the proof, its nonce."""
     token = _access_token(organization, access_token)
     credential = token.credential
-    request = parse_credential_request(body)
+    request = read_credential_request(body)
     if request.credential_configuration_id != credential.configuration_id:
         raise UnknownCredentialConfiguration(
             "The access token grants another credential configuration"
