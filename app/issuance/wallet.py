@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import secrets
 import uuid
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from sqlalchemy import case, delete, exists, select, update
+from sqlalchemy.exc import IntegrityError
 
 from app import clock
 from app.extensions import db
@@ -39,6 +40,7 @@ from app.oid4vci.metadata import (
     credential_offer,
     jwt_vc_issuer_metadata,
 )
+from app.oid4vci.nonce import mint_nonce, nonce_expiry
 from app.oid4vci.proof import verify_proof_jwt
 from app.oid4vci.request import TokenRequest, read_credential_request
 from app.oid4vci.statuslist import sign_status_list
@@ -232,33 +234,36 @@ def _count_wrong_tx_code(credential_id: uuid.UUID, code_hash: str) -> None:
 
 
 def new_nonce(organization: Organization) -> str:
-    """§7: a fresh single-use ``c_nonce``; expired ones are swept on the way."""
-    now = clock.now()
-    db.session.execute(delete(CNonce).where(CNonce.expires_at <= now))
-    value = secrets.token_urlsafe(32)
-    db.session.add(
-        CNonce(
-            nonce_hash=hash_secret(value),
-            organization_id=organization.id,
-            expires_at=now + timedelta(seconds=settings.current().nonce_seconds),
-        )
-    )
-    db.session.flush()
-    return value
+    """§7: a fresh single-use ``c_nonce``, made without a write (``app.oid4vci.nonce``): the
+    endpoint is unauthenticated, so nothing it answers may grow a table."""
+    current = settings.current()
+    expires_at = int(clock.now().timestamp()) + current.nonce_seconds
+    return mint_nonce(current.nonce_key, organization.id.bytes, expires_at)
 
 
 def _consume_nonce(organization: Organization, nonce: str | None) -> None:
+    """Spend a nonce: it must be this issuer's and unexpired, and is recorded until it lapses
+    so a second use is refused (the primary key decides two requests spending it at once).
+    Spent nonces past their expiry are swept on the way."""
     if nonce is None:
         raise InvalidNonce("The proof carries no c_nonce")
-    used = db.session.execute(
-        delete(CNonce).where(
-            CNonce.nonce_hash == hash_secret(nonce),
-            CNonce.organization_id == organization.id,
-            CNonce.expires_at > clock.now(),
-        )
-    )
-    if used.rowcount != 1:
+    now = clock.now()
+    expires_at = nonce_expiry(settings.current().nonce_key, organization.id.bytes, nonce)
+    if expires_at is None or expires_at <= now.timestamp():
         raise InvalidNonce("The c_nonce is unknown, expired or already used")
+    db.session.execute(delete(CNonce).where(CNonce.expires_at <= now))
+    try:
+        with db.session.begin_nested():
+            db.session.add(
+                CNonce(
+                    nonce_hash=hash_secret(nonce),
+                    organization_id=organization.id,
+                    expires_at=datetime.fromtimestamp(expires_at, UTC),
+                )
+            )
+            db.session.flush()
+    except IntegrityError:
+        raise InvalidNonce("The c_nonce is unknown, expired or already used") from None
 
 
 # -- credential endpoint ----------------------------------------------------------------------
