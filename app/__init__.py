@@ -23,6 +23,7 @@ from app.database import (
 from app.deployment import register_issuing, register_verifier
 from app.extensions import db, migrate
 from app.throttle import throttle_voucher_exchange
+from app.web.converters import register_converters
 from app.web.cookies import LazyCookieSessionInterface
 
 
@@ -89,6 +90,7 @@ def create_app(overrides: dict[str, Any] | None = None) -> Flask:
     app.session_interface = LazyCookieSessionInterface()
     configure_logging(app)
     register_extensions(app)
+    register_converters(app)
     register_blueprints(app)
     register_error_handlers(app)
     register_commands(app)

@@ -47,6 +47,7 @@ def from_environment() -> dict[str, Any]:
         # Empty: the voucher throttle counts in the database, which every worker shares.
         "RATELIMIT_STORAGE_URI": env("RATELIMIT_STORAGE_URI", ""),
         "VOUCHER_EXCHANGE_LIMIT": env("VOUCHER_EXCHANGE_LIMIT", "10/minute"),
+        "ISSUER_NONCE_LIMIT": env("ISSUER_NONCE_LIMIT", "60/minute"),
         "OIDC_ISSUER": env("OIDC_ISSUER", ""),
         "OIDC_CLIENT_ID": env("OIDC_CLIENT_ID", ""),
         "OIDC_CLIENT_SECRET": env("OIDC_CLIENT_SECRET", ""),

@@ -1,8 +1,14 @@
-"""Rate limits: only voucher redemption is throttled, per client IP.
+"""Rate limits: voucher redemption per client IP, and each issuer's nonce endpoint per client
+IP and issuer.
 
 Vouchers can be redeemed through ``POST /vouchers/exchange`` and through the dashboard's plan
 page. Both endpoints draw on ONE shared budget per client IP (a Flask-Limiter shared limit with
 a single scope): otherwise a browser could guess codes at twice the rate by alternating them.
+
+``POST /issuers/<org_id>/nonce`` is unauthenticated (OpenID4VCI 1.0 §7) and signs on every
+call, so it has a budget of its own per client IP and issuer (``ISSUER_NONCE_LIMIT``). An
+address that names no issuer is not counted: it costs one read, and counting it would give
+every made-up issuer ID a key of its own in the limiter's storage.
 
 The count must hold for the whole deployment, not per process: ``make run`` starts several
 gunicorn workers, and a per-worker count would multiply the documented limit by their number.
@@ -19,6 +25,7 @@ raw ``X-Forwarded-For`` from a client cannot buy a fresh budget.
 from __future__ import annotations
 
 import time
+import uuid
 from collections.abc import Callable
 from functools import wraps
 from typing import Any
@@ -44,14 +51,19 @@ from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import SQLAlchemyError
 
 from app import metrics
+from app.database import reading
 from app.errors import StorageUnavailable
 from app.extensions import db
+from app.organizations.models import Organization
 
 VOUCHER_EXCHANGE_ENDPOINT = "staff_api.exchange_voucher"
 VOUCHER_PAGE_ENDPOINT = "staff.plan_voucher"
 VOUCHER_ENDPOINTS = (VOUCHER_EXCHANGE_ENDPOINT, VOUCHER_PAGE_ENDPOINT)
 # The one bucket every voucher endpoint counts against (per client IP).
 VOUCHER_SCOPE = "voucher-exchange"
+NONCE_ENDPOINT = "issuer.nonce"
+NONCE_SCOPE = "issuer-nonce"
+THROTTLED_ENDPOINTS = (*VOUCHER_ENDPOINTS, NONCE_ENDPOINT)
 DATABASE_SCHEME = "database"
 
 # The limiter's table (migration 0004): only recent hits, nothing refers to it, so emptying
@@ -183,7 +195,7 @@ def storage_settings(app: Flask) -> tuple[str, dict[str, Any]]:
     return uri, {"wrap_exceptions": True}
 
 
-def fail_closed(view: Callable[..., Any]) -> Callable[..., Any]:
+def fail_closed(view: Callable[..., Any], scope: str = VOUCHER_SCOPE) -> Callable[..., Any]:
     """An unreachable limiter storage refuses the attempt (502) instead of letting it through."""
 
     @wraps(view)
@@ -191,7 +203,7 @@ def fail_closed(view: Callable[..., Any]) -> Callable[..., Any]:
         try:
             return view(*args, **kwargs)
         except StorageError:
-            metrics.count_limiter_refusal(VOUCHER_SCOPE, "storage_unavailable")
+            metrics.count_limiter_refusal(scope, "storage_unavailable")
             raise StorageUnavailable(
                 "The rate limiter's storage is unavailable; try again in a moment"
             ) from None
@@ -220,13 +232,50 @@ def throttle_voucher_exchange(app: Flask) -> Limiter:
     )
     for endpoint in VOUCHER_ENDPOINTS:
         app.view_functions[endpoint] = fail_closed(shared(app.view_functions[endpoint]))
-    only_on_voucher_endpoints(app)
+    throttle_issuer_nonces(app, limiter)
+    only_on_throttled_endpoints(app)
     app.extensions["rate_limiter"] = limiter
     return limiter
 
 
-def only_on_voucher_endpoints(app: Flask) -> None:
-    """Run the limiter's request hooks on the voucher endpoints only.
+def throttle_issuer_nonces(app: Flask, limiter: Limiter) -> None:
+    """One budget per client IP and issuer on the nonce endpoint; unknown issuers uncounted."""
+    per_issuer = limiter.limit(
+        lambda: app.config["ISSUER_NONCE_LIMIT"],
+        scope=NONCE_SCOPE,
+        key_func=_address_and_issuer,
+        exempt_when=_names_no_issuer,
+        on_breach=lambda _limit: metrics.count_limiter_refusal(NONCE_SCOPE, "over_limit"),
+    )
+    view = app.view_functions[NONCE_ENDPOINT]
+    app.view_functions[NONCE_ENDPOINT] = fail_closed(per_issuer(view), NONCE_SCOPE)
+
+
+def _issuer_id() -> uuid.UUID | None:
+    try:
+        return uuid.UUID(str((request.view_args or {}).get("org_id")))
+    except ValueError:
+        return None
+
+
+def _address_and_issuer() -> str:
+    # The canonical UUID: another spelling of the same ID must not buy a fresh budget.
+    return f"{get_remote_address()}/{_issuer_id()}"
+
+
+def _names_no_issuer() -> bool:
+    """The view's own lookup (the session keeps the row, so the view reads it again free).
+    Read as a read-only view reads: on SQLite a write lock taken here would keep the
+    limiter's own transaction waiting for this request to end."""
+    issuer = _issuer_id()
+    if issuer is None:
+        return True
+    with reading():
+        return db.session.get(Organization, issuer) is None
+
+
+def only_on_throttled_endpoints(app: Flask) -> None:
+    """Run the limiter's request hooks on the throttled endpoints only.
 
     Flask-Limiter hooks every request of the app (its check, its headers, its cleanup) even
     when, as here, no limit applies outside the decorated views: measured, that was a fifth
@@ -236,12 +285,12 @@ def only_on_voucher_endpoints(app: Flask) -> None:
 
     def scoped(hook: Callable[..., Any]) -> Callable[..., Any]:
         @wraps(hook)
-        def on_voucher_endpoint(*args: Any) -> Any:
-            if request.endpoint in VOUCHER_ENDPOINTS:
+        def on_throttled_endpoint(*args: Any) -> Any:
+            if request.endpoint in THROTTLED_ENDPOINTS:
                 return hook(*args)
             return args[0] if args else None  # after_request: the response, unchanged
 
-        return on_voucher_endpoint
+        return on_throttled_endpoint
 
     for hooks in (app.before_request_funcs, app.after_request_funcs, app.teardown_request_funcs):
         chain = hooks.get(None, [])

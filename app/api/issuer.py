@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from flask import Blueprint, Response, jsonify, request
+from flask_limiter.errors import RateLimitExceeded
 
 from app.api.common import base_url, documented
 from app.database import read_only
@@ -40,6 +41,21 @@ class _Missing(Exception):
 @bp.errorhandler(_Missing)
 def _missing(exc: _Missing) -> Response:
     return _error({"error": "not_found", "error_description": exc.description}, 404)
+
+
+@bp.errorhandler(RateLimitExceeded)
+def _too_many(exc: RateLimitExceeded) -> Response:
+    """429 in the wallet's error shape; the limiter adds ``Retry-After`` (seconds) afterwards.
+    RFC 6749 registers no code for it: ``rate_limited``, the API's ``RATE_LIMITED`` in the
+    protocol's lower case."""
+    return _error(
+        {
+            "error": "rate_limited",
+            "error_description": f"Too many requests from this address ({exc.limit.limit}); "
+            "retry after the Retry-After seconds",
+        },
+        429,
+    )
 
 
 @bp.errorhandler(CredentialError)
@@ -153,9 +169,15 @@ def token(org_id: str) -> Response:
 
 
 @bp.post("/issuers/<org_id>/nonce")
-@documented("Nonce Endpoint: a fresh single-use c_nonce (§7)", tags=("issuer",))
+@read_only
+@documented(
+    "Nonce Endpoint: a fresh single-use c_nonce (§7); throttled per client IP and issuer "
+    "(429 with Retry-After)",
+    responses={200: None, 429: None},
+    tags=("issuer",),
+)
 def nonce(org_id: str) -> Response:
-    """§7.2: the nonce must not be cached."""
+    """§7.2: the nonce must not be cached. Nothing is written: the nonce proves itself."""
     response = jsonify({"c_nonce": wallet.new_nonce(_issuer(org_id))})
     response.headers.update(NO_STORE)
     return response
@@ -170,6 +192,8 @@ def nonce(org_id: str) -> Response:
 def credential(org_id: str) -> Response:
     """RFC 6750 §2.3 (token in the URI) is refused: URIs end up in logs and histories."""
     organization = _issuer(org_id)
+    # Read before the form is looked at, which would consume a form-encoded body.
+    body = request.get_data(cache=True)
     if "access_token" in request.args or "access_token" in request.form:
         response = _error(
             {
@@ -180,7 +204,6 @@ def credential(org_id: str) -> Response:
         )
         response.headers["WWW-Authenticate"] = 'Bearer error="invalid_request"'
         return response
-    body = request.get_json(silent=True, force=True) if request.data else None
     signed = wallet.issue_to_wallet(organization, _bearer(), body, _links())
     response = jsonify({"credentials": [{"credential": signed}]})
     response.headers.update(NO_STORE)

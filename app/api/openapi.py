@@ -9,6 +9,7 @@ from flask import Flask
 from pydantic import TypeAdapter
 from pydantic.json_schema import JsonSchemaMode
 
+from app.web.converters import MAX_DATABASE_INTEGER
 from app.web.payloads import ErrorOut
 
 REF_TEMPLATE = "#/components/schemas/{model}"
@@ -110,6 +111,13 @@ def build(app: Flask) -> dict[str, Any]:
     }
 
 
+def _path_schema(rule: str, name: str) -> dict[str, Any]:
+    """``<int:...>`` holds what an INTEGER column holds (a larger number is a 404)."""
+    if f"<int:{name}>" in rule:
+        return {"type": "integer", "minimum": 0, "maximum": MAX_DATABASE_INTEGER}
+    return {"type": "string"}
+
+
 def _has_body(doc: dict[str, Any], method: str) -> bool:
     return doc["body"] is not None and method in BODY_METHODS
 
@@ -125,7 +133,7 @@ def _operation(
     auth = getattr(view, "auth", None)
     path_params = PATH_PARAM.findall(rule)
     parameters: list[dict[str, Any]] = [
-        {"name": name, "in": "path", "required": True, "schema": {"type": "string"}}
+        {"name": name, "in": "path", "required": True, "schema": _path_schema(rule, name)}
         for name in path_params
     ]
     parameters += [

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import json
 from typing import Any
+
+from app import json_input
 
 TOLERANCE_SECONDS = 300
 
@@ -45,9 +46,10 @@ def verified_event(payload: bytes, header: str, secret: str, now: int) -> dict[s
     if not any(hmac.compare_digest(wanted, c.encode("utf-8", "replace")) for c in signatures):
         raise SignatureError("Stripe-Signature does not match")
     try:
-        event = json.loads(payload)
-    except (ValueError, RecursionError) as exc:
-        raise SignatureError("Event body is not JSON") from exc
+        # The one reader of bodies (app.json_input): the same depth rule as every endpoint.
+        event = json_input.loads(payload)
+    except json_input.JsonInputError as exc:
+        raise SignatureError(f"Event body is not JSON this service reads: {exc}") from exc
     if not isinstance(event, dict):
         raise SignatureError("Event body is not a JSON object")
     return event

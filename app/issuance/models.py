@@ -166,7 +166,11 @@ class AccessToken(IdMixin, db.Model):
 
 
 class CNonce(db.Model):
-    """A c_nonce from the nonce endpoint (OpenID4VCI 1.0 §7): single use, short-lived."""
+    """A spent c_nonce (OpenID4VCI 1.0 §7), kept until it lapses so it cannot be spent again.
+
+    Nonces are handed out without a row (``app.oid4vci.nonce``): a row is written only by a
+    Credential Request, which needs an access token.
+    """
 
     __tablename__ = "issuer_nonces"
 

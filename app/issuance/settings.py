@@ -46,6 +46,11 @@ class IssuingSettings:
         """A key of its own (derived from the KEK) for the offer codes' HMACs."""
         return hmac.new(self.kek, b"verity offer codes v1", hashlib.sha256).digest()
 
+    @cached_property
+    def nonce_key(self) -> bytes:
+        """A key of its own for the MACs that make a c_nonce (``app.oid4vci.nonce``)."""
+        return hmac.new(self.kek, b"verity c_nonces v1", hashlib.sha256).digest()
+
 
 def from_config(config: Mapping[str, Any]) -> IssuingSettings:
     """Without ``ISSUER_KEY_SECRET`` the secret is derived from ``SECRET_KEY``; production

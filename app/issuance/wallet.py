@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import secrets
 import uuid
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from sqlalchemy import delete, select, update
+from sqlalchemy import case, delete, exists, select, update
+from sqlalchemy.exc import IntegrityError
 
 from app import clock
 from app.extensions import db
@@ -40,8 +41,9 @@ from app.oid4vci.metadata import (
     credential_offer,
     jwt_vc_issuer_metadata,
 )
+from app.oid4vci.nonce import mint_nonce, nonce_expiry
 from app.oid4vci.proof import verify_proof_jwt
-from app.oid4vci.request import TokenRequest, parse_credential_request
+from app.oid4vci.request import TokenRequest, read_credential_request
 from app.oid4vci.statuslist import sign_status_list
 from app.organizations.models import Organization
 from app.schemas.models import Schema
@@ -136,10 +138,16 @@ def offer_document(
 def exchange_code(organization: Organization, request: TokenRequest) -> dict[str, Any]:
     """§6: a pre-authorized code (and its transaction code) for an access token bound to the
     one credential offered. The caller commits even when this raises, so a wrong transaction
-    code is counted; the fifth burns the code (§3.5 leaves the limit to the issuer)."""
+    code is counted; the fifth burns the code (§3.5 leaves the limit to the issuer).
+
+    A guess is judged by one conditional UPDATE, whichever way it went: the right code takes
+    the offer only while fewer than five wrong ones are counted, and a wrong one is counted
+    only below five. The row's lock orders concurrent guesses, so however many arrive at once,
+    at most five are judged; every later one, right or wrong, gets the same refusal."""
+    code_hash = hash_secret(request.pre_authorized_code)
     credential = db.session.scalar(
         select(Credential).where(
-            Credential.pre_authorized_code_hash == hash_secret(request.pre_authorized_code),
+            Credential.pre_authorized_code_hash == code_hash,
             Credential.organization_id == organization.id,
         )
     )
@@ -149,15 +157,16 @@ def exchange_code(organization: Organization, request: TokenRequest) -> dict[str
         raise TokenError("invalid_grant", "The offer has expired or was withdrawn")
     if credential.code_used_at is not None:
         raise TokenError("invalid_grant", "The pre-authorized code was already used")
-    _check_tx_code(credential, request.tx_code)
+    if not _tx_code_matches(credential, request.tx_code):
+        _count_wrong_tx_code(credential.id, code_hash)
     now = clock.now()
     taken = db.session.execute(
-        update(Credential)
-        .where(Credential.id == credential.id, Credential.code_used_at.is_(None))
+        _still_redeemable(update(Credential), credential.id, code_hash)
         .values(code_used_at=now)
+        .execution_options(synchronize_session=False)
     )
     if taken.rowcount != 1:
-        raise TokenError("invalid_grant", "The pre-authorized code was already used")
+        raise TokenError("invalid_grant", NO_LONGER_REDEEMABLE)
     seconds = settings.current().access_token_seconds
     value = "at_" + secrets.token_urlsafe(32)
     db.session.add(
@@ -171,31 +180,54 @@ def exchange_code(organization: Organization, request: TokenRequest) -> dict[str
     return {"access_token": value, "token_type": "Bearer", "expires_in": seconds}
 
 
-def _check_tx_code(credential: Credential, tx_code: str | None) -> None:
+# The same words for every guess the limit (or a redemption) got to first, right or wrong, so
+# an answer never tells whether a guess after the limit was the code.
+NO_LONGER_REDEEMABLE = "The pre-authorized code was already used or no longer works"
+
+
+def _still_redeemable(statement: Any, credential_id: uuid.UUID, code_hash: str) -> Any:
+    """The conditions a guess is judged under: the same code (not burnt, not replaced by a
+    resend), an offer not taken or withdrawn, and fewer wrong transaction codes than allowed."""
+    return statement.where(
+        Credential.id == credential_id,
+        Credential.pre_authorized_code_hash == code_hash,
+        Credential.recorded_status == CredentialStatus.OFFERED,
+        Credential.code_used_at.is_(None),
+        Credential.tx_code_failures < MAX_TX_CODE_FAILURES,
+    )
+
+
+def _tx_code_matches(credential: Credential, tx_code: str | None) -> bool:
+    """Whether the transaction code is right; a missing or unasked-for one is a malformed
+    request (``invalid_request``), not a guess, so it is not counted."""
     if credential.tx_code_hash is None:
         if tx_code is not None:
             raise TokenError("invalid_request", "This offer asked for no tx_code")
-        return
+        return True
     if tx_code is None:
         raise TokenError("invalid_request", "tx_code is missing: this offer asks for one")
-    if same(tx_code_hash(credential.offer_token or "", tx_code), credential.tx_code_hash):
-        return
-    db.session.execute(
-        update(Credential)
-        .where(Credential.id == credential.id)
-        .values(tx_code_failures=Credential.tx_code_failures + 1)
-    )
-    failures = db.session.scalar(
-        select(Credential.tx_code_failures).where(Credential.id == credential.id)
-    )
-    if (failures or 0) >= MAX_TX_CODE_FAILURES:
-        db.session.execute(
-            update(Credential)
-            .where(Credential.id == credential.id)
-            .values(pre_authorized_code_hash=None)
+    return same(tx_code_hash(credential.offer_token or "", tx_code), credential.tx_code_hash)
+
+
+def _count_wrong_tx_code(credential_id: uuid.UUID, code_hash: str) -> None:
+    """Count a wrong transaction code and, at the limit, burn the code, in one statement."""
+    failures = db.session.execute(
+        _still_redeemable(update(Credential), credential_id, code_hash)
+        .values(
+            tx_code_failures=Credential.tx_code_failures + 1,
+            pre_authorized_code_hash=case(
+                (Credential.tx_code_failures + 1 >= MAX_TX_CODE_FAILURES, None),
+                else_=Credential.pre_authorized_code_hash,
+            ),
         )
+        .returning(Credential.tx_code_failures)
+        .execution_options(synchronize_session=False)
+    ).scalar_one_or_none()
+    if failures is None:
+        raise TokenError("invalid_grant", NO_LONGER_REDEEMABLE)
+    if failures >= MAX_TX_CODE_FAILURES:
         raise TokenError("invalid_grant", "Wrong tx_code too many times: the code no longer works")
-    left = MAX_TX_CODE_FAILURES - (failures or 0)
+    left = MAX_TX_CODE_FAILURES - failures
     raise TokenError("invalid_grant", f"Wrong tx_code; {left} tries left")
 
 
@@ -203,46 +235,50 @@ def _check_tx_code(credential: Credential, tx_code: str | None) -> None:
 
 
 def new_nonce(organization: Organization) -> str:
-    """§7: a fresh single-use ``c_nonce``; expired ones are swept on the way."""
-    now = clock.now()
-    db.session.execute(delete(CNonce).where(CNonce.expires_at <= now))
-    value = secrets.token_urlsafe(32)
-    db.session.add(
-        CNonce(
-            nonce_hash=hash_secret(value),
-            organization_id=organization.id,
-            expires_at=now + timedelta(seconds=settings.current().nonce_seconds),
-        )
-    )
-    db.session.flush()
-    return value
+    """§7: a fresh single-use ``c_nonce``, made without a write (``app.oid4vci.nonce``): the
+    endpoint is unauthenticated, so nothing it answers may grow a table."""
+    current = settings.current()
+    expires_at = int(clock.now().timestamp()) + current.nonce_seconds
+    return mint_nonce(current.nonce_key, organization.id.bytes, expires_at)
 
 
 def _consume_nonce(organization: Organization, nonce: str | None) -> None:
+    """Spend a nonce: it must be this issuer's and unexpired, and is recorded until it lapses
+    so a second use is refused (the primary key decides two requests spending it at once).
+    Spent nonces past their expiry are swept on the way."""
     if nonce is None:
         raise InvalidNonce("The proof carries no c_nonce")
-    used = db.session.execute(
-        delete(CNonce).where(
-            CNonce.nonce_hash == hash_secret(nonce),
-            CNonce.organization_id == organization.id,
-            CNonce.expires_at > clock.now(),
-        )
-    )
-    if used.rowcount != 1:
+    now = clock.now()
+    expires_at = nonce_expiry(settings.current().nonce_key, organization.id.bytes, nonce)
+    if expires_at is None or expires_at <= now.timestamp():
         raise InvalidNonce("The c_nonce is unknown, expired or already used")
+    db.session.execute(delete(CNonce).where(CNonce.expires_at <= now))
+    try:
+        with db.session.begin_nested():
+            db.session.add(
+                CNonce(
+                    nonce_hash=hash_secret(nonce),
+                    organization_id=organization.id,
+                    expires_at=datetime.fromtimestamp(expires_at, UTC),
+                )
+            )
+            db.session.flush()
+    except IntegrityError:
+        raise InvalidNonce("The c_nonce is unknown, expired or already used") from None
 
 
 # -- credential endpoint ----------------------------------------------------------------------
 
 
 def issue_to_wallet(
-    organization: Organization, access_token: str | None, body: Any, links: IssuerLinks
+    organization: Organization, access_token: str | None, body: bytes, links: IssuerLinks
 ) -> str:
     """§8: the SD-JWT VC, bound to the key of the request's proof. Checked in the order
-    §8.3.1 reads: the token, the request, the configuration, the proof, its nonce."""
+    §8.3.1 reads: the token, the request (its raw bytes: JSON is read only for a valid token),
+    the configuration, the proof, its nonce."""
     token = _access_token(organization, access_token)
     credential = token.credential
-    request = parse_credential_request(body)
+    request = read_credential_request(body)
     if request.credential_configuration_id != credential.configuration_id:
         raise UnknownCredentialConfiguration(
             "The access token grants another credential configuration"

@@ -59,6 +59,21 @@ def public_jwk(key: ec.EllipticCurvePrivateKey | ec.EllipticCurvePublicKey) -> d
     return {**jwk, "kid": jwk_thumbprint(jwk), "alg": "ES256", "use": "sig"}
 
 
+def public_members(jwk: dict[str, Any]) -> dict[str, Any]:
+    """The members that make the public key (RFC 7638 §3.2's required ones) and nothing else.
+
+    A holder key is signed into every credential as ``cnf.jwk``, and a wallet's JWK may carry
+    anything besides (``x5u``, ``x5c``, ``alg``, ``use``, ``key_ops``, ``kid``, members of its
+    own): none of it is the key, and all of it would be published in the credential. ``kid``
+    goes too: it is the wallet's label, of any length, and the key is already named by itself
+    (its thumbprint). Raises ``ValueError`` for a key type with no definition.
+    """
+    members = _THUMBPRINT_MEMBERS.get(jwk.get("kty")) if isinstance(jwk, dict) else None
+    if members is None:
+        raise ValueError("Key type is not EC, OKP or RSA")
+    return {name: jwk[name] for name in ("kty", *sorted(members)) if name in jwk}
+
+
 def jwk_thumbprint(jwk: dict[str, Any]) -> str:
     """The RFC 7638 SHA-256 thumbprint: the required members only, in lexicographic order,
     with no whitespace, hashed and base64url-encoded."""

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from app.oid4vci.errors import CredentialError, InvalidProof
+from app.oid4vci.keys import public_members
 from app.sdjwt.errors import SdJwtError
 from app.sdjwt.jws import read_unverified, same_media_type, verify_jws
 
@@ -88,7 +89,10 @@ def _verify(
     _check_issued_at(payload, now, max_age, max_skew)
     _check_expiry(payload, now, max_skew)
     client_id = payload.get("iss") if isinstance(payload.get("iss"), str) else None
-    return Proof(jwk=jwk, nonce=_nonce(payload, require_nonce), client_id=client_id)
+    # The key as the credential binds it (cnf.jwk): its public members only. The JWK's other
+    # members (alg, use, key_ops) were held against the proof by verify_jws above.
+    bound = public_members(jwk)
+    return Proof(jwk=bound, nonce=_nonce(payload, require_nonce), client_id=client_id)
 
 
 def _check_alg(header: dict[str, Any], algorithms: tuple[str, ...]) -> None:

@@ -20,7 +20,13 @@ import requests
 
 ROOT = Path(__file__).resolve().parents[2]
 # Settings of the developer's environment that would change the deployment under test.
-SCRUBBED = ("RATELIMIT_STORAGE_URI", "VOUCHER_EXCHANGE_LIMIT", "TRUSTED_PROXY_COUNT", "FLASK_APP")
+SCRUBBED = (
+    "RATELIMIT_STORAGE_URI",
+    "VOUCHER_EXCHANGE_LIMIT",
+    "ISSUER_NONCE_LIMIT",
+    "TRUSTED_PROXY_COUNT",
+    "FLASK_APP",
+)
 
 
 def free_port() -> int:
