@@ -83,9 +83,7 @@ def parse_pushed_request(form: Mapping[str, Any]) -> PushedRequest:
     scopes = tuple((text(form, "scope") or "").split())
     details = _authorization_details(text(form, "authorization_details"))
     if not scopes and not details:
-        raise TokenError(
-            "invalid_scope", "Name the credential with scope or authorization_details"
-        )
+        raise TokenError("invalid_scope", "Name the credential with scope or authorization_details")
     return PushedRequest(
         redirect_uri=redirect_uri,
         code_challenge=challenge,

@@ -134,9 +134,8 @@ def _verify(
     nonce = payload.get("nonce")
     if not isinstance(nonce, str) or not nonce_valid(nonce):
         raise DpopError("use_dpop_nonce", "Use the DPoP nonce this server provides")
-    if access_token is not None:
-        if payload.get("ath") != access_token_hash(access_token):
-            raise invalid("DPoP proof is for another access token (ath)")
+    if access_token is not None and payload.get("ath") != access_token_hash(access_token):
+        raise invalid("DPoP proof is for another access token (ath)")
     return DpopProof(jkt=jwk_thumbprint(jwk), jti=jti, iat=int(iat))
 
 

@@ -114,8 +114,12 @@ def authorize_decision(org_id: str) -> ResponseReturnValue:
     client_id, request_uri = request.form.get("client_id"), request.form.get("request_uri")
     seed = request.cookies.get(COOKIE)
     sent = request.form.get("csrf_token", "")
-    if not seed or not request_uri or not hmac.compare_digest(
-        sent.encode("utf-8", "surrogatepass"), _form_token(seed, request_uri).encode()
+    if (
+        not seed
+        or not request_uri
+        or not hmac.compare_digest(
+            sent.encode("utf-8", "surrogatepass"), _form_token(seed, request_uri).encode()
+        )
     ):
         raise Forbidden("This form has expired or did not come from this page; reload it")
     links = IssuerLinks(base_url())

@@ -61,7 +61,14 @@ def test_a_1_0_credential_request():
             {"credential_configuration_id": 7, "proofs": {"jwt": ["a.b.c"]}},
             InvalidCredentialRequest,
         ),
-        ({"credential_identifier": "x", "credential_configuration_id": "y", "proofs": {"jwt": ["a.b.c"]}}, InvalidCredentialRequest),
+        (
+            {
+                "credential_identifier": "x",
+                "credential_configuration_id": "y",
+                "proofs": {"jwt": ["a.b.c"]},
+            },
+            InvalidCredentialRequest,
+        ),
         (
             {"credential_configuration_id": "b", "proof": {"proof_type": "jwt", "jwt": "a.b.c"}},
             InvalidCredentialRequest,
