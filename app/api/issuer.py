@@ -156,6 +156,7 @@ def credential_offer(org_id: str, token: str) -> Response:
     "Pushed Authorization Request Endpoint (RFC 9126): the authorization request, form-encoded, "
     "with PKCE S256, issuer_state from the offer and scope or authorization_details; an "
     "optional DPoP proof binds the code to its key. 201 with request_uri and expires_in",
+    responses={201: None},
     tags=("issuer",),
 )
 def par(org_id: str) -> Response:

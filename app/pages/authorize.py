@@ -25,7 +25,6 @@ from app.issuance.links import IssuerLinks
 from app.issuance.models import AuthorizationRequest
 from app.organizations.models import Organization
 from app.pages.views import bp, render
-from app.staff.session import secure_cookies
 from app.web.requests import base_url
 
 COOKIE = "verity_authorize"
@@ -99,7 +98,8 @@ def authorize(org_id: str) -> ResponseReturnValue:
             COOKIE,
             g.authorize_seed,
             path="/issuers/",
-            secure=secure_cookies(),
+            # Secure everywhere but plain-HTTP local development, as the dashboard's cookies.
+            secure=current_app.config.get("ENV") != "development" or request.is_secure,
             httponly=True,
             samesite="Lax",
         )
