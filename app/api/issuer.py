@@ -19,6 +19,7 @@ from flask import Blueprint, Response, jsonify, request
 from app.api.common import base_url, documented
 from app.database import read_only
 from app.extensions import db
+from app import mail
 from app.issuance import authorization, dpop, wallet
 from app.issuance.links import IssuerLinks
 from app.oid4vci.errors import CredentialError, TokenError
@@ -168,6 +169,19 @@ def par(org_id: str) -> Response:
     except TokenError as exc:
         db.session.commit()
         return _error(exc.body(), exc.status)
+    if pushed.mail_code is not None and pushed.credential is not None:
+        recipient = pushed.credential.recipient
+        mail.send_authorization_code(
+            mail.AuthorizationCodeMail(
+                to=recipient.email or "",
+                recipient_name=f"{recipient.first_name} {recipient.last_name}".strip(),
+                organization=organization.name,
+                credential=pushed.credential.name,
+                code=pushed.mail_code,
+                minutes=max(1, pushed.expires_in // 60),
+                reference=str(pushed.credential.id),
+            )
+        )
     response = jsonify({"request_uri": pushed.request_uri, "expires_in": pushed.expires_in})
     response.status_code = 201
     response.headers.update(NO_STORE)

@@ -13,6 +13,8 @@ URIs are stored hashed, and single use is decided by conditional updates.
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import secrets
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -37,9 +39,11 @@ from app.oid4vci.errors import TokenError
 from app.oid4vci.metadata import AUTHORIZATION_DETAILS_TYPE, scope_of
 from app.oid4vci.request import AuthorizationCodeRequest
 from app.organizations.models import Organization
-from app.tokens import hash_secret
+from app.tokens import hash_secret, same
 
 MAX_CLIENT_ID_CHARS = 255
+MAIL_CODE_LENGTH = 6
+MAX_MAIL_CODE_FAILURES = 5
 
 
 class AuthorizationUnavailable(Exception):
@@ -48,12 +52,24 @@ class AuthorizationUnavailable(Exception):
     redirect_uri of an unknown request is not to be trusted)."""
 
 
+class WrongMailCode(Exception):
+    """The code the person typed is not the one mailed to the recipient; ``left`` more tries
+    before the request stops working."""
+
+    def __init__(self, left: int) -> None:
+        super().__init__(f"wrong code, {left} tries left")
+        self.left = left
+
+
 @dataclass(frozen=True)
 class Pushed:
-    """The answer to a pushed request (RFC 9126 §2.2)."""
+    """The answer to a pushed request (RFC 9126 §2.2) and, when the schema asks for one, the
+    one-time code to mail to the recipient (the caller mails it: this module sends nothing)."""
 
     request_uri: str
     expires_in: int
+    mail_code: str | None = None
+    credential: Credential | None = None
 
 
 def authenticate_client(form: Mapping[str, Any]) -> str:
@@ -105,6 +121,13 @@ def push(
     )
     request_uri = REQUEST_URI_PREFIX + secrets.token_urlsafe(32)
     seconds = settings.current().par_seconds
+    mail_code = None
+    if credential.schema.authorization_code_by_mail:
+        if not credential.recipient.email:
+            raise TokenError(
+                "invalid_request", "This offer needs a code by email and its recipient has none"
+            )
+        mail_code = "".join(secrets.choice("0123456789") for _ in range(MAIL_CODE_LENGTH))
     db.session.add(
         AuthorizationRequest(
             credential_id=credential.id,
@@ -115,11 +138,18 @@ def push(
             state=pushed.state,
             by_authorization_details=bool(pushed.detailed_configurations),
             dpop_jkt=dpop_jkt,
+            mail_code_hash=_mail_code_hash(request_uri, mail_code) if mail_code else None,
             expires_at=now + timedelta(seconds=seconds),
         )
     )
     db.session.flush()
-    return Pushed(request_uri, seconds)
+    return Pushed(request_uri, seconds, mail_code, credential)
+
+
+def _mail_code_hash(request_uri: str, code: str) -> str:
+    """Keyed, as six digits hashed plainly would fall to a table of a million entries."""
+    message = f"mail_code:{request_uri}:{code}".encode()
+    return hmac.new(settings.current().code_key, message, hashlib.sha256).hexdigest()
 
 
 def _offered(organization: Organization, issuer_state: str) -> Credential:
@@ -160,11 +190,19 @@ def pending(organization: Organization, client_id: str | None, request_uri: str 
 
 
 def approve(
-    organization: Organization, client_id: str | None, request_uri: str | None, links: IssuerLinks
+    organization: Organization,
+    client_id: str | None,
+    request_uri: str | None,
+    links: IssuerLinks,
+    mail_code: str | None = None,
 ) -> str:
     """The person continues: a single-use authorization code, and the wallet's redirect
-    with ``code``, ``state`` and ``iss`` (RFC 6749 §4.1.2, RFC 9207 §2)."""
+    with ``code``, ``state`` and ``iss`` (RFC 6749 §4.1.2, RFC 9207 §2). When a code was
+    mailed, it must be the one typed; the fifth wrong one ends the request. The caller
+    commits even when this raises, so that wrong codes are counted."""
     request = pending(organization, client_id, request_uri)
+    if request.mail_code_hash is not None:
+        _check_mail_code(request, request_uri or "", mail_code)
     now = clock.now()
     code = "ac_" + secrets.token_urlsafe(32)
     taken = db.session.execute(
@@ -180,6 +218,25 @@ def approve(
     if taken.rowcount != 1:
         raise AuthorizationUnavailable("This authorization request was already used")
     return _redirect(request, links.issuer(organization.id), code=code)
+
+
+def _check_mail_code(request: AuthorizationRequest, request_uri: str, typed: str | None) -> None:
+    typed = (typed or "").strip()
+    if typed and same(_mail_code_hash(request_uri, typed), request.mail_code_hash or ""):
+        return
+    db.session.execute(
+        update(AuthorizationRequest)
+        .where(AuthorizationRequest.id == request.id)
+        .values(mail_code_failures=AuthorizationRequest.mail_code_failures + 1)
+        .execution_options(synchronize_session=False)
+    )
+    db.session.refresh(request)
+    left = MAX_MAIL_CODE_FAILURES - request.mail_code_failures
+    if left <= 0:
+        request.expires_at = clock.now()
+        db.session.flush()
+        raise AuthorizationUnavailable("Wrong code too many times: start again from your wallet")
+    raise WrongMailCode(left)
 
 
 def decline(

@@ -204,6 +204,9 @@ class AuthorizationRequest(IdMixin, db.Model):
     by_authorization_details: Mapped[bool] = mapped_column(default=False)
     # RFC 9449 §10: the DPoP key of the pushed request; the token request must use it too.
     dpop_jkt: Mapped[str | None] = mapped_column(String(64))
+    # The one-time code mailed to the recipient (a keyed hash), when the schema asks for one.
+    mail_code_hash: Mapped[str | None] = mapped_column(String(64))
+    mail_code_failures: Mapped[int] = mapped_column(default=0)
     expires_at: Mapped[datetime] = mapped_column(index=True)
     approved_at: Mapped[datetime | None]
     code_hash: Mapped[str | None] = mapped_column(String(64), unique=True)

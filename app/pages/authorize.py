@@ -5,7 +5,8 @@ Only pushed requests are taken (``client_id`` and ``request_uri``). The page loo
 offer page: who issues what, and what the credential holds. Continuing is a form POST, checked
 against a double-submit token (an HttpOnly cookie of this browser and an HMAC of it and the
 request in the form), which then redirects to the wallet's ``redirect_uri`` with ``code``,
-``state`` and ``iss`` (RFC 9207). A request that is unknown, expired or used is an error page
+``state`` and ``iss`` (RFC 9207). When the schema says ``authorization_code_by_mail``, the page
+also asks for the one-time code mailed to the recipient at the pushed request. A request that is unknown, expired or used is an error page
 and never a redirect: its ``redirect_uri`` is not to be trusted.
 """
 
@@ -20,6 +21,7 @@ from flask import current_app, g, redirect, request
 from flask.typing import ResponseReturnValue
 
 from app.errors import Forbidden, NotFound
+from app.extensions import db
 from app.issuance import authorization, wallet
 from app.issuance.links import IssuerLinks
 from app.issuance.models import AuthorizationRequest
@@ -40,6 +42,9 @@ class AuthorizePage:
     client_id: str
     request_uri: str
     csrf_token: str
+    mail_code: bool = False
+    mailed_to: str = ""
+    mail_code_error: str = ""
 
 
 def _organization(org_id: str) -> Organization:
@@ -69,7 +74,18 @@ def _form_token(seed: str, request_uri: str) -> str:
     return hmac.new(key, message, hashlib.sha256).hexdigest()
 
 
-def _page(organization: Organization, pending: AuthorizationRequest, request_uri: str):
+def _masked(email: str) -> str:
+    """``a***@example.test``: enough for the person to know which mailbox to look in."""
+    name, _, domain = email.partition("@")
+    return f"{name[:1]}***@{domain}" if domain else "the recipient"
+
+
+def _page(
+    organization: Organization,
+    pending: AuthorizationRequest,
+    request_uri: str,
+    mail_code_error: str = "",
+):
     credential = pending.credential
     schema = credential.schema
     return AuthorizePage(
@@ -81,6 +97,9 @@ def _page(organization: Organization, pending: AuthorizationRequest, request_uri
         client_id=pending.client_id,
         request_uri=request_uri,
         csrf_token=_form_token(_seed(), request_uri),
+        mail_code=pending.mail_code_hash is not None,
+        mailed_to=_masked(credential.recipient.email or ""),
+        mail_code_error=mail_code_error,
     )
 
 
@@ -127,7 +146,20 @@ def authorize_decision(org_id: str) -> ResponseReturnValue:
         if request.form.get("decision") == "decline":
             target = authorization.decline(organization, client_id, request_uri, links)
         else:
-            target = authorization.approve(organization, client_id, request_uri, links)
+            target = authorization.approve(
+                organization, client_id, request_uri, links, request.form.get("mail_code")
+            )
+    except authorization.WrongMailCode as exc:
+        db.session.commit()  # the failure counts, though the page answers 400
+        pending = _pending(organization, client_id, request_uri)
+        shown = _page(
+            organization,
+            pending,
+            request_uri,
+            f"That is not the code we emailed. {exc.left} tries left.",
+        )
+        return render("person/authorize.html", page=shown), 400
     except authorization.AuthorizationUnavailable as exc:
+        db.session.commit()  # a request ended by wrong codes stays ended
         raise NotFound(str(exc)) from exc
     return redirect(target, code=303)

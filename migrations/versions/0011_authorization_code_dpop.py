@@ -28,6 +28,8 @@ def upgrade():
         sa.Column("state", sa.Text(), nullable=True),
         sa.Column("by_authorization_details", sa.Boolean(), nullable=False),
         sa.Column("dpop_jkt", sa.String(length=64), nullable=True),
+        sa.Column("mail_code_hash", sa.String(length=64), nullable=True),
+        sa.Column("mail_code_failures", sa.Integer(), nullable=False),
         sa.Column("expires_at", sa.DateTime(timezone=True), nullable=False),
         sa.Column("approved_at", sa.DateTime(timezone=True), nullable=True),
         sa.Column("code_hash", sa.String(length=64), nullable=True),
@@ -71,6 +73,16 @@ def upgrade():
         batch_op.add_column(sa.Column("dpop_jkt", sa.String(length=64), nullable=True))
         batch_op.add_column(sa.Column("credential_identifier", sa.String(length=64), nullable=True))
 
+    with op.batch_alter_table("schemas", schema=None) as batch_op:
+        batch_op.add_column(
+            sa.Column(
+                "authorization_code_by_mail",
+                sa.Boolean(),
+                nullable=False,
+                server_default=sa.false(),
+            )
+        )
+
     with op.batch_alter_table("credentials", schema=None) as batch_op:
         batch_op.add_column(sa.Column("issuer_state_hash", sa.String(length=64), nullable=True))
         batch_op.create_unique_constraint(
@@ -79,6 +91,8 @@ def upgrade():
 
 
 def downgrade():
+    with op.batch_alter_table("schemas", schema=None) as batch_op:
+        batch_op.drop_column("authorization_code_by_mail")
     with op.batch_alter_table("credentials", schema=None) as batch_op:
         batch_op.drop_constraint(batch_op.f("uq_credentials_issuer_state_hash"), type_="unique")
         batch_op.drop_column("issuer_state_hash")

@@ -293,3 +293,66 @@ def test_issuer_test_plan_negatives(app, make_app, negative: Negative) -> None:
         )
     if negative.error == "use_dpop_nonce":
         assert response.headers["DPoP-Nonce"]
+
+
+def test_a_schema_can_ask_for_a_code_mailed_to_the_recipient(make_app) -> None:
+    """``authorization_code_by_mail``: holding the offer's link is not enough, the person
+    also types the code the recipient was emailed at the pushed request; five wrong codes end
+    the request."""
+    import re
+    from urllib.parse import quote
+
+    from issuance.issuance_support import DIPLOMA
+    from support.smtp import PASSWORD, USER, smtp_server
+
+    with smtp_server() as inbox:
+        mailing = make_app(
+            MAIL_URL=f"smtp://{USER}:{quote(PASSWORD, safe='')}@127.0.0.1:{inbox.port}"
+        )
+        client = mailing.test_client()
+        org = make_org(mailing)
+        schema = client.post(
+            "/schemas",
+            json={**DIPLOMA, "vct": "urn:example:mailed", "authorization_code_by_mail": True},
+            headers=org.headers,
+        ).get_json()
+        assert schema["authorization_code_by_mail"] is True
+        client.post(f"/schemas/{schema['id']}/publish", headers=org.headers)
+        credential = issue(client, org, schema_id=schema["id"])
+        wallet = AuthCodeWallet()
+        pushed = wallet.par(client, org, credential, scope=schema["id"])
+        assert pushed.status_code == 201, pushed.get_json()
+        request_uri = pushed.get_json()["request_uri"]
+        query = urlencode({"client_id": CLIENT_ID, "request_uri": request_uri})
+        page = client.get(f"{org.path('/authorize')}?{query}").get_data(as_text=True)
+        assert 'name="mail_code"' in page and "a***@example.test" in page
+        fields = dict(re.findall(r'<input type="hidden" name="([^"]+)" value="([^"]*)">', page))
+
+        without = client.post(org.path("/authorize"), data=fields)
+        assert without.status_code == 400
+        assert "4 tries left" in without.get_data(as_text=True)
+        mailed = inbox.messages[-1]
+        assert mailed.recipients == ["ada@example.test"]
+        code = re.search(r"Your code: (\d{6})", mailed.message.get_content()).group(1)
+        wrong = "000000" if code != "000000" else "111111"
+        assert (
+            client.post(org.path("/authorize"), data={**fields, "mail_code": wrong}).status_code
+            == 400
+        )
+
+        right = client.post(org.path("/authorize"), data={**fields, "mail_code": code})
+        assert right.status_code == 303
+        assert parse_qs(urlsplit(right.headers["Location"]).query)["code"]
+
+        other = issue(client, org, schema_id=schema["id"])
+        pushed = wallet.par(client, org, other, scope=schema["id"])
+        request_uri = pushed.get_json()["request_uri"]
+        query = urlencode({"client_id": CLIENT_ID, "request_uri": request_uri})
+        page = client.get(f"{org.path('/authorize')}?{query}").get_data(as_text=True)
+        fields = dict(re.findall(r'<input type="hidden" name="([^"]+)" value="([^"]*)">', page))
+        answers = [
+            client.post(org.path("/authorize"), data={**fields, "mail_code": "x"}).status_code
+            for _ in range(5)
+        ]
+        assert answers == [400, 400, 400, 400, 404]
+        assert client.get(f"{org.path('/authorize')}?{query}").status_code == 404
