@@ -16,10 +16,10 @@ from typing import Any
 
 from flask import Blueprint, Response, jsonify, request
 
+from app import mail
 from app.api.common import base_url, documented
 from app.database import read_only
 from app.extensions import db
-from app import mail
 from app.issuance import authorization, dpop, wallet
 from app.issuance.links import IssuerLinks
 from app.oid4vci.errors import CredentialError, TokenError
