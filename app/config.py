@@ -99,6 +99,13 @@ def from_environment() -> dict[str, Any]:
         "CREDENTIAL_OFFER_SECONDS": _int("CREDENTIAL_OFFER_SECONDS", 7 * 24 * 3600),
         "ISSUER_ACCESS_TOKEN_SECONDS": _int("ISSUER_ACCESS_TOKEN_SECONDS", 300),
         "ISSUER_NONCE_SECONDS": _int("ISSUER_NONCE_SECONDS", 300),
+        # Authorization code flow: how long a pushed request_uri and an authorization code last.
+        "ISSUER_PAR_SECONDS": _int("ISSUER_PAR_SECONDS", 300),
+        "ISSUER_AUTHORIZATION_CODE_SECONDS": _int("ISSUER_AUTHORIZATION_CODE_SECONDS", 60),
+        # DPoP (RFC 9449) at the issuers' token and credential endpoints: "accepted" binds a
+        # token when the wallet sends a proof and keeps Bearer tokens for those that do not;
+        # "required" refuses requests without one (the HAIP 1.0 setting).
+        "ISSUER_DPOP": env("ISSUER_DPOP", "accepted"),
         # Where new issuer keys are made and kept: "database" (sealed under ISSUER_KEY_SECRET)
         # or "pkcs11" (generated in the PKCS#11 token below, never leaving it).
         "KEY_STORE": env("KEY_STORE", "database"),

@@ -1,5 +1,6 @@
 """Whole issuances over HTTP for the benchmark: the wallet's three requests of the OpenID4VCI
-1.0 pre-authorized code flow once it holds an offer, each in a client process of its own.
+1.0 pre-authorized code flow once it holds an offer, each in a client process of its own; and
+the six of the authorization code flow with DPoP (``authorize_once``).
 
 One issuance is the Token Request with the pre-authorized code (§6.1), a ``c_nonce`` from the
 Nonce Endpoint (§7.2), and the Credential Request (§8.2) with a fresh ``jwt`` key proof signed
@@ -14,8 +15,11 @@ did not make.
 
 from __future__ import annotations
 
+import hashlib
 import http.client
 import json
+import re
+import secrets
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -31,6 +35,10 @@ except ModuleNotFoundError:  # imported by the tests as bench.receiving
     from bench import presenting
 
 PRE_AUTHORIZED_GRANT = "urn:ietf:params:oauth:grant-type:pre-authorized_code"
+AUTHORIZATION_CODE_GRANT = "authorization_code"
+REDIRECT_URI = "https://wallet.bench.example/callback"
+CLIENT_ID = "bench-wallet"
+HIDDEN_INPUT = re.compile(r'<input type="hidden" name="([^"]+)" value="([^"]*)">')
 FORM = {"Content-Type": "application/x-www-form-urlencoded"}
 JSON = {"Content-Type": "application/json"}
 # The schema the bench's credentials are issued under (published by the set-up).
@@ -54,6 +62,9 @@ class Issuer:
     nonce_path: str
     credential_path: str
     configuration_id: str
+    par_path: str = ""
+    authorize_path: str = ""
+    scope: str = ""
 
 
 @dataclass(frozen=True)
@@ -85,12 +96,16 @@ def discover(host: str, port: int, offer_url: str) -> tuple[Issuer, str]:
         server = _get_json(connection, f"/.well-known/oauth-authorization-server{suffix}")
     finally:
         connection.close()
+    configuration_id = offer["credential_configuration_ids"][0]
     issuer = Issuer(
         identifier,
         _path(server["token_endpoint"]),
         _path(metadata["nonce_endpoint"]),
         _path(metadata["credential_endpoint"]),
-        offer["credential_configuration_ids"][0],
+        configuration_id,
+        _path(server["pushed_authorization_request_endpoint"]),
+        _path(server["authorization_endpoint"]),
+        metadata["credential_configurations_supported"][configuration_id]["scope"],
     )
     return issuer, offer["grants"][PRE_AUTHORIZED_GRANT]["pre-authorized_code"]
 
@@ -105,9 +120,12 @@ def _offer(connection: http.client.HTTPConnection, offer_url: str) -> dict:
     return _get_json(connection, _path(uri))
 
 
-def make_offers(host: str, port: int, token: str, bodies: Sequence[dict]) -> list[str]:
+def make_offers(
+    host: str, port: int, token: str, bodies: Sequence[dict], grant: str = PRE_AUTHORIZED_GRANT
+) -> list[str]:
     """Issue a credential per body through the staff API (201 each) and read each offer: the
-    pre-authorized codes. Set-up, not measured."""
+    pre-authorized codes, or the issuer_states of the authorization code grant. Set-up, not
+    measured."""
     connection = http.client.HTTPConnection(host, port, timeout=presenting.HTTP_TIMEOUT)
     headers = {**JSON, "Authorization": f"Bearer {token}"}
     codes = []
@@ -117,7 +135,10 @@ def make_offers(host: str, port: int, token: str, bodies: Sequence[dict]) -> lis
                 connection, "POST", "/credentials", json.dumps(body), headers
             )
             offer = _offer(connection, json.loads(raw)["offer_url"])
-            codes.append(offer["grants"][PRE_AUTHORIZED_GRANT]["pre-authorized_code"])
+            if grant == PRE_AUTHORIZED_GRANT:
+                codes.append(offer["grants"][grant]["pre-authorized_code"])
+            else:
+                codes.append(offer["grants"][grant]["issuer_state"])
     finally:
         connection.close()
     return codes
@@ -150,6 +171,133 @@ def issue_once(connection: http.client.HTTPConnection, issuer: Issuer, code: str
     headers = {**JSON, "Authorization": f"Bearer {token['access_token']}"}
     answer = presenting._exchange(connection, "POST", issuer.credential_path, body, headers)
     return json.loads(answer)["credentials"][0]["credential"]
+
+
+_DPOP_KEY: list[ec.EllipticCurvePrivateKey] = []
+_DPOP_NONCE: list[str] = []
+
+
+def _dpop_key() -> ec.EllipticCurvePrivateKey:
+    if not _DPOP_KEY:
+        _DPOP_KEY.append(ec.generate_private_key(ec.SECP256R1()))
+    return _DPOP_KEY[0]
+
+
+def _dpop(issuer: Issuer, method: str, path: str, token: str = "") -> str:
+    """A DPoP proof (RFC 9449 §4.2) for ``path`` of the issuer's origin, with the issuer's
+    last nonce."""
+    key = _dpop_key()
+    origin = urlsplit(issuer.identifier)
+    payload = {
+        "jti": secrets.token_urlsafe(12),
+        "htm": method,
+        "htu": f"{origin.scheme}://{origin.netloc}{path}",
+        "iat": int(time.time()),
+        "nonce": _DPOP_NONCE[-1] if _DPOP_NONCE else "",
+    }
+    if token:
+        payload["ath"] = presenting.b64(hashlib.sha256(token.encode()).digest())
+    header = {"alg": "ES256", "typ": "dpop+jwt", "jwk": presenting.public_jwk(key)}
+    return presenting.sign_jwt(key, header, payload)
+
+
+def _exchange_with_headers(
+    connection: http.client.HTTPConnection,
+    method: str,
+    path: str,
+    body: str | None,
+    headers: dict[str, str],
+    expect: tuple[int, ...] = (200, 201),
+) -> tuple[bytes, http.client.HTTPResponse]:
+    """One request whose answer's headers matter (DPoP-Nonce, Set-Cookie, Location); the
+    DPoP nonce it carries is kept for the next proof."""
+    try:
+        connection.request(method, path, body=body, headers=headers)
+        answer = connection.getresponse()
+        raw = answer.read()
+    except (OSError, http.client.HTTPException) as exc:
+        connection.close()
+        raise presenting.LoadError(f"{method} {path}: {exc!r}") from None
+    nonce = answer.getheader("DPoP-Nonce")
+    if nonce:
+        _DPOP_NONCE[:] = [nonce]
+    if answer.status not in expect:
+        raise presenting.LoadError(f"{method} {path} answered {answer.status}: {raw[:300]!r}")
+    return raw, answer
+
+
+def authorize_once(connection: http.client.HTTPConnection, issuer: Issuer, state: str) -> str:
+    """The authorization code flow as a wallet and its person make it, with DPoP: the pushed
+    request (PKCE S256), the authorization page and its Continue, the token, a c_nonce, the
+    credential; six requests. The SD-JWT VC."""
+    if not _DPOP_NONCE:
+        _exchange_with_headers(connection, "POST", issuer.nonce_path, None, {})
+    verifier = secrets.token_urlsafe(48)
+    challenge = presenting.b64(hashlib.sha256(verifier.encode()).digest())
+    pushed_form = {
+        "response_type": "code",
+        "client_id": CLIENT_ID,
+        "redirect_uri": REDIRECT_URI,
+        "code_challenge": challenge,
+        "code_challenge_method": "S256",
+        "scope": issuer.scope,
+        "issuer_state": state,
+    }
+    raw, _ = _exchange_with_headers(
+        connection,
+        "POST",
+        issuer.par_path,
+        urlencode(pushed_form),
+        {**FORM, "DPoP": _dpop(issuer, "POST", issuer.par_path)},
+        (201,),
+    )
+    query = urlencode({"client_id": CLIENT_ID, "request_uri": json.loads(raw)["request_uri"]})
+    page, answer = _exchange_with_headers(
+        connection, "GET", f"{issuer.authorize_path}?{query}", None, {}
+    )
+    cookie = (answer.getheader("Set-Cookie") or "").split(";", 1)[0]
+    fields = dict(HIDDEN_INPUT.findall(page.decode("utf-8")))
+    _, answer = _exchange_with_headers(
+        connection,
+        "POST",
+        issuer.authorize_path,
+        urlencode({**fields, "decision": "continue"}),
+        {**FORM, "Cookie": cookie},
+        (303,),
+    )
+    code = parse_qs(urlsplit(answer.getheader("Location") or "").query)["code"][0]
+    token_form = {
+        "grant_type": AUTHORIZATION_CODE_GRANT,
+        "code": code,
+        "code_verifier": verifier,
+        "redirect_uri": REDIRECT_URI,
+        "client_id": CLIENT_ID,
+    }
+    raw, _ = _exchange_with_headers(
+        connection,
+        "POST",
+        issuer.token_path,
+        urlencode(token_form),
+        {**FORM, "DPoP": _dpop(issuer, "POST", issuer.token_path)},
+    )
+    token = json.loads(raw)["access_token"]
+    raw, _ = _exchange_with_headers(connection, "POST", issuer.nonce_path, None, {})
+    key = _holder_key()
+    proof = presenting.sign_jwt(
+        key,
+        {"alg": "ES256", "typ": "openid4vci-proof+jwt", "jwk": presenting.public_jwk(key)},
+        {"aud": issuer.identifier, "iat": int(time.time()), "nonce": json.loads(raw)["c_nonce"]},
+    )
+    body = json.dumps(
+        {"credential_configuration_id": issuer.configuration_id, "proofs": {"jwt": [proof]}}
+    )
+    headers = {
+        **JSON,
+        "Authorization": f"DPoP {token}",
+        "DPoP": _dpop(issuer, "POST", issuer.credential_path, token),
+    }
+    raw, _ = _exchange_with_headers(connection, "POST", issuer.credential_path, body, headers)
+    return json.loads(raw)["credentials"][0]["credential"]
 
 
 def check_credential(
@@ -198,7 +346,10 @@ def run_job(job: Job) -> presenting.Outcome:
             if used == len(job.codes):
                 return presenting.Outcome(len(latencies), latencies, used, exhausted=True)
             used += 1
-            issue_once(connection, job.issuer, job.codes[used - 1])
+            if job.kind == "authcode":
+                authorize_once(connection, job.issuer, job.codes[used - 1])
+            else:
+                issue_once(connection, job.issuer, job.codes[used - 1])
             done = time.monotonic()
             if done <= end:  # the one in flight at the end finishes, but is not counted
                 latencies.append((done - began) * 1000)

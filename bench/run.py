@@ -91,7 +91,7 @@ TARGETS = {
     "isomdoc": 0.5,  # over one HPKE open plus those three verifications (org-iso-mdoc)
 }
 # Figures reported with no target: whole issuances over HTTP, over healthz by the same client.
-UNTARGETED = {"issue", "metered", "mdocfirst"}
+UNTARGETED = {"issue", "authcode", "metered", "mdocfirst"}
 
 
 class BenchError(Exception):
@@ -840,6 +840,9 @@ def measure_presentations(settings: Settings, server: Server, token: str) -> dic
 # -- issuances over HTTP, and healthz by the same client -----------------------------------
 
 ISSUE = Endpoint("issue", "issue   token, nonce, credential (proof JWT)", "/issuers")
+AUTHCODE = Endpoint(
+    "authcode", "authcode  PAR, page, continue, token, nonce, credential (DPoP)", "/issuers"
+)
 
 
 class IssuanceLoad(SingleUseLoad):
@@ -855,13 +858,18 @@ class IssuanceLoad(SingleUseLoad):
     used_up = "offers"
     run_job_in_client = staticmethod(receiving.run_job)
 
-    def __init__(self, settings: Settings, server: Server, token: str, pool: Any) -> None:
+    grant = receiving.PRE_AUTHORIZED_GRANT
+
+    def __init__(
+        self, settings: Settings, server: Server, token: str, pool: Any, body: dict | None = None
+    ) -> None:
         super().__init__(settings, server, pool)
         self.token = token
-        self.body = seed_issuances(server.base, token)
+        self.body = body or seed_issuances(server.base, token)
         offer = call(server.base, "POST", "/credentials", 201, self.body, self.headers)
         self.issuer, code = receiving.discover("127.0.0.1", server.port, offer["offer_url"])
-        self.free.append(code)
+        if self.grant == receiving.PRE_AUTHORIZED_GRANT:
+            self.free.append(code)
 
     @property
     def headers(self) -> dict[str, str]:
@@ -873,7 +881,11 @@ class IssuanceLoad(SingleUseLoad):
             return
         clients = self.settings.clients
         chunks = [missing // clients + (n < missing % clients) for n in range(clients)]
-        args = [("127.0.0.1", self.server.port, self.token, [self.body] * n) for n in chunks if n]
+        args = [
+            ("127.0.0.1", self.server.port, self.token, [self.body] * n, self.grant)
+            for n in chunks
+            if n
+        ]
         try:
             for codes in self.pool.starmap(receiving.make_offers, args):
                 self.free.extend(codes)
@@ -884,8 +896,10 @@ class IssuanceLoad(SingleUseLoad):
         """One issuance from this process, before any load: the credential must verify with
         the key the issuer publishes."""
         connection = http.client.HTTPConnection("127.0.0.1", self.server.port)
+        self.replenish(1)
+        once = receiving.authorize_once if self.whole is AUTHCODE else receiving.issue_once
         try:
-            credential = receiving.issue_once(connection, self.issuer, self.free.pop())
+            credential = once(connection, self.issuer, self.free.pop())
             receiving.check_credential(connection, self.issuer, credential)
         except presenting.LoadError as exc:
             raise BenchError(f"an issuance by hand failed: {exc}") from None
@@ -898,6 +912,14 @@ class IssuanceLoad(SingleUseLoad):
         return receiving.Job(
             endpoint.key, "127.0.0.1", self.server.port, start_at, seconds, share, self.issuer
         )
+
+
+class AuthorizationCodeLoad(IssuanceLoad):
+    """Whole issuances through the authorization code flow with DPoP; each uses up an
+    offer's issuer_state."""
+
+    whole = AUTHCODE
+    grant = receiving.AUTHORIZATION_CODE_GRANT
 
 
 def seed_issuances(base: str, token: str) -> dict[str, Any]:
@@ -930,18 +952,25 @@ def measure_issuances(settings: Settings, server: Server, token: str) -> dict[st
     with context.Pool(settings.clients, initializer=presenting.client_process_init) as pool:
         load = IssuanceLoad(settings, server, token, pool)
         load.check_by_hand()
-        for endpoint in schedule([ISSUE], settings.rounds, CLIENT_HEALTHZ):
-            runs.setdefault(endpoint.key, []).append(load.measure(endpoint))
+        authcode = AuthorizationCodeLoad(settings, server, token, pool, load.body)
+        authcode.check_by_hand()
+        loads = {ISSUE.key: load, AUTHCODE.key: authcode}
+        for endpoint in schedule([ISSUE, AUTHCODE], settings.rounds, CLIENT_HEALTHZ):
+            runs.setdefault(endpoint.key, []).append(
+                loads.get(endpoint.key, load).measure(endpoint)
+            )
     return runs
 
 
 def report_issuances(runs: dict[str, list[Run]], clients: int) -> dict[str, float]:
-    medians = table(CLIENT_HEALTHZ, [ISSUE], runs, f"issuing ({clients} Python clients)")
+    medians = table(CLIENT_HEALTHZ, [ISSUE, AUTHCODE], runs, f"issuing ({clients} Python clients)")
     print()
     print(
         "issue: whole issuances per second (3 HTTP requests each: token, nonce, credential, "
         "plus the proof JWT the client signs; the offer is made and read beforehand, not "
-        "measured); healthz driven by the same client processes."
+        "measured); authcode: the authorization code flow with DPoP (6 requests: PAR, the "
+        "authorization page, its Continue, token, nonce, credential; 3 DPoP proofs and the "
+        "key proof signed by the client); healthz driven by the same client processes."
     )
     baseline_noise(runs[CLIENT_HEALTHZ.key], "healthz (Python client)")
     return medians
@@ -1161,6 +1190,7 @@ SUMMARY = {
     "mdocfirst": ("mdoc verify, a signer not seen before", "3 raw ES256 verifications"),
     "isomdoc": ("org-iso-mdoc open + verify, in process", "1 HPKE open + 3 raw ES256"),
     "issue": ("whole issuance (3 requests)", "healthz, same Python client"),
+    "authcode": ("whole issuance, authorization code + DPoP (6)", "healthz, same Python client"),
 }
 
 

@@ -1,8 +1,10 @@
 """One OpenID4VCI 1.0 credential issuer per organization, at ``<PUBLIC_URL>/issuers/<org_id>``.
 
 The metadata documents (path-inserted well-knowns, OpenID4VCI 1.0 §12.2.2, RFC 8414 §3, SD-JWT
-VC §5), the Credential Offer by reference, the Token, Nonce and Credential Endpoints and the
-Token Status Lists. Errors here speak the wallet's protocol, not the API's: ``{"error",
+VC §5), the Credential Offer by reference, the Pushed Authorization Request, Token, Nonce and
+Credential Endpoints and the Token Status Lists (the authorization endpoint is a page:
+``app.pages.authorize``). Every answer of the POST endpoints carries a fresh ``DPoP-Nonce``
+(RFC 9449 §8), so a wallet always has one to put in its next proof. Errors here speak the wallet's protocol, not the API's: ``{"error",
 "error_description"}`` with the codes of RFC 6749 §5.2 (token endpoint), RFC 6750 §3.1 and
 OpenID4VCI 1.0 §8.3.1 (credential endpoint). An unknown issuer or offer is a 404 of that
 shape; an unknown route stays the API's 404.
@@ -15,19 +17,30 @@ from typing import Any
 from flask import Blueprint, Response, jsonify, request
 from flask_limiter.errors import RateLimitExceeded
 
+from app import mail
 from app.api.common import base_url, documented
 from app.database import read_only
 from app.extensions import db
-from app.issuance import wallet
+from app.issuance import authorization, dpop, wallet
 from app.issuance.links import IssuerLinks
 from app.oid4vci.errors import CredentialError, TokenError
-from app.oid4vci.request import parse_token_request
+from app.oid4vci.request import AuthorizationCodeRequest, parse_token_request
 from app.oid4vci.statuslist import STATUS_LIST_TYP
 from app.organizations.models import Organization
 
 bp = Blueprint("issuer", __name__)
 
 NO_STORE = {"Cache-Control": "no-store"}
+DPOP_ENDPOINTS = frozenset({"issuer.par", "issuer.token", "issuer.nonce", "issuer.credential"})
+
+
+@bp.after_request
+def _dpop_nonce(response: Response) -> Response:
+    """RFC 9449 §8.2: a new nonce may come with any response; browsers' wallets read it."""
+    if request.endpoint in DPOP_ENDPOINTS:
+        response.headers["DPoP-Nonce"] = dpop.fresh_nonce()
+        response.headers["Access-Control-Expose-Headers"] = "DPoP-Nonce, WWW-Authenticate"
+    return response
 
 
 class _Missing(Exception):
@@ -63,9 +76,15 @@ def _credential_error(exc: CredentialError) -> Response:
     """§8.3.1: nothing of a refused request is kept (its status rolls it back at the boundary)."""
     response = _error(exc.body(), exc.status)
     if exc.status == 401:
-        # RFC 6750 §3: the scheme and the error in WWW-Authenticate.
-        response.headers["WWW-Authenticate"] = f'Bearer error="{exc.error}"'
+        # RFC 6750 §3 and RFC 9449 §7.1: the scheme and the error in WWW-Authenticate.
+        response.headers["WWW-Authenticate"] = _challenge(exc.scheme, exc.error)
     return response
+
+
+def _challenge(scheme: str, error: str) -> str:
+    if scheme == "DPoP":
+        return f'DPoP error="{error}", algs="ES256"'
+    return f'Bearer error="{error}"'
 
 
 def _error(body: dict[str, Any], status: int) -> Response:
@@ -149,17 +168,60 @@ def credential_offer(org_id: str, token: str) -> Response:
     return response
 
 
+@bp.post("/issuers/<org_id>/par")
+@documented(
+    "Pushed Authorization Request Endpoint (RFC 9126): the authorization request, form-encoded, "
+    "with PKCE S256, issuer_state from the offer and scope or authorization_details; an "
+    "optional DPoP proof binds the code to its key. 201 with request_uri and expires_in",
+    responses={201: None},
+    tags=("issuer",),
+)
+def par(org_id: str) -> Response:
+    """A refusal is committed too: the DPoP proof it carried stays used."""
+    organization = _issuer(org_id)
+    try:
+        jkt = wallet.par_dpop_key(organization, _links(), request.headers.get("DPoP"))
+        pushed = authorization.push(organization, request.form, _links(), jkt)
+    except TokenError as exc:
+        db.session.commit()
+        return _error(exc.body(), exc.status)
+    if pushed.mail_code is not None and pushed.credential is not None:
+        recipient = pushed.credential.recipient
+        mail.send_authorization_code(
+            mail.AuthorizationCodeMail(
+                to=recipient.email or "",
+                recipient_name=f"{recipient.first_name} {recipient.last_name}".strip(),
+                organization=organization.name,
+                credential=pushed.credential.name,
+                code=pushed.mail_code,
+                minutes=max(1, pushed.expires_in // 60),
+                reference=str(pushed.credential.id),
+            )
+        )
+    response = jsonify({"request_uri": pushed.request_uri, "expires_in": pushed.expires_in})
+    response.status_code = 201
+    response.headers.update(NO_STORE)
+    return response
+
+
 @bp.post("/issuers/<org_id>/token")
 @documented(
-    "Token Endpoint: pre-authorized code (and tx_code) for an access token; form-encoded "
-    "(RFC 6749 §4.1.3, OpenID4VCI 1.0 §6)",
+    "Token Endpoint: an authorization code (with its PKCE code_verifier and redirect_uri) or "
+    "a pre-authorized code (and tx_code) for an access token, DPoP-bound when a DPoP proof "
+    "is sent; form-encoded (RFC 6749 §4.1.3, RFC 9449 §5, OpenID4VCI 1.0 §6)",
     tags=("issuer",),
 )
 def token(org_id: str) -> Response:
-    """A refusal is committed too: a wrong tx_code must count toward the five allowed."""
+    """A refusal is committed too: a wrong tx_code must count toward the five allowed, and
+    a code used twice withdraws the token of its first use."""
     organization = _issuer(org_id)
     try:
-        body = wallet.exchange_code(organization, parse_token_request(request.form))
+        token_request = parse_token_request(request.form)
+        jkt = wallet.token_dpop_key(organization, _links(), request.headers.get("DPoP"))
+        if isinstance(token_request, AuthorizationCodeRequest):
+            body = authorization.redeem(organization, request.form, token_request, jkt)
+        else:
+            body = wallet.exchange_code(organization, token_request, jkt)
     except TokenError as exc:
         db.session.commit()
         return _error(exc.body(), exc.status)
@@ -186,7 +248,7 @@ def nonce(org_id: str) -> Response:
 @bp.post("/issuers/<org_id>/credential")
 @documented(
     "Credential Endpoint: the SD-JWT VC bound to the proof's key (§8); access token in the "
-    "Authorization header only",
+    "Authorization header only (Bearer, or DPoP with its proof in the DPoP header)",
     tags=("issuer",),
 )
 def credential(org_id: str) -> Response:
@@ -204,15 +266,22 @@ def credential(org_id: str) -> Response:
         )
         response.headers["WWW-Authenticate"] = 'Bearer error="invalid_request"'
         return response
-    signed = wallet.issue_to_wallet(organization, _bearer(), body, _links())
+    signed = wallet.issue_to_wallet(
+        organization, _authorization(), body, _links(), request.headers.get("DPoP")
+    )
     response = jsonify({"credentials": [{"credential": signed}]})
     response.headers.update(NO_STORE)
     return response
 
 
-def _bearer() -> str | None:
+def _authorization() -> tuple[str, str | None]:
+    """The Authorization header's scheme (lower case) and token: RFC 6750 ``Bearer`` or
+    RFC 9449 ``DPoP``; another scheme counts as no token."""
     scheme, _, value = request.headers.get("Authorization", "").partition(" ")
-    return value.strip() or None if scheme.lower() == "bearer" else None
+    scheme = scheme.lower()
+    if scheme not in ("bearer", "dpop"):
+        return "bearer", None
+    return scheme, value.strip() or None
 
 
 # -- status lists -----------------------------------------------------------------------------

@@ -84,6 +84,7 @@ def schema(row: Schema) -> dict[str, Any]:
         "published": row.published,
         "attributes": row.attributes,
         "validity_days": row.validity_days,
+        "authorization_code_by_mail": bool(row.authorization_code_by_mail),
         "created_at": _time(row.created_at),
         "updated_at": _time(row.updated_at),
     }

@@ -88,6 +88,8 @@ class Credential(IdMixin, TimestampMixin, db.Model):
     # The current offer: its token is the path of /o/<token> and /issuers/<org>/offers/<token>.
     offer_token: Mapped[str | None] = mapped_column(String(64), unique=True)
     pre_authorized_code_hash: Mapped[str | None] = mapped_column(String(64), unique=True)
+    # The offer's issuer_state for the authorization code grant (derived like the code).
+    issuer_state_hash: Mapped[str | None] = mapped_column(String(64), unique=True)
     code_used_at: Mapped[datetime | None]
     tx_code_hash: Mapped[str | None] = mapped_column(String(64))
     tx_code_failures: Mapped[int] = mapped_column(default=0)
@@ -161,6 +163,12 @@ class AccessToken(IdMixin, db.Model):
     )
     token_hash: Mapped[str] = mapped_column(String(64), unique=True)
     expires_at: Mapped[datetime]
+    # RFC 9449 §6: the thumbprint of the DPoP key the token is bound to (cnf.jkt); None for
+    # a Bearer token.
+    dpop_jkt: Mapped[str | None] = mapped_column(String(64))
+    # OpenID4VCI 1.0 §6.2: the credential_identifier handed out when the wallet asked with
+    # authorization_details.
+    credential_identifier: Mapped[str | None] = mapped_column(String(64))
 
     credential: Mapped[Credential] = relationship()
 
@@ -178,4 +186,45 @@ class CNonce(db.Model):
     organization_id: Mapped[uuid.UUID] = mapped_column(
         ForeignKey("organizations.id", ondelete="CASCADE"), index=True
     )
+    expires_at: Mapped[datetime] = mapped_column(index=True)
+
+
+class AuthorizationRequest(IdMixin, db.Model):
+    """A pushed authorization request (RFC 9126) for one offered credential, then the
+    authorization code the person's consent turns it into. Both secrets stored hashed."""
+
+    __tablename__ = "issuer_authorization_requests"
+
+    credential_id: Mapped[uuid.UUID] = mapped_column(
+        ForeignKey("credentials.id", ondelete="CASCADE"), index=True
+    )
+    request_uri_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    client_id: Mapped[str] = mapped_column(String(255))
+    redirect_uri: Mapped[str] = mapped_column(Text)
+    code_challenge: Mapped[str] = mapped_column(String(128))
+    state: Mapped[str | None] = mapped_column(Text)
+    # True when the credential was asked for with authorization_details (RFC 9396), which
+    # the token response then echoes with credential_identifiers (OpenID4VCI 1.0 §6.2).
+    by_authorization_details: Mapped[bool] = mapped_column(default=False)
+    # RFC 9449 §10: the DPoP key of the pushed request; the token request must use it too.
+    dpop_jkt: Mapped[str | None] = mapped_column(String(64))
+    # The one-time code mailed to the recipient (a keyed hash), when the schema asks for one.
+    mail_code_hash: Mapped[str | None] = mapped_column(String(64))
+    mail_code_failures: Mapped[int] = mapped_column(default=0)
+    expires_at: Mapped[datetime] = mapped_column(index=True)
+    approved_at: Mapped[datetime | None]
+    code_hash: Mapped[str | None] = mapped_column(String(64), unique=True)
+    code_expires_at: Mapped[datetime | None]
+    code_used_at: Mapped[datetime | None]
+
+    credential: Mapped[Credential] = relationship()
+
+
+class DpopProofSeen(db.Model):
+    """A DPoP proof already used (RFC 9449 §11.1), kept until it would be too old anyway:
+    the primary key decides two concurrent uses of the same proof."""
+
+    __tablename__ = "issuer_dpop_proofs"
+
+    proof_key: Mapped[str] = mapped_column(String(64), primary_key=True)
     expires_at: Mapped[datetime] = mapped_column(index=True)

@@ -181,6 +181,7 @@ def _new_offer(credential: Credential, *, with_tx_code: bool) -> str | None:
     current = settings.current()
     credential.offer_token = secrets.token_urlsafe(32)
     credential.pre_authorized_code_hash = hash_secret(pre_authorized_code(credential.offer_token))
+    credential.issuer_state_hash = hash_secret(issuer_state(credential.offer_token))
     credential.code_used_at = None
     credential.tx_code_failures = 0
     credential.offer_expires_at = now + timedelta(seconds=current.offer_seconds)
@@ -201,6 +202,13 @@ def pre_authorized_code(offer_token: str) -> str:
     """
     mac = hmac.new(settings.current().code_key, offer_token.encode(), hashlib.sha256)
     return "pc_" + mac.hexdigest()
+
+
+def issuer_state(offer_token: str) -> str:
+    """The offer's ``issuer_state`` for the authorization code grant (§4.1.1), derived like
+    the pre-authorized code: it names the offer in the wallet's authorization request."""
+    mac = hmac.new(settings.current().code_key, f"issuer_state:{offer_token}".encode(), "sha256")
+    return "is_" + mac.hexdigest()
 
 
 def tx_code_hash(offer_token: str, tx_code: str) -> str:
@@ -276,6 +284,7 @@ def revoke_credential(organization: Organization, credential_id: uuid.UUID) -> C
         credential.recorded_status = CredentialStatus.REVOKED
         credential.revoked_at = clock.now()
         credential.pre_authorized_code_hash = None
+        credential.issuer_state_hash = None
         db.session.execute(delete(AccessToken).where(AccessToken.credential_id == credential.id))
         db.session.flush()
         outbox.emit("credential.revoked", credential, organization.id, credential.id)

@@ -32,6 +32,9 @@ class IssuingSettings:
     nonce_seconds: int
     status_list_ttl: int
     status_list_valid_seconds: int
+    par_seconds: int = 300
+    authorization_code_seconds: int = 60
+    dpop_required: bool = False
     # "pkcs11": new issuer keys are made in ``token``, which also holds keys made before.
     key_store: str = "database"
     token: TokenSettings | None = None
@@ -51,6 +54,11 @@ class IssuingSettings:
         """A key of its own for the MACs that make a c_nonce (``app.oid4vci.nonce``)."""
         return hmac.new(self.kek, b"verity c_nonces v1", hashlib.sha256).digest()
 
+    @cached_property
+    def dpop_nonce_key(self) -> bytes:
+        """The key of the stateless DPoP nonces (RFC 9449 §8), shared by every worker."""
+        return hmac.new(self.kek, b"verity dpop nonces v1", hashlib.sha256).digest()
+
 
 def from_config(config: Mapping[str, Any]) -> IssuingSettings:
     """Without ``ISSUER_KEY_SECRET`` the secret is derived from ``SECRET_KEY``; production
@@ -63,9 +71,19 @@ def from_config(config: Mapping[str, Any]) -> IssuingSettings:
         nonce_seconds=config["ISSUER_NONCE_SECONDS"],
         status_list_ttl=config["STATUS_LIST_TTL_SECONDS"],
         status_list_valid_seconds=config["STATUS_LIST_VALID_SECONDS"],
+        par_seconds=config.get("ISSUER_PAR_SECONDS", 300),
+        authorization_code_seconds=config.get("ISSUER_AUTHORIZATION_CODE_SECONDS", 60),
+        dpop_required=dpop_required(config.get("ISSUER_DPOP") or "accepted"),
         key_store=config.get("KEY_STORE") or "database",
         token=token_settings(config) if config.get("PKCS11_MODULE") else None,
     )
+
+
+def dpop_required(value: str) -> bool:
+    """``ISSUER_DPOP``: "accepted" (the default) or "required"; anything else is a mistake."""
+    if value not in ("accepted", "required"):
+        raise ValueError(f"ISSUER_DPOP must be 'accepted' or 'required', not {value!r}")
+    return value == "required"
 
 
 def token_settings(config: Mapping[str, Any]) -> TokenSettings:

@@ -1,4 +1,5 @@
-"""The issuer side a wallet talks to (OpenID4VCI 1.0, pre-authorized code flow).
+"""The issuer side a wallet talks to (OpenID4VCI 1.0; the authorization code flow's own
+steps are in ``app.issuance.authorization``).
 
 Offer by reference (§4.1.3), Token Endpoint (§6), Nonce Endpoint (§7), Credential Endpoint
 (§8), the metadata documents (§12) and the Token Status List. Every refusal is a
@@ -9,37 +10,43 @@ concurrent redemptions cannot both succeed.
 
 from __future__ import annotations
 
-import secrets
 import uuid
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from sqlalchemy import case, delete, exists, select, update
+from sqlalchemy import case, delete, select, update
 from sqlalchemy.exc import IntegrityError
 
 from app import clock
 from app.extensions import db
-from app.issuance import keys, settings
+from app.issuance import dpop, keys, settings
+from app.issuance.authorization import issue_access_token
 from app.issuance.links import IssuerLinks
 from app.issuance.models import AccessToken, CNonce, Credential, CredentialStatus
-from app.issuance.operations import claims_of, pre_authorized_code, tx_code_hash
+from app.issuance.operations import claims_of, issuer_state, pre_authorized_code, tx_code_hash
 from app.issuance.own import list_started
 from app.oid4vci.credential import sign_sd_jwt_vc
+from app.oid4vci.dpop import DpopError
 from app.oid4vci.errors import (
     CredentialRequestDenied,
+    InvalidCredentialRequest,
+    InvalidDpopProof,
     InvalidNonce,
     InvalidToken,
     TokenError,
     UnknownCredentialConfiguration,
+    UseDpopNonce,
 )
 from app.oid4vci.keys import jwk_thumbprint
 from app.oid4vci.metadata import (
     ClaimMetadata,
     CredentialConfiguration,
     authorization_server_metadata,
+    credential_endpoint,
     credential_issuer_metadata,
     credential_offer,
     jwt_vc_issuer_metadata,
+    scope_of,
 )
 from app.oid4vci.nonce import mint_nonce, nonce_expiry
 from app.oid4vci.proof import verify_proof_jwt
@@ -102,7 +109,10 @@ def issuer_metadata(organization: Organization, links: IssuerLinks) -> dict[str,
 
 
 def oauth_metadata(organization: Organization, links: IssuerLinks) -> dict[str, Any]:
-    return authorization_server_metadata(links.issuer(organization.id))
+    return authorization_server_metadata(
+        links.issuer(organization.id),
+        [scope_of(configuration.id) for configuration in configurations(organization)],
+    )
 
 
 def sd_jwt_vc_metadata(organization: Organization, links: IssuerLinks) -> dict[str, Any]:
@@ -129,16 +139,20 @@ def offer_document(
         [credential.configuration_id],
         pre_authorized_code(token),
         credential.tx_code_length,
+        issuer_state(token) if credential.issuer_state_hash is not None else None,
     )
 
 
 # -- token endpoint ---------------------------------------------------------------------------
 
 
-def exchange_code(organization: Organization, request: TokenRequest) -> dict[str, Any]:
+def exchange_code(
+    organization: Organization, request: TokenRequest, dpop_jkt: str | None = None
+) -> dict[str, Any]:
     """§6: a pre-authorized code (and its transaction code) for an access token bound to the
-    one credential offered. The caller commits even when this raises, so a wrong transaction
-    code is counted; the fifth burns the code (§3.5 leaves the limit to the issuer).
+    one credential offered (and to the DPoP key, if the request carried a proof). The caller
+    commits even when this raises, so a wrong transaction code is counted; the fifth burns
+    the code (§3.5 leaves the limit to the issuer).
 
     A guess is judged by one conditional UPDATE, whichever way it went: the right code takes
     the offer only while fewer than five wrong ones are counted, and a wrong one is counted
@@ -167,17 +181,26 @@ def exchange_code(organization: Organization, request: TokenRequest) -> dict[str
     )
     if taken.rowcount != 1:
         raise TokenError("invalid_grant", NO_LONGER_REDEEMABLE)
-    seconds = settings.current().access_token_seconds
-    value = "at_" + secrets.token_urlsafe(32)
-    db.session.add(
-        AccessToken(
-            credential_id=credential.id,
-            token_hash=hash_secret(value),
-            expires_at=now + timedelta(seconds=seconds),
-        )
-    )
-    db.session.flush()
-    return {"access_token": value, "token_type": "Bearer", "expires_in": seconds}
+    return issue_access_token(credential.id, dpop_jkt)
+
+
+def token_dpop_key(organization: Organization, links: IssuerLinks, proof: str | None) -> str | None:
+    """RFC 9449 §5: the thumbprint of the key a token request's DPoP proof was made with
+    (the token is then bound to it), or None for a request without one."""
+    return _dpop_key(proof, links.issuer(organization.id), "/token")
+
+
+def par_dpop_key(organization: Organization, links: IssuerLinks, proof: str | None) -> str | None:
+    """RFC 9449 §10.1: a proof at the pushed request binds the code to its key."""
+    return _dpop_key(proof, links.issuer(organization.id), "/par")
+
+
+def _dpop_key(proof: str | None, issuer: str, path: str) -> str | None:
+    try:
+        checked = dpop.check_proof(proof, method="POST", url=issuer + path)
+    except DpopError as exc:
+        raise TokenError(exc.error, exc.description) from exc
+    return checked.jkt if checked else None
 
 
 # The same words for every guess the limit (or a redemption) got to first, right or wrong, so
@@ -271,15 +294,27 @@ def _consume_nonce(organization: Organization, nonce: str | None) -> None:
 
 
 def issue_to_wallet(
-    organization: Organization, access_token: str | None, body: bytes, links: IssuerLinks
+    organization: Organization,
+    authorization: tuple[str, str | None],
+    body: bytes,
+    links: IssuerLinks,
+    dpop_proof: str | None = None,
 ) -> str:
     """§8: the SD-JWT VC, bound to the key of the request's proof. Checked in the order
-    §8.3.1 reads: the token, the request (its raw bytes: JSON is read only for a valid token),
-    the configuration, the proof, its nonce."""
-    token = _access_token(organization, access_token)
+    §8.3.1 reads: the token (and its DPoP proof), the request (its raw bytes: JSON is read
+    only for a valid token), the configuration, the proof, its nonce. ``authorization`` is the
+    Authorization header's scheme and token."""
+    token = _access_token(organization, authorization, dpop_proof, links)
     credential = token.credential
     request = read_credential_request(body)
-    if request.credential_configuration_id != credential.configuration_id:
+    if request.credential_identifier is not None:
+        if token.credential_identifier is None:
+            raise InvalidCredentialRequest(
+                "credential_identifier is only for tokens granted with authorization_details"
+            )
+        if request.credential_identifier != token.credential_identifier:
+            raise InvalidCredentialRequest("credential_identifier is not one this token grants")
+    elif request.credential_configuration_id != credential.configuration_id:
         raise UnknownCredentialConfiguration(
             "The access token grants another credential configuration"
         )
@@ -302,17 +337,56 @@ def issue_to_wallet(
     return _sign(organization, credential, proof.jwk, links, now)
 
 
-def _access_token(organization: Organization, value: str | None) -> AccessToken:
+def _access_token(
+    organization: Organization,
+    authorization: tuple[str, str | None],
+    dpop_proof: str | None,
+    links: IssuerLinks,
+) -> AccessToken:
+    """RFC 6750 §2.1 Bearer, or RFC 9449 §7 DPoP: a token bound to a key is accepted only
+    with the DPoP scheme and a proof made with that key for this request and this token."""
+    scheme, value = authorization
     if not value:
-        raise InvalidToken("An access token is required in the Authorization header")
+        error = InvalidToken("An access token is required in the Authorization header")
+        if settings.current().dpop_required:
+            error.scheme = "DPoP"
+        raise error
     token = db.session.scalar(
         select(AccessToken).where(AccessToken.token_hash == hash_secret(value))
     )
     if token is None or token.expires_at <= clock.now():
-        raise InvalidToken("The access token is unknown or expired")
+        raise _invalid_token("The access token is unknown or expired", scheme)
     if token.credential.organization_id != organization.id:
-        raise InvalidToken("The access token was not issued by this credential issuer")
+        raise _invalid_token("The access token was not issued by this credential issuer", scheme)
+    if token.dpop_jkt is None:
+        if scheme != "bearer":
+            raise _invalid_token("This access token is a Bearer token", scheme)
+        return token
+    if scheme != "dpop":
+        raise _invalid_token("This access token is DPoP-bound: use the DPoP scheme", "dpop")
+    if dpop_proof is None:
+        raise InvalidDpopProof("A DPoP proof is required with a DPoP-bound access token")
+    try:
+        proof = dpop.check_proof(
+            dpop_proof,
+            method="POST",
+            url=credential_endpoint(links.issuer(organization.id)),
+            access_token=value,
+        )
+    except DpopError as exc:
+        raise (UseDpopNonce if exc.error == "use_dpop_nonce" else InvalidDpopProof)(
+            exc.description
+        ) from exc
+    if proof is None or proof.jkt != token.dpop_jkt:
+        raise InvalidDpopProof("The DPoP proof is made with another key than the token's")
     return token
+
+
+def _invalid_token(description: str, scheme: str) -> InvalidToken:
+    error = InvalidToken(description)
+    if scheme == "dpop":
+        error.scheme = "DPoP"
+    return error
 
 
 def _sign(

@@ -19,7 +19,12 @@ from sqlalchemy import event
 from sqlalchemy.orm import Session, SessionTransaction
 
 from app.extensions import db
-from app.mail.offer import OfferMail, offer_message
+from app.mail.offer import (
+    AuthorizationCodeMail,
+    OfferMail,
+    authorization_code_message,
+    offer_message,
+)
 from app.mail.transport import Mailer, MailError, mailer_from_config
 
 log = logging.getLogger(__name__)
@@ -27,7 +32,16 @@ log = logging.getLogger(__name__)
 OUTBOX = "mail_outbox"
 UNDELIVERED = "mail_undelivered"
 
-__all__ = ["MailError", "Mailer", "OfferMail", "init_app", "send_offer", "undelivered"]
+__all__ = [
+    "AuthorizationCodeMail",
+    "MailError",
+    "Mailer",
+    "OfferMail",
+    "init_app",
+    "send_authorization_code",
+    "send_offer",
+    "undelivered",
+]
 
 
 def init_app(app: Flask) -> None:
@@ -62,6 +76,13 @@ def send_offer(
         reference=reference,
     )
     message = offer_message(mail, current_app.config["MAIL_FROM"])
+    outbox = db.session.info.setdefault(OUTBOX, [])
+    outbox.append((current_app.extensions["mailer"], message, mail.reference))
+
+
+def send_authorization_code(mail: AuthorizationCodeMail) -> None:
+    """Email the one-time code of an authorization request once the transaction commits."""
+    message = authorization_code_message(mail, current_app.config["MAIL_FROM"])
     outbox = db.session.info.setdefault(OUTBOX, [])
     outbox.append((current_app.extensions["mailer"], message, mail.reference))
 

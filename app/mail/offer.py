@@ -57,6 +57,51 @@ def offer_text(mail: OfferMail) -> str:
     return "\n".join(lines) + "\n"
 
 
+@dataclass(frozen=True)
+class AuthorizationCodeMail:
+    """The one-time code the authorization page asks for (a schema's
+    ``authorization_code_by_mail``): it proves the person reads the recipient's mail, not
+    only that they hold the offer's link."""
+
+    to: str
+    recipient_name: str
+    organization: str
+    credential: str
+    code: str
+    minutes: int
+    reference: str = ""
+
+
+def authorization_code_text(mail: AuthorizationCodeMail) -> str:
+    return (
+        "\n".join(
+            [
+                f"Hello {one_line(mail.recipient_name)},",
+                "",
+                f"Your wallet asked {one_line(mail.organization)} for your credential: "
+                f"{one_line(mail.credential)}.",
+                "",
+                f"Your code: {mail.code}",
+                "",
+                f"Type it on the page your wallet opened. It works for {mail.minutes} minutes.",
+                "",
+                "If you did not ask for it, ignore this email: without the code nothing is issued.",
+            ]
+        )
+        + "\n"
+    )
+
+
+def authorization_code_message(mail: AuthorizationCodeMail, sender: str) -> EmailMessage:
+    message = EmailMessage()
+    message["From"] = sender
+    message["To"] = formataddr((one_line(mail.recipient_name), mail.to))
+    message["Subject"] = f"Your code for {one_line(mail.credential)}"
+    message["Message-ID"] = make_msgid(domain=sender.rpartition("@")[2].strip(">") or None)
+    message.set_content(authorization_code_text(mail))
+    return message
+
+
 def offer_message(mail: OfferMail, sender: str) -> EmailMessage:
     message = EmailMessage()
     message["From"] = sender

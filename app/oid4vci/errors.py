@@ -25,6 +25,8 @@ class CredentialError(Exception):
 
     error: ClassVar[str] = "invalid_credential_request"
     status: ClassVar[int] = 400
+    # The authentication scheme a 401 names in WWW-Authenticate (RFC 6750 §3, RFC 9449 §7.1).
+    scheme: ClassVar[str] = "Bearer"
 
     def __init__(self, description: str) -> None:
         super().__init__(description)
@@ -78,16 +80,49 @@ class InvalidToken(CredentialError):
     status = 401
 
 
-class TokenError(Exception):
-    """A Token Error Response (RFC 6749 §5.2, OpenID4VCI 1.0 §6.3).
+class InvalidDpopProof(CredentialError):
+    """The DPoP proof is missing, replayed, or does not hold for this request and token
+    (RFC 9449 §7.1): 401 with ``WWW-Authenticate: DPoP error="invalid_dpop_proof"``."""
 
-    The codes used by the pre-authorized code flow: ``invalid_request`` (a ``tx_code`` missing
-    or sent when none was asked for), ``invalid_grant`` (an unknown, used or expired code, a
-    wrong ``tx_code``), ``unsupported_grant_type``; ``invalid_client`` answers 401.
+    error = "invalid_dpop_proof"
+    status = 401
+    scheme: ClassVar[str] = "DPoP"
+
+
+class UseDpopNonce(CredentialError):
+    """The proof carries no nonce, or a stale one: retry with the ``DPoP-Nonce`` header's
+    (RFC 9449 §9)."""
+
+    error = "use_dpop_nonce"
+    status = 401
+    scheme: ClassVar[str] = "DPoP"
+
+
+class TokenError(Exception):
+    """An error of the authorization server: a Token Error Response (RFC 6749 §5.2,
+    OpenID4VCI 1.0 §6.3) or a Pushed Authorization Request's (RFC 9126 §2.3).
+
+    ``invalid_request`` (a parameter missing or malformed, PKCE missing), ``invalid_grant``
+    (an unknown, used or expired code, a wrong ``tx_code`` or ``code_verifier``, another
+    ``redirect_uri``), ``unsupported_grant_type``, ``invalid_scope`` and
+    ``invalid_authorization_details`` (RFC 9396 §5: a credential not on offer),
+    ``invalid_target`` (RFC 8707: another ``resource``), ``invalid_dpop_proof`` and
+    ``use_dpop_nonce`` (RFC 9449 §5, §8); ``invalid_client`` answers 401.
     """
 
     CODES: ClassVar[frozenset[str]] = frozenset(
-        {"invalid_request", "invalid_grant", "unsupported_grant_type", "invalid_client"}
+        {
+            "invalid_request",
+            "invalid_grant",
+            "unsupported_grant_type",
+            "unsupported_response_type",
+            "invalid_client",
+            "invalid_scope",
+            "invalid_authorization_details",
+            "invalid_target",
+            "invalid_dpop_proof",
+            "use_dpop_nonce",
+        }
     )
 
     def __init__(self, error: str, description: str, status: int | None = None) -> None:

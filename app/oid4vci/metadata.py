@@ -3,7 +3,8 @@
 - Credential Issuer Metadata (OpenID4VCI 1.0 §12.2), at the path-inserted
   ``/.well-known/openid-credential-issuer``;
 - OAuth 2.0 Authorization Server Metadata (RFC 8414, OpenID4VCI 1.0 §12.3) for the
-  pre-authorized code grant: the issuer is its own authorization server;
+  authorization code and pre-authorized code grants: the issuer is its own authorization
+  server;
 - SD-JWT VC Issuer Metadata (draft-ietf-oauth-sd-jwt-vc §4) with the JWKS verifiers use;
 - the Credential Offer (OpenID4VCI 1.0 §4.1.1).
 
@@ -17,12 +18,17 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from app.oid4vci.credential import SD_JWT_VC_TYP
+from app.oid4vci.dpop import DPOP_SIGNING_ALGS
 from app.oid4vci.proof import PROOF_SIGNING_ALGS
 
 PRE_AUTHORIZED_GRANT = "urn:ietf:params:oauth:grant-type:pre-authorized_code"  # §3.5
+AUTHORIZATION_CODE_GRANT = "authorization_code"  # §3.4, RFC 6749 §4.1
+AUTHORIZATION_DETAILS_TYPE = "openid_credential"  # §5.1.1
 CREDENTIAL_PATH = "/credential"
 NONCE_PATH = "/nonce"
 TOKEN_PATH = "/token"
+PAR_PATH = "/par"
+AUTHORIZE_PATH = "/authorize"
 CREDENTIAL_SIGNING_ALGS = ("ES256",)
 
 
@@ -61,6 +67,20 @@ def token_endpoint(issuer: str) -> str:
     return _endpoint(issuer, TOKEN_PATH)
 
 
+def par_endpoint(issuer: str) -> str:
+    return _endpoint(issuer, PAR_PATH)
+
+
+def authorization_endpoint(issuer: str) -> str:
+    return _endpoint(issuer, AUTHORIZE_PATH)
+
+
+def scope_of(configuration_id: str) -> str:
+    """The OAuth scope that asks for one credential configuration (§5.1.2): its ID, which is
+    unique within the issuer and holds no character a scope token may not (RFC 6749 §3.3)."""
+    return configuration_id
+
+
 def credential_issuer_metadata(
     issuer: str, configurations: Iterable[CredentialConfiguration], display_name: str
 ) -> dict[str, Any]:
@@ -79,14 +99,14 @@ def credential_issuer_metadata(
 
 def _configuration(configuration: CredentialConfiguration) -> dict[str, Any]:
     """§12.2.4 ``credential_configurations_supported`` entry, with the SD-JWT VC format's
-    ``vct`` (Appendix A.3.2) and 1.0's ``credential_metadata`` for display and claims. No
-    ``scope``: it names the credential in an Authorization Request, and only the
-    pre-authorized code flow is offered."""
+    ``vct`` (Appendix A.3.2) and 1.0's ``credential_metadata`` for display and claims; its
+    ``scope`` names it in an Authorization Request (§5.1.2)."""
     display: dict[str, Any] = {"name": configuration.display_name}
     if configuration.description:
         display["description"] = configuration.description
     return {
         "format": SD_JWT_VC_TYP,
+        "scope": scope_of(configuration.id),
         "vct": configuration.vct,
         "cryptographic_binding_methods_supported": ["jwk"],
         "credential_signing_alg_values_supported": list(CREDENTIAL_SIGNING_ALGS),
@@ -106,14 +126,25 @@ def _claim(claim: ClaimMetadata) -> dict[str, Any]:
     return {"path": claim.name.split("."), "display": [{"name": claim.display_name}]}
 
 
-def authorization_server_metadata(issuer: str) -> dict[str, Any]:
-    """RFC 8414 §2 for the pre-authorized code flow only: a token endpoint and no client
-    authentication (OpenID4VCI 1.0 §12.3: ``pre-authorized_grant_anonymous_access_supported``)."""
+def authorization_server_metadata(issuer: str, scopes: Sequence[str] = ()) -> dict[str, Any]:
+    """RFC 8414 §2 for both grants. The authorization code grant only through pushed requests
+    (RFC 9126 §5), with PKCE S256 (RFC 7636, HAIP 1.0 §4.1), ``iss`` in the response (RFC 9207)
+    and DPoP (RFC 9449 §5.1); public clients (``none``) and, for the pre-authorized code, no
+    client at all (OpenID4VCI 1.0 §12.3)."""
     return {
         "issuer": issuer,
+        "authorization_endpoint": authorization_endpoint(issuer),
         "token_endpoint": token_endpoint(issuer),
-        "grant_types_supported": [PRE_AUTHORIZED_GRANT],
-        "response_types_supported": [],
+        "pushed_authorization_request_endpoint": par_endpoint(issuer),
+        "require_pushed_authorization_requests": True,
+        "grant_types_supported": [AUTHORIZATION_CODE_GRANT, PRE_AUTHORIZED_GRANT],
+        "response_types_supported": ["code"],
+        "response_modes_supported": ["query"],
+        "code_challenge_methods_supported": ["S256"],
+        "authorization_response_iss_parameter_supported": True,
+        "authorization_details_types_supported": [AUTHORIZATION_DETAILS_TYPE],
+        "scopes_supported": list(scopes),
+        "dpop_signing_alg_values_supported": list(DPOP_SIGNING_ALGS),
         "token_endpoint_auth_methods_supported": ["none"],
         "pre-authorized_grant_anonymous_access_supported": True,
     }
@@ -130,9 +161,11 @@ def credential_offer(
     configuration_ids: Sequence[str],
     pre_authorized_code: str,
     tx_code_length: int | None,
+    issuer_state: str | None = None,
 ) -> dict[str, Any]:
-    """§4.1.1 Credential Offer with the pre-authorized code grant; ``tx_code`` (§4.1.1) asks the
-    wallet for a numeric code of that length, sent to the person another way."""
+    """§4.1.1 Credential Offer with the pre-authorized code grant and, given an
+    ``issuer_state``, the authorization code grant too (the wallet picks one); ``tx_code``
+    asks the wallet for a numeric code of that length, sent to the person another way."""
     grant: dict[str, Any] = {"pre-authorized_code": pre_authorized_code}
     if tx_code_length is not None:
         grant["tx_code"] = {
@@ -140,8 +173,12 @@ def credential_offer(
             "length": tx_code_length,
             "description": "Enter the code you were given with this offer",
         }
+    grants: dict[str, Any] = {}
+    if issuer_state is not None:
+        grants[AUTHORIZATION_CODE_GRANT] = {"issuer_state": issuer_state}
+    grants[PRE_AUTHORIZED_GRANT] = grant
     return {
         "credential_issuer": issuer,
         "credential_configuration_ids": list(configuration_ids),
-        "grants": {PRE_AUTHORIZED_GRANT: grant},
+        "grants": grants,
     }

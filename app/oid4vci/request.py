@@ -13,7 +13,7 @@ from typing import Any
 
 from app import json_input
 from app.oid4vci.errors import InvalidCredentialRequest, InvalidProof, TokenError
-from app.oid4vci.metadata import PRE_AUTHORIZED_GRANT
+from app.oid4vci.metadata import AUTHORIZATION_CODE_GRANT, PRE_AUTHORIZED_GRANT
 
 # Bounds on what a wallet may send: generous for any real wallet, small enough that a hostile
 # body costs nothing to refuse.
@@ -30,11 +30,23 @@ class TokenRequest:
 
 
 @dataclass(frozen=True)
-class CredentialRequest:
-    """A Credential Request (§8.2) naming a configuration, with its ``jwt`` proofs."""
+class AuthorizationCodeRequest:
+    """An authorization code Token Request (RFC 6749 §4.1.3 with RFC 7636 §4.5)."""
 
-    credential_configuration_id: str
+    code: str
+    code_verifier: str | None
+    redirect_uri: str | None
+    client_id: str | None
+
+
+@dataclass(frozen=True)
+class CredentialRequest:
+    """A Credential Request (§8.2) naming a configuration (or, after authorization_details,
+    a ``credential_identifier``), with its ``jwt`` proofs."""
+
+    credential_configuration_id: str | None
     proofs: tuple[str, ...]
+    credential_identifier: str | None = None
 
 
 def _text(value: Any, name: str) -> str | None:
@@ -45,15 +57,26 @@ def _text(value: Any, name: str) -> str | None:
     return value
 
 
-def parse_token_request(form: Mapping[str, Any]) -> TokenRequest:
-    """RFC 6749 §4.1.3 with the §6.1 extension parameters. Only the pre-authorized code grant
-    is offered, so any other ``grant_type`` is ``unsupported_grant_type``."""
+def parse_token_request(form: Mapping[str, Any]) -> TokenRequest | AuthorizationCodeRequest:
+    """RFC 6749 §4.1.3 with the §6.1 extension parameters: the authorization code and the
+    pre-authorized code grants; any other ``grant_type`` is ``unsupported_grant_type``."""
     grant_type = _text(form.get("grant_type"), "grant_type")
     if not grant_type:
         raise TokenError("invalid_request", "grant_type is missing")
+    if grant_type == AUTHORIZATION_CODE_GRANT:
+        code = _text(form.get("code"), "code")
+        if not code:
+            raise TokenError("invalid_request", "code is missing")
+        return AuthorizationCodeRequest(
+            code=code,
+            code_verifier=_text(form.get("code_verifier"), "code_verifier"),
+            redirect_uri=_text(form.get("redirect_uri"), "redirect_uri"),
+            client_id=_text(form.get("client_id"), "client_id"),
+        )
     if grant_type != PRE_AUTHORIZED_GRANT:
         raise TokenError(
-            "unsupported_grant_type", "Only the pre-authorized code grant is supported"
+            "unsupported_grant_type",
+            "Only the authorization code and pre-authorized code grants are supported",
         )
     code = _text(form.get("pre-authorized_code"), "pre-authorized_code")
     if not code:
@@ -75,22 +98,29 @@ def read_credential_request(raw: bytes) -> CredentialRequest:
 
 
 def parse_credential_request(body: Any) -> CredentialRequest:
-    """§8.2: ``credential_configuration_id`` (``credential_identifier`` is never handed out:
-    the token response has no ``authorization_details``) and ``proofs`` with exactly one
-    proof type, ``jwt``, holding a non-empty array of compact JWTs (Appendix F)."""
+    """§8.2: exactly one of ``credential_configuration_id`` and ``credential_identifier``
+    (the latter handed out only after ``authorization_details``, which the caller checks) and
+    ``proofs`` with exactly one proof type, ``jwt``, holding a non-empty array of compact
+    JWTs (Appendix F)."""
     if not isinstance(body, dict):
         raise InvalidCredentialRequest("Credential request is not a JSON object")
-    if "credential_identifier" in body:
-        raise InvalidCredentialRequest("credential_identifier is not used by this issuer")
+    identifier = body.get("credential_identifier")
     configuration_id = body.get("credential_configuration_id")
-    if not isinstance(configuration_id, str) or not configuration_id:
+    if identifier is not None:
+        if configuration_id is not None:
+            raise InvalidCredentialRequest(
+                "Send credential_identifier or credential_configuration_id, not both"
+            )
+        if not isinstance(identifier, str) or not identifier:
+            raise InvalidCredentialRequest("credential_identifier is not a string")
+    elif not isinstance(configuration_id, str) or not configuration_id:
         raise InvalidCredentialRequest("credential_configuration_id is missing")
     if "proof" in body:
         # Drafts before 1.0 sent a single "proof"; 1.0 final knows only "proofs" (§8.2).
         raise InvalidCredentialRequest("proof is not a 1.0 parameter: send proofs")
     if "credential_response_encryption" in body:
         raise InvalidCredentialRequest("Credential response encryption is not supported")
-    return CredentialRequest(configuration_id, _jwt_proofs(body.get("proofs")))
+    return CredentialRequest(configuration_id, _jwt_proofs(body.get("proofs")), identifier)
 
 
 def _jwt_proofs(proofs: Any) -> tuple[str, ...]:

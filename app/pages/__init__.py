@@ -4,7 +4,7 @@ Pages are not the JSON API: an unknown individual or token is a 404 page here, n
 contract's 400 JSON body, because a person follows links and reads pages.
 """
 
-from app.pages import offer  # noqa: F401  (its routes join the blueprint)
+from app.pages import authorize, offer  # noqa: F401  (their routes join the blueprint)
 from app.pages.views import bp
 
 __all__ = ["bp"]

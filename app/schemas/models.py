@@ -45,6 +45,9 @@ class Schema(IdMixin, TimestampMixin, db.Model):
     attributes: Mapped[list[dict[str, Any]]] = mapped_column(JSON, default=list)
     # How long a credential issued with this schema stays valid (its ``exp``); None: no ``exp``.
     validity_days: Mapped[int | None]
+    # In the authorization code flow, the person also types a one-time code mailed to the
+    # recipient before the wallet gets its authorization code.
+    authorization_code_by_mail: Mapped[bool] = mapped_column(default=False)
 
     def credential_type(self) -> CredentialType:
         """What a verification of this schema asks wallets for."""

@@ -249,6 +249,11 @@ class SchemaIn(Body):
         description="Days a credential issued with this schema stays valid (its exp); "
         "none: credentials without exp",
     )
+    authorization_code_by_mail: bool = Field(
+        default=False,
+        description="In the OpenID4VCI authorization code flow, a one-time code is emailed to "
+        "the recipient and asked for on the authorization page",
+    )
 
 
 class SchemaPatch(Body):
@@ -263,6 +268,7 @@ class SchemaPatch(Body):
     premium_plus: bool | None = None
     attributes: list[SchemaAttribute] | None = Field(default=None, min_length=1, max_length=100)
     validity_days: int | None = Field(default=None, strict=True, ge=1, le=3650)
+    authorization_code_by_mail: bool | None = None
 
 
 class SchemaAttributeOut(Out):
@@ -286,6 +292,7 @@ class SchemaOut(Out):
     published: bool
     attributes: list[SchemaAttributeOut]
     validity_days: int | None
+    authorization_code_by_mail: bool
     created_at: datetime
     updated_at: datetime
 

@@ -92,6 +92,7 @@ ISSUER_OPERATIONS = {
     ("GET", "/.well-known/oauth-authorization-server/issuers/{org_id}"),
     ("GET", "/.well-known/jwt-vc-issuer/issuers/{org_id}"),
     ("GET", "/issuers/{org_id}/offers/{token}"),
+    ("POST", "/issuers/{org_id}/par"),
     ("POST", "/issuers/{org_id}/token"),
     ("POST", "/issuers/{org_id}/nonce"),
     ("POST", "/issuers/{org_id}/credential"),

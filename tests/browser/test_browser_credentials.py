@@ -222,6 +222,33 @@ def test_staff_issue_a_credential_and_the_offer_page_shows_its_qr(browser, issue
     person.context.close()
 
 
+def authorization_page(issuer: Issuer, credential: dict) -> str:
+    """The authorization page of the code flow for ``credential``: a wallet's pushed request
+    (PKCE, the offer's issuer_state, the configuration's scope), then the page's address."""
+    from urllib.parse import parse_qs, urlencode, urlsplit
+
+    offer_uri = parse_qs(urlsplit(credential["offer_url"]).query)["credential_offer_uri"][0]
+    offer = issuer.client.get(urlsplit(offer_uri).path).get_json()
+    org = issuer.owner.organization_id
+    pushed = issuer.client.post(
+        f"/issuers/{org}/par",
+        data={
+            "response_type": "code",
+            "client_id": "browser-wallet",
+            "redirect_uri": "https://wallet.example.test/callback",
+            "code_challenge": "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM",
+            "code_challenge_method": "S256",
+            "scope": issuer.schema_id,
+            "issuer_state": offer["grants"]["authorization_code"]["issuer_state"],
+        },
+    )
+    assert pushed.status_code == 201, pushed.get_json()
+    query = urlencode(
+        {"client_id": "browser-wallet", "request_uri": pushed.get_json()["request_uri"]}
+    )
+    return f"{issuer.base}/issuers/{org}/authorize?{query}"
+
+
 @pytest.mark.parametrize("options", WIDTHS, ids=WIDTH_IDS)
 def test_axe_finds_nothing_serious_on_the_new_pages(browser, issuer, options, request):
     offered = issuer.issue(tx_code=True)
@@ -230,6 +257,7 @@ def test_axe_finds_nothing_serious_on_the_new_pages(browser, issuer, options, re
     revoked = issuer.issue()
     issuer.client.post(f"/credentials/{revoked['id']}/revoke", headers=issuer.owner.headers())
     base, one = issuer.base, f"{issuer.base}/dashboard/credentials"
+    authorize = authorization_page(issuer, issuer.issue())
     pages = {
         "credentials": one,
         "credentials-revoked-filter": f"{one}?status=REVOKED",
@@ -244,6 +272,7 @@ def test_axe_finds_nothing_serious_on_the_new_pages(browser, issuer, options, re
         "offer-issued": taken["offer_page"],
         "offer-revoked": revoked["offer_page"],
         "offer-unknown": f"{base}/o/no-such-offer",
+        "authorize": authorize,
     }
     problems: list[str] = []
     page = signed_in(browser, issuer, problems, **dict(options))

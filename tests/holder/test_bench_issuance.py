@@ -52,3 +52,27 @@ def test_the_holder_and_the_bench_client_read_the_same_offer(serve, tmp_path):
     result = receive(offer.get_json()["offer_url"], Wallet.open(tmp_path / "w.json"))
 
     assert result["received"][0]["claims"] == {"given_name": "Erika"}
+
+
+def test_the_bench_client_issues_through_the_authorization_code_flow_with_dpop(serve):
+    """The figure beside the pre-authorized one: PAR, the page, the code, DPoP-bound token and
+    credential request make a credential the issuer signed; an issuer_state serves once."""
+    served = serve(ISSUER_DPOP="required")
+    staff, body = seed(served)
+    port = urlsplit(served.base).port
+    (state,) = receiving.make_offers(
+        "127.0.0.1", port, staff.token, [body], receiving.AUTHORIZATION_CODE_GRANT
+    )
+    offer = served.app.test_client().post(
+        "/credentials", json=body, headers={"Authorization": f"Bearer {staff.token}"}
+    )
+    issuer, _ = receiving.discover("127.0.0.1", port, offer.get_json()["offer_url"])
+
+    connection = http.client.HTTPConnection("127.0.0.1", port)
+    try:
+        credential = receiving.authorize_once(connection, issuer, state)
+        receiving.check_credential(connection, issuer, credential)
+        with pytest.raises(presenting.LoadError, match="400"):
+            receiving.authorize_once(connection, issuer, state)  # the offer was taken
+    finally:
+        connection.close()

@@ -63,14 +63,20 @@ def test_another_organizations_schemas_are_not_in_the_metadata(app, client) -> N
     assert other.schema_id not in metadata["credential_configurations_supported"]
 
 
-def test_authorization_server_metadata_offers_the_pre_authorized_code_grant(app, client) -> None:
+def test_authorization_server_metadata_offers_both_grants(app, client) -> None:
     org = make_org(app)
     metadata = client.get(f"/.well-known/oauth-authorization-server/issuers/{org.id}").get_json()
     assert metadata["issuer"] == org.issuer
     assert metadata["token_endpoint"] == f"{org.issuer}/token"
     assert metadata["grant_types_supported"] == [
-        "urn:ietf:params:oauth:grant-type:pre-authorized_code"
+        "authorization_code",
+        "urn:ietf:params:oauth:grant-type:pre-authorized_code",
     ]
+    assert metadata["pushed_authorization_request_endpoint"] == f"{org.issuer}/par"
+    assert metadata["require_pushed_authorization_requests"] is True
+    assert org.schema_id in metadata["scopes_supported"]
+    issuer = client.get(f"/.well-known/openid-credential-issuer/issuers/{org.id}").get_json()
+    assert issuer["credential_configurations_supported"][org.schema_id]["scope"] == org.schema_id
     assert metadata["pre-authorized_grant_anonymous_access_supported"] is True
 
 

@@ -263,7 +263,7 @@ def test_an_expired_offer_is_invalid_grant(app, client, monkeypatch) -> None:
 def test_another_grant_type_is_unsupported(app, client) -> None:
     org = make_org(app)
     response = client.post(
-        org.path("/token"), data={"grant_type": "authorization_code", "code": "x"}
+        org.path("/token"), data={"grant_type": "client_credentials", "client_id": "x"}
     )
     assert response.status_code == 400
     assert response.get_json()["error"] == "unsupported_grant_type"

@@ -103,3 +103,43 @@ def test_a_credential_signed_before_a_key_rotation_still_verifies(serve) -> None
     verified = present(client, org, wallet, verification.get_json()["id"], "graduate-1", sd_jwt)
 
     assert verified["status"] == "VERIFIED", verified
+
+
+def test_a_credential_taken_by_the_owf_wallet_with_dpop_is_verified(serve) -> None:
+    """The authorization code flow as the OpenWallet Foundation clients drive it (PAR, PKCE,
+    DPoP with nonce retries, iss checked), then a presentation to our verifier: VERIFIED."""
+    from issuance.node_client import run
+
+    served = serve(ISSUER_DPOP="required")
+    client = served.app.test_client()
+    org = make_org(served.app)
+    wallet = Wallet()
+    credential = issue(client, org)
+    received = run(
+        {
+            "action": "receive_authorized",
+            "offer_url": credential["offer_url"],
+            "holder_private_jwk": json.loads(wallet.key.export_private()),
+        }
+    )
+    assert received["token_type"] == "DPoP"
+    assert received["authorization_response"]["iss"] == credential["issuer"]
+    assert received["status"] == 0  # the status list says valid
+
+    verification = client.post(
+        "/verifications",
+        json={
+            "name": "Graduates",
+            "description": "We check your degree.",
+            "schema_id": org.schema_id,
+            "claims": ["given_name", "degree"],
+            "attributes": [{"name": "grade", "operator": "BIGGER", "value": 10}],
+            "trusted_issuers": [credential["issuer"]],
+        },
+        headers=org.headers,
+    )
+    assert verification.status_code == 201, verification.get_json()
+    verified = present(
+        client, org, wallet, verification.get_json()["id"], "graduate-1", received["credential"]
+    )
+    assert verified["status"] == "VERIFIED", verified

@@ -10,14 +10,25 @@
 //     status list the credential names (checked against the key its own kid names in the
 //     same metadata) and reads its entry with @sd-jwt/jwt-status-list.
 //
+//   @openid4vc/oauth2 (the same family): in the authorization code flow, the pushed
+//     authorization request with PKCE, the DPoP proofs and their nonce retries, and the check
+//     of `iss` in the authorization response (RFC 9207).
+//
 // Job on stdin (JSON):
 //   {"action": "receive", "offer_url": "...", "tx_code": "123456"?}
+//   {"action": "receive_authorized", "offer_url": "..."}: the authorization code flow with
+//     DPoP; the person's part (load the authorization page, press Continue) is done with
+//     fetch, as a browser would, and the redirect to the wallet is read, not followed.
 //   {"action": "verify", "credential": "<sd-jwt>"}
 // Prints JSON on stdout: {"credential", "payload", "claims", "status", "status_list_typ",
 // "issuer_kid", "holder_jwk"}; on failure prints {"error": "..."} and exits 1.
 
 import crypto from 'node:crypto'
-import { clientAuthenticationAnonymous, setGlobalConfig } from '@openid4vc/oauth2'
+import {
+  clientAuthenticationAnonymous,
+  clientAuthenticationNone,
+  setGlobalConfig,
+} from '@openid4vc/oauth2'
 import { Openid4vciClient } from '@openid4vc/openid4vci'
 import { ES256, digest } from '@sd-jwt/crypto-nodejs'
 import { getListFromStatusListJWT } from '@sd-jwt/jwt-status-list'
@@ -29,27 +40,35 @@ setGlobalConfig({ allowInsecureUrls: true })
 const b64url = (buffer) => Buffer.from(buffer).toString('base64url')
 const decodePart = (part) => JSON.parse(Buffer.from(part, 'base64url').toString('utf8'))
 
-function holderKey() {
+// A fresh P-256 key, or the private JWK the job hands over (so that the caller can present
+// the credential afterwards with the key it is bound to).
+function holderKey(privateJwk) {
+  if (privateJwk) {
+    const privateKey = crypto.createPrivateKey({ key: privateJwk, format: 'jwk' })
+    const { d, ...publicJwk } = privateKey.export({ format: 'jwk' })
+    return { privateKey, publicJwk }
+  }
   const { privateKey, publicKey } = crypto.generateKeyPairSync('ec', { namedCurve: 'P-256' })
   const publicJwk = publicKey.export({ format: 'jwk' })
   return { privateKey, publicJwk }
 }
 
-function callbacks(holder) {
+function callbacks(holder, dpopKey, clientAuthentication = clientAuthenticationAnonymous()) {
   return {
     hash: (data, alg) => crypto.createHash(alg.replace('-', '').toLowerCase()).update(data).digest(),
     generateRandom: (length) => crypto.randomBytes(length),
-    clientAuthentication: clientAuthenticationAnonymous(),
+    clientAuthentication,
     signJwt: async (signer, { header, payload }) => {
       if (signer.method !== 'jwk' || signer.alg !== 'ES256') {
         throw new Error(`unexpected signer ${signer.method} ${signer.alg}`)
       }
       const input = `${b64url(JSON.stringify(header))}.${b64url(JSON.stringify(payload))}`
+      const dpopSigned = dpopKey && signer.publicJwk.x === dpopKey.publicJwk.x
       const signature = crypto.sign('sha256', Buffer.from(input), {
-        key: holder.privateKey,
+        key: dpopSigned ? dpopKey.privateKey : holder.privateKey,
         dsaEncoding: 'ieee-p1363',
       })
-      return { jwt: `${input}.${b64url(signature)}`, signerJwk: holder.publicJwk }
+      return { jwt: `${input}.${b64url(signature)}`, signerJwk: signer.publicJwk }
     },
   }
 }
@@ -80,6 +99,90 @@ async function receive(job) {
   })
   const credential = response.credentialResponse.credentials[0].credential
   return { ...(await verify(credential)), holder_jwk: holder.publicJwk }
+}
+
+const REDIRECT_URI = 'https://wallet.example.test/callback'
+const CLIENT_ID = 'owf-wallet-under-test'
+
+// The person on the authorization page: its cookie, its form's hidden fields, "Continue".
+async function approveInBrowser(authorizationRequestUrl) {
+  const page = await fetch(authorizationRequestUrl)
+  if (!page.ok) throw new Error(`authorization page: HTTP ${page.status}`)
+  const cookie = (page.headers.get('set-cookie') || '').split(';')[0]
+  const html = await page.text()
+  const form = new URLSearchParams()
+  for (const [, name, value] of html.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g)) {
+    form.set(name, value.replaceAll('&#34;', '"').replaceAll('&amp;', '&'))
+  }
+  form.set('decision', 'continue')
+  const action = new URL(authorizationRequestUrl)
+  action.search = ''
+  const answer = await fetch(action, {
+    method: 'POST',
+    body: form,
+    headers: { cookie },
+    redirect: 'manual',
+  })
+  if (answer.status !== 303) throw new Error(`authorization page POST: HTTP ${answer.status}`)
+  return answer.headers.get('location')
+}
+
+async function receiveAuthorized(job) {
+  const holder = holderKey(job.holder_private_jwk)
+  const dpopKey = holderKey()
+  // A public client (token_endpoint_auth_methods_supported: none): client_id in the body.
+  const client = new Openid4vciClient({
+    callbacks: callbacks(holder, dpopKey, clientAuthenticationNone({ clientId: CLIENT_ID })),
+  })
+  const credentialOffer = await client.resolveCredentialOffer(job.offer_url)
+  const issuerMetadata = await client.resolveIssuerMetadata(credentialOffer.credential_issuer)
+  const credentialConfigurationId = credentialOffer.credential_configuration_ids[0]
+  const configuration =
+    issuerMetadata.credentialIssuer.credential_configurations_supported[credentialConfigurationId]
+  const dpopSigner = { method: 'jwk', alg: 'ES256', publicJwk: dpopKey.publicJwk }
+  const authorization = await client.initiateAuthorization({
+    clientId: CLIENT_ID,
+    redirectUri: REDIRECT_URI,
+    scope: configuration.scope,
+    credentialOffer,
+    issuerMetadata,
+    dpop: { signer: dpopSigner },
+  })
+  const redirect = await approveInBrowser(authorization.authorizationRequestUrl)
+  const authorizationResponse = client.parseAndVerifyAuthorizationResponseRedirectUrl({
+    url: redirect,
+    authorizationServerMetadata: issuerMetadata.authorizationServers[0],
+  })
+  const { accessTokenResponse, dpop } = await client.retrieveAuthorizationCodeAccessTokenFromOffer({
+    issuerMetadata,
+    credentialOffer,
+    authorizationCode: authorizationResponse.code,
+    pkceCodeVerifier: authorization.pkce.codeVerifier,
+    redirectUri: REDIRECT_URI,
+    dpop: { signer: dpopSigner, nonce: authorization.dpop?.nonce },
+  })
+  if (accessTokenResponse.token_type !== 'DPoP') throw new Error('the access token is not DPoP-bound')
+  const { c_nonce: nonce } = await client.requestNonce({ issuerMetadata })
+  const { jwt } = await client.createCredentialRequestJwtProof({
+    issuerMetadata,
+    credentialConfigurationId,
+    signer: { method: 'jwk', alg: 'ES256', publicJwk: holder.publicJwk },
+    nonce,
+  })
+  const response = await client.retrieveCredentials({
+    issuerMetadata,
+    accessToken: accessTokenResponse.access_token,
+    credentialConfigurationId,
+    proofs: { jwt: [jwt] },
+    dpop: { signer: dpopSigner, nonce: dpop?.nonce },
+  })
+  const credential = response.credentialResponse.credentials[0].credential
+  return {
+    ...(await verify(credential)),
+    holder_jwk: holder.publicJwk,
+    token_type: accessTokenResponse.token_type,
+    authorization_response: authorizationResponse,
+  }
 }
 
 // SD-JWT VC §5: the well-known segment goes between the host and the path of `iss`.
@@ -147,7 +250,8 @@ async function main() {
   const chunks = []
   for await (const chunk of process.stdin) chunks.push(chunk)
   const job = JSON.parse(Buffer.concat(chunks).toString('utf8'))
-  const result = job.action === 'receive' ? await receive(job) : await verify(job.credential)
+  const actions = { receive, receive_authorized: receiveAuthorized }
+  const result = actions[job.action] ? await actions[job.action](job) : await verify(job.credential)
   process.stdout.write(JSON.stringify(result))
 }
 

@@ -70,8 +70,29 @@ def test_authorization_server_metadata_for_anonymous_pre_authorized_codes():
 
     assert metadata["issuer"] == ISSUER
     assert metadata["token_endpoint"] == f"{ISSUER}/token"
-    assert metadata["grant_types_supported"] == [GRANT]
+    assert GRANT in metadata["grant_types_supported"]
     assert metadata["pre-authorized_grant_anonymous_access_supported"] is True
+
+
+def test_authorization_server_metadata_for_the_authorization_code_flow():
+    """HAIP 1.0 §4.1: PAR required, PKCE S256, iss in the response, DPoP with ES256."""
+    metadata = authorization_server_metadata(ISSUER, ["diploma"])
+
+    assert "authorization_code" in metadata["grant_types_supported"]
+    assert metadata["pushed_authorization_request_endpoint"] == f"{ISSUER}/par"
+    assert metadata["require_pushed_authorization_requests"] is True
+    assert metadata["authorization_endpoint"] == f"{ISSUER}/authorize"
+    assert metadata["code_challenge_methods_supported"] == ["S256"]
+    assert metadata["authorization_response_iss_parameter_supported"] is True
+    assert metadata["dpop_signing_alg_values_supported"] == ["ES256"]
+    assert metadata["scopes_supported"] == ["diploma"]
+
+
+def test_an_offer_names_both_grants_given_an_issuer_state():
+    offer = credential_offer(ISSUER, ["employee-badge"], "code-123", None, "state-1")
+
+    assert offer["grants"]["authorization_code"] == {"issuer_state": "state-1"}
+    assert offer["grants"][GRANT] == {"pre-authorized_code": "code-123"}
 
 
 def test_jwt_vc_issuer_metadata_carries_the_keys_inline():

@@ -31,7 +31,7 @@ def test_a_pre_authorized_token_request():
     ("form", "error"),
     [
         ({}, "invalid_request"),
-        ({"grant_type": "authorization_code", "code": "abc"}, "unsupported_grant_type"),
+        ({"grant_type": "authorization_code"}, "invalid_request"),
         ({"grant_type": "client_credentials"}, "unsupported_grant_type"),
         ({"grant_type": GRANT}, "invalid_request"),
         ({"grant_type": GRANT, "pre-authorized_code": ""}, "invalid_request"),
@@ -61,7 +61,14 @@ def test_a_1_0_credential_request():
             {"credential_configuration_id": 7, "proofs": {"jwt": ["a.b.c"]}},
             InvalidCredentialRequest,
         ),
-        ({"credential_identifier": "x", "proofs": {"jwt": ["a.b.c"]}}, InvalidCredentialRequest),
+        (
+            {
+                "credential_identifier": "x",
+                "credential_configuration_id": "y",
+                "proofs": {"jwt": ["a.b.c"]},
+            },
+            InvalidCredentialRequest,
+        ),
         (
             {"credential_configuration_id": "b", "proof": {"proof_type": "jwt", "jwt": "a.b.c"}},
             InvalidCredentialRequest,

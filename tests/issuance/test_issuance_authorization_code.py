@@ -1,0 +1,358 @@
+"""The authorization code flow (PAR, PKCE S256, issuer_state, iss) with DPoP-bound tokens,
+through HTTP: the flow itself, the authorization page, and one row per negative of the
+OpenID Foundation issuer test plans (``oid4vci-1_0-issuer`` and its HAIP variant) that
+concerns them."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from urllib.parse import parse_qs, urlencode, urlsplit
+
+import pytest
+from issuance.authcode_support import CLIENT_ID, REDIRECT_URI, AuthCodeWallet
+from issuance.issuance_support import Org, issue, make_org
+
+
+def test_a_credential_through_the_authorization_code_flow_with_dpop(app, client) -> None:
+    org = make_org(app)
+    credential = issue(client, org)
+    wallet = AuthCodeWallet()
+
+    pushed = wallet.par(client, org, credential)
+    assert pushed.status_code == 201, pushed.get_json()
+    assert pushed.get_json()["request_uri"].startswith("urn:ietf:params:oauth:request_uri:")
+    redirected = wallet.authorize(client, org, pushed.get_json()["request_uri"])
+    assert redirected.status_code == 303
+    location = urlsplit(redirected.headers["Location"])
+    assert f"{location.scheme}://{location.netloc}{location.path}" == REDIRECT_URI
+    answer = parse_qs(location.query)
+    assert answer["state"] == ["wallet-state-1"]
+    assert answer["iss"] == [org.issuer]  # RFC 9207
+
+    token = wallet.redeem(client, org, answer["code"][0])
+    assert token.status_code == 200, token.get_json()
+    assert token.get_json()["token_type"] == "DPoP"
+    access_token = token.get_json()["access_token"]
+
+    body = wallet.credential_body(client, org, org.schema_id)
+    issued = wallet.credential_request(client, org, access_token, body)
+    assert issued.status_code == 200, issued.get_json()
+    assert issued.get_json()["credentials"][0]["credential"].count("~") >= 2
+    shown = client.get(f"/credentials/{credential['id']}", headers=org.headers).get_json()
+    assert shown["status"] == "ISSUED"
+
+
+def test_authorization_details_get_a_credential_identifier(app, client) -> None:
+    org = make_org(app)
+    credential = issue(client, org)
+    wallet = AuthCodeWallet()
+    details = f'[{{"type": "openid_credential", "credential_configuration_id": "{org.schema_id}"}}]'
+    code = wallet.code(client, org, credential, scope=None, authorization_details=details)
+    token = wallet.redeem(client, org, code).get_json()
+    (granted,) = token["authorization_details"]
+    assert granted["credential_identifiers"] == [org.schema_id]
+
+    body = wallet.credential_body(client, org, org.schema_id)
+    body = {"credential_identifier": org.schema_id, "proofs": body["proofs"]}
+    issued = wallet.credential_request(client, org, token["access_token"], body)
+    assert issued.status_code == 200, issued.get_json()
+
+
+def test_the_pre_authorized_code_gets_a_dpop_bound_token_too(app, client) -> None:
+    from issuance.issuance_support import code_of, offer_of
+
+    org = make_org(app)
+    credential = issue(client, org)
+    wallet = AuthCodeWallet()
+    wallet.fetch_nonce(client, org)
+    form = {
+        "grant_type": "urn:ietf:params:oauth:grant-type:pre-authorized_code",
+        "pre-authorized_code": code_of(offer_of(client, credential)),
+    }
+    token = client.post(
+        org.path("/token"), data=form, headers={"DPoP": wallet.dpop("POST", f"{org.issuer}/token")}
+    )
+    assert token.status_code == 200, token.get_json()
+    assert token.get_json()["token_type"] == "DPoP"
+    as_bearer = wallet.request(
+        client, org, token.get_json()["access_token"], wallet.credential_body(client, org, "x")
+    )
+    assert as_bearer.status_code == 401
+    assert as_bearer.headers["WWW-Authenticate"].startswith("DPoP ")
+
+
+def test_the_authorization_page_shows_who_issues_what(app, client) -> None:
+    org = make_org(app)
+    credential = issue(client, org)
+    wallet = AuthCodeWallet()
+    request_uri = wallet.par(client, org, credential).get_json()["request_uri"]
+    query = urlencode({"client_id": CLIENT_ID, "request_uri": request_uri})
+
+    page = client.get(f"{org.path('/authorize')}?{query}")
+    html = page.get_data(as_text=True)
+    assert page.status_code == 200
+    assert "Acme issues you a credential" in html
+    assert "Diploma of Ada" in html and "Awarded 2024" in html
+    assert "Given name" in html and "Degree" in html
+    assert 'name="csrf_token"' in html
+    assert "default-src 'none'" in page.headers["Content-Security-Policy"]
+    assert page.headers["Cache-Control"] == "no-store"
+
+    forged = client.post(
+        org.path("/authorize"),
+        data={"client_id": CLIENT_ID, "request_uri": request_uri, "csrf_token": "0" * 64},
+    )
+    assert forged.status_code == 403
+    other = client.get(
+        f"{org.path('/authorize')}?{urlencode({'client_id': 'x', 'request_uri': request_uri})}"
+    )
+    assert other.status_code == 404
+    declined = wallet.authorize(client, org, request_uri, decision="decline")
+    assert parse_qs(urlsplit(declined.headers["Location"]).query)["error"] == ["access_denied"]
+    again = client.get(f"{org.path('/authorize')}?{query}")
+    assert again.status_code == 404  # a request is answered once
+
+
+# -- one row per negative of the issuer test plans --------------------------------------------
+
+
+@dataclass(frozen=True)
+class Negative:
+    name: str
+    act: Callable[[object, Org, AuthCodeWallet, dict], object]
+    status: int
+    error: str
+    config: tuple[tuple[str, str], ...] = ()
+
+
+def _par_without_pkce(client, org, wallet, credential):
+    return wallet.par(client, org, credential, code_challenge=None, code_challenge_method=None)
+
+
+def _par_with_plain_pkce(client, org, wallet, credential):
+    return wallet.par(client, org, credential, code_challenge_method="plain")
+
+
+def _wrong_code_verifier(client, org, wallet, credential):
+    code = wallet.code(client, org, credential)
+    return wallet.redeem(client, org, code, code_verifier="x" * 64)
+
+
+def _code_used_twice(client, org, wallet, credential):
+    code = wallet.code(client, org, credential)
+    first = wallet.redeem(client, org, code)
+    assert first.status_code == 200, first.get_json()
+    second = wallet.redeem(client, org, code)
+    # RFC 6749 §4.1.2: the token of the first use is withdrawn.
+    body = wallet.credential_body(client, org, org.schema_id)
+    withdrawn = wallet.credential_request(client, org, first.get_json()["access_token"], body)
+    assert withdrawn.status_code == 401
+    return second
+
+
+def _other_redirect_uri(client, org, wallet, credential):
+    code = wallet.code(client, org, credential)
+    return wallet.redeem(client, org, code, redirect_uri="https://attacker.example.test/cb")
+
+
+def _dpop_proof_replayed(client, org, wallet, credential):
+    code = wallet.code(client, org, credential)
+    proof = wallet.dpop("POST", f"{org.issuer}/token")
+    first = wallet.redeem(client, org, code, proof=proof)
+    assert first.status_code == 200, first.get_json()
+    return wallet.redeem(client, org, code, proof=proof)
+
+
+def _dpop_wrong_htu(client, org, wallet, credential):
+    code = wallet.code(client, org, credential)
+    return wallet.redeem(client, org, code, proof=wallet.dpop("POST", f"{org.issuer}/credential"))
+
+
+def _dpop_wrong_htm(client, org, wallet, credential):
+    code = wallet.code(client, org, credential)
+    return wallet.redeem(client, org, code, proof=wallet.dpop("GET", f"{org.issuer}/token"))
+
+
+def _dpop_without_nonce(client, org, wallet, credential):
+    code = wallet.code(client, org, credential)
+    return wallet.redeem(
+        client, org, code, proof=wallet.dpop("POST", f"{org.issuer}/token", nonce=None)
+    )
+
+
+def _dpop_missing_when_required(client, org, wallet, credential):
+    code = wallet.code(client, org, credential)
+    return wallet.redeem(client, org, code, proof=None)
+
+
+def _dpop_key_other_than_pushed(client, org, wallet, credential):
+    code = wallet.code(client, org, credential)
+    other = AuthCodeWallet(verifier=wallet.verifier, dpop_nonce=wallet.dpop_nonce)
+    return other.redeem(client, org, code)
+
+
+def _token_without_its_proof(client, org, wallet, credential):
+    token = wallet.dpop_token(client, org, credential)
+    body = wallet.credential_body(client, org, org.schema_id)
+    return wallet.credential_request(client, org, token, body, proof=None)
+
+
+def _proof_for_another_token(client, org, wallet, credential):
+    token = wallet.dpop_token(client, org, credential)
+    body = wallet.credential_body(client, org, org.schema_id)
+    proof = wallet.dpop("POST", f"{org.issuer}/credential", access_token="at_another")
+    return wallet.credential_request(client, org, token, body, proof=proof)
+
+
+def _proof_with_another_key(client, org, wallet, credential):
+    token = wallet.dpop_token(client, org, credential)
+    body = wallet.credential_body(client, org, org.schema_id)
+    other = AuthCodeWallet(dpop_nonce=wallet.dpop_nonce)
+    proof = other.dpop("POST", f"{org.issuer}/credential", access_token=token)
+    return wallet.credential_request(client, org, token, body, proof=proof)
+
+
+def _access_token_in_query(client, org, wallet, credential):
+    token = wallet.dpop_token(client, org, credential)
+    body = wallet.credential_body(client, org, org.schema_id)
+    return client.post(org.path(f"/credential?access_token={token}"), json=body)
+
+
+def _unknown_scope(client, org, wallet, credential):
+    return wallet.par(client, org, credential, scope="no-such-credential")
+
+
+def _unknown_credential_configuration(client, org, wallet, credential):
+    token = wallet.dpop_token(client, org, credential)
+    body = wallet.credential_body(client, org, "no-such-configuration")
+    return wallet.credential_request(client, org, token, body)
+
+
+NEGATIVES = [
+    Negative("PAR without PKCE", _par_without_pkce, 400, "invalid_request"),
+    Negative("PAR with plain PKCE", _par_with_plain_pkce, 400, "invalid_request"),
+    Negative("wrong code_verifier", _wrong_code_verifier, 400, "invalid_grant"),
+    Negative("a code used twice", _code_used_twice, 400, "invalid_grant"),
+    Negative(
+        "another redirect_uri at the token endpoint", _other_redirect_uri, 400, "invalid_grant"
+    ),
+    Negative("DPoP proof replayed", _dpop_proof_replayed, 400, "invalid_dpop_proof"),
+    Negative("DPoP proof with the wrong htu", _dpop_wrong_htu, 400, "invalid_dpop_proof"),
+    Negative("DPoP proof with the wrong htm", _dpop_wrong_htm, 400, "invalid_dpop_proof"),
+    Negative("DPoP proof without the server nonce", _dpop_without_nonce, 400, "use_dpop_nonce"),
+    Negative(
+        "DPoP missing when required",
+        _dpop_missing_when_required,
+        400,
+        "invalid_dpop_proof",
+        (("ISSUER_DPOP", "required"),),
+    ),
+    Negative(
+        "DPoP key other than the pushed one", _dpop_key_other_than_pushed, 400, "invalid_dpop_proof"
+    ),
+    Negative(
+        "DPoP-bound token without its proof", _token_without_its_proof, 401, "invalid_dpop_proof"
+    ),
+    Negative(
+        "DPoP proof for another token (ath)", _proof_for_another_token, 401, "invalid_dpop_proof"
+    ),
+    Negative(
+        "DPoP proof with another key than the token's",
+        _proof_with_another_key,
+        401,
+        "invalid_dpop_proof",
+    ),
+    Negative("access token in the query", _access_token_in_query, 400, "invalid_request"),
+    Negative("unknown scope", _unknown_scope, 400, "invalid_scope"),
+    Negative(
+        "unknown credential configuration",
+        _unknown_credential_configuration,
+        400,
+        "unknown_credential_configuration",
+    ),
+]
+
+
+@pytest.mark.parametrize("negative", NEGATIVES, ids=[negative.name for negative in NEGATIVES])
+def test_issuer_test_plan_negatives(app, make_app, negative: Negative) -> None:
+    served = make_app(**dict(negative.config)) if negative.config else app
+    client = served.test_client()
+    org = make_org(served)
+    credential = issue(client, org)
+    wallet = AuthCodeWallet()
+
+    response = negative.act(client, org, wallet, credential)
+
+    assert response.status_code == negative.status, response.get_data(as_text=True)
+    assert response.get_json()["error"] == negative.error
+    assert response.headers["Cache-Control"] == "no-store"
+    if negative.status == 401:
+        assert response.headers["WWW-Authenticate"] == (
+            f'DPoP error="{negative.error}", algs="ES256"'
+        )
+    if negative.error == "use_dpop_nonce":
+        assert response.headers["DPoP-Nonce"]
+
+
+def test_a_schema_can_ask_for_a_code_mailed_to_the_recipient(make_app) -> None:
+    """``authorization_code_by_mail``: holding the offer's link is not enough, the person
+    also types the code the recipient was emailed at the pushed request; five wrong codes end
+    the request."""
+    import re
+    from urllib.parse import quote
+
+    from issuance.issuance_support import DIPLOMA
+    from support.smtp import PASSWORD, USER, smtp_server
+
+    with smtp_server() as inbox:
+        mailing = make_app(
+            MAIL_URL=f"smtp://{USER}:{quote(PASSWORD, safe='')}@127.0.0.1:{inbox.port}"
+        )
+        client = mailing.test_client()
+        org = make_org(mailing)
+        schema = client.post(
+            "/schemas",
+            json={**DIPLOMA, "vct": "urn:example:mailed", "authorization_code_by_mail": True},
+            headers=org.headers,
+        ).get_json()
+        assert schema["authorization_code_by_mail"] is True
+        client.post(f"/schemas/{schema['id']}/publish", headers=org.headers)
+        credential = issue(client, org, schema_id=schema["id"])
+        wallet = AuthCodeWallet()
+        pushed = wallet.par(client, org, credential, scope=schema["id"])
+        assert pushed.status_code == 201, pushed.get_json()
+        request_uri = pushed.get_json()["request_uri"]
+        query = urlencode({"client_id": CLIENT_ID, "request_uri": request_uri})
+        page = client.get(f"{org.path('/authorize')}?{query}").get_data(as_text=True)
+        assert 'name="mail_code"' in page and "a***@example.test" in page
+        fields = dict(re.findall(r'<input type="hidden" name="([^"]+)" value="([^"]*)">', page))
+
+        without = client.post(org.path("/authorize"), data=fields)
+        assert without.status_code == 400
+        assert "4 tries left" in without.get_data(as_text=True)
+        mailed = inbox.messages[-1]
+        assert mailed.recipients == ["ada@example.test"]
+        code = re.search(r"Your code: (\d{6})", mailed.message.get_content()).group(1)
+        wrong = "000000" if code != "000000" else "111111"
+        assert (
+            client.post(org.path("/authorize"), data={**fields, "mail_code": wrong}).status_code
+            == 400
+        )
+
+        right = client.post(org.path("/authorize"), data={**fields, "mail_code": code})
+        assert right.status_code == 303
+        assert parse_qs(urlsplit(right.headers["Location"]).query)["code"]
+
+        other = issue(client, org, schema_id=schema["id"])
+        pushed = wallet.par(client, org, other, scope=schema["id"])
+        request_uri = pushed.get_json()["request_uri"]
+        query = urlencode({"client_id": CLIENT_ID, "request_uri": request_uri})
+        page = client.get(f"{org.path('/authorize')}?{query}").get_data(as_text=True)
+        fields = dict(re.findall(r'<input type="hidden" name="([^"]+)" value="([^"]*)">', page))
+        answers = [
+            client.post(org.path("/authorize"), data={**fields, "mail_code": "x"}).status_code
+            for _ in range(5)
+        ]
+        assert answers == [400, 400, 400, 400, 404]
+        assert client.get(f"{org.path('/authorize')}?{query}").status_code == 404
