@@ -44,7 +44,12 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 # Modules whose import registers jobs (imported by the factory, in this order).
-JOB_MODULES: tuple[str, ...] = ("app.webhooks.jobs", "app.policies.jobs", "app.retention.jobs")
+JOB_MODULES: tuple[str, ...] = (
+    "app.webhooks.jobs",
+    "app.policies.jobs",
+    "app.retention.jobs",
+    "app.trust_sources.jobs",
+)
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,7 @@ from app.extensions import db
 from app.organizations.models import Organization
 from app.schemas.operations import get_schema, require_schema_entitlement
 from app.trust.policy import parse_pins
+from app.trust_sources.operations import check_source_ids
 from app.verifications.conditions import check_conditions, echoed, known_attribute
 from app.verifications.models import Individual, Verification
 from app.webhooks.models import WebhookEvent
@@ -122,6 +123,10 @@ def _apply(organization: Organization, verification: Verification, fields: dict[
         verification.trusted_issuers = pins
     elif verification.trusted_issuers is None:
         verification.trusted_issuers = []
+    if fields.get("trust_sources") is not None:
+        verification.trust_sources = check_source_ids(organization, fields["trust_sources"])
+    elif verification.trust_sources is None:
+        verification.trust_sources = []
 
 
 # -- individuals ----------------------------------------------------------------------------

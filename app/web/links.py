@@ -28,6 +28,7 @@ from app.verifications.models import (
     Verification,
 )
 from app.web.requests import base_url
+from app.web.trusted_authorities import authorities_of
 
 
 @dataclass(frozen=True)
@@ -87,6 +88,7 @@ class Links:
             issued_at=int(clock.now().timestamp()),
             expires_at=int(request.expires_at.timestamp()),
             client_name=verification.organization.name,
+            trusted_authorities=tuple(authorities_of(verification)),
         )
 
 
