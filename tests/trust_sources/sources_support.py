@@ -300,3 +300,49 @@ def x5c_presentation(request, issuer: Party, chain: list[Party], *, iss: str) ->
 
 def dumps(value: object) -> str:
     return json.dumps(value)
+
+
+def lote_jws(
+    signer: Party, entities: list[tuple[str, str, x509.Certificate]], *, sequence: int = 4
+) -> bytes:
+    """An ETSI TS 119 602 List of Trusted Entities (JSON binding) as a compact JWS signed by
+    joserfc, the signing certificate in ``x5c``. ``entities``: (name, service type, CA)."""
+    from joserfc import jws
+    from joserfc.jwk import ECKey
+
+    content = {
+        "LoTE": {
+            "ListAndSchemeInformation": {
+                "LoTEVersionIdentifier": 1,
+                "LoTESequenceNumber": sequence,
+                "LoTEType": "http://uri.etsi.org/19602/LoTEType/EUPIDProvidersList",
+                "SchemeOperatorName": [{"lang": "en", "value": "Test PID list operator"}],
+                "SchemeTerritory": "EU",
+                "ListIssueDateTime": _when(NOW - timedelta(days=1)),
+                "NextUpdate": _when(NOW + timedelta(days=30)),
+            },
+            "TrustedEntitiesList": [
+                {
+                    "TrustedEntityInformation": {"TEName": [{"lang": "en", "value": name}]},
+                    "TrustedEntityServices": [
+                        {
+                            "ServiceInformation": {
+                                "ServiceTypeIdentifier": service_type,
+                                "ServiceName": [{"lang": "en", "value": f"{name} issuance"}],
+                                "ServiceDigitalIdentity": {
+                                    "X509Certificates": [{"val": _b64(cert)}]
+                                },
+                            }
+                        }
+                    ],
+                }
+                for name, service_type, cert in entities
+            ],
+        }
+    }
+    pem = signer.key.private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+    )
+    key = ECKey.import_key(pem)
+    header = {"alg": "ES256", "typ": "JOSE", "x5c": [signer.b64]}
+    return jws.serialize_compact(header, json.dumps(content), key).encode()
