@@ -17,7 +17,6 @@ from typing import Any
 
 from cryptography import x509
 from sqlalchemy import select
-from sqlalchemy.orm import undefer
 
 from app.extensions import db
 from app.oid4vp.formats import MSO_MDOC, CredentialType
@@ -67,13 +66,13 @@ def chosen_sources(organization_id: uuid.UUID, ids: Sequence[str] | None) -> lis
     """The verification's sources that belong to its organization, in the order chosen."""
     if not ids:
         return []
+    # ``entries`` (megabytes for the EU) stays deferred: it is read only when this version
+    # of the source has not been parsed in this process yet.
     rows = db.session.scalars(
-        select(TrustSource)
-        .where(
+        select(TrustSource).where(
             TrustSource.organization_id == organization_id,
             TrustSource.id.in_([uuid.UUID(i) for i in ids]),
         )
-        .options(undefer(TrustSource.entries))
     )
     by_id = {str(row.id): row for row in rows}
     return [by_id[i] for i in ids if i in by_id]
