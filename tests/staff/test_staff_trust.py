@@ -64,6 +64,8 @@ def test_forms_without_the_csrf_token_are_refused(browser, client, owner):
 
 
 def test_a_failed_refresh_shows_why_and_refresh_now_queues_another(app: Flask, browser):
+    queue = queue_of(app)
+    queue.huey.flush()  # the shared app's queue: what other tests left in it
     # An address the outbound fetcher refuses (loopback, outside development): no network.
     added = add(
         browser,
@@ -74,7 +76,6 @@ def test_a_failed_refresh_shows_why_and_refresh_now_queues_another(app: Flask, b
         service_types="http://uri.etsi.org/TrstSvc/Svctype/CA/QC",
     )
     path = source_path(added)
-    queue = queue_of(app)
     assert queue.run_pending() == 1
     detail = text_of(browser.get(path))
     assert 'data-testid="last-error"' in detail
