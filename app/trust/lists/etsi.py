@@ -20,7 +20,8 @@ from datetime import datetime
 from cryptography import x509
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 from lxml import etree
-from signxml import InvalidCertificate, InvalidDigest, InvalidInput, InvalidSignature
+from signxml import InvalidCertificate, InvalidDigest
+from signxml.exceptions import SignXMLException
 from signxml.xades import XAdESSignatureConfiguration, XAdESVerifier
 
 from app.trust.lists.model import (
@@ -62,6 +63,8 @@ def read_etsi_tsl(xml: bytes, signer_certificates: Sequence[x509.Certificate]) -
         root = etree.fromstring(xml, _parser())
     except etree.XMLSyntaxError:
         raise TrustListError("The list is not well-formed XML") from None
+    if root.getroottree().docinfo.doctype:
+        raise TrustListError("The list declares a DTD, which a trusted list never does")
     if root.tag != f"{{{TSL}}}TrustServiceStatusList":
         raise TrustListError("The document is not an ETSI trusted list")
     signed = _verified_list(xml, root, signer_certificates)
@@ -89,7 +92,7 @@ def _verified_list(
         ) from None
     except InvalidDigest:
         raise TrustListError("The list's content does not match its signature") from None
-    except (InvalidSignature, InvalidInput, ValueError) as exc:
+    except (SignXMLException, ValueError, etree.LxmlError) as exc:
         raise TrustListError(f"The list's signature does not verify: {_plain(exc)}") from None
     covered = [r.signed_xml for r in results if r.signed_xml is not None]
     lists = [e for e in covered if e.tag == root.tag]

@@ -77,8 +77,8 @@ class TrustList:
     pointers: tuple[ListPointer, ...]
 
 
-# ETSI TS 119 612 v2 "granted", and the v1 statuses that meant the same (TS 119 612 v1
-# §5.5.4: "undersupervision" and "accredited" for a CA/QC service are read as granted).
+# ETSI TS 119 612 v2 "granted", and the v1 statuses that meant the same before eIDAS
+# ("undersupervision" and "accredited"), read as granted.
 GRANTED_STATUSES = frozenset(
     {
         "http://uri.etsi.org/TrstSvc/TrustedList/Svcstatus/granted",
