@@ -21,7 +21,7 @@ from sqlalchemy import select
 from app.extensions import db
 from app.oid4vp.formats import MSO_MDOC, CredentialType
 from app.recently_used import RecentlyUsed
-from app.trust.lists import GRANTED_STATUSES
+from app.trust.lists.model import is_granted
 from app.trust.sources import (
     SourceAnchor,
     SourceTrust,
@@ -116,7 +116,7 @@ def _anchor(
 def _granted(entry: dict[str, Any], now: datetime) -> bool:
     starting = entry.get("status_starting")
     started = starting is None or datetime.fromisoformat(starting) <= now
-    return entry.get("status") in GRANTED_STATUSES and started
+    return is_granted(str(entry.get("status") or "")) and started
 
 
 def _withdrawn(source: TrustSource, entry: dict[str, Any]) -> str:
