@@ -6,116 +6,25 @@ Another organization's source reads as missing (400, ``NOT_FOUND``), like an unk
 
 from __future__ import annotations
 
-import uuid
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any
 
 from flask import Blueprint
-from pydantic import Field
 
 from app import clock
 from app.api.common import documented, json_response, listing, parse_body, parse_id
 from app.trust_sources import operations as sources
 from app.trust_sources.models import SourceKind, TrustSource
 from app.web.access import acting_organization, require_session
-from app.web.payloads import Body, Out
+from app.web.trust_sources import (
+    ServiceTypeList,
+    TrustSourceIn,
+    TrustSourceList,
+    TrustSourceOut,
+    TrustSourcePatch,
+)
 
 bp = Blueprint("trust_sources", __name__)
-
-Kind = Literal["PEM", "TRUSTED_LIST", "LIST_OF_TRUSTED_LISTS", "LIST_OF_TRUSTED_ENTITIES", "VICAL"]
-PemText = Field(default=None, max_length=sources.MAX_PEM_LENGTH)
-
-
-class TrustSourceIn(Body):
-    name: str = Field(min_length=1, max_length=sources.MAX_NAME_LENGTH)
-    kind: Kind
-    url: str | None = Field(
-        default=None, max_length=sources.MAX_URL_LENGTH, description="Lists: where it is published."
-    )
-    certificates: str | None = Field(
-        default=None,
-        max_length=sources.MAX_PEM_LENGTH,
-        description="PEM: the anchor certificates (one or more PEM blocks).",
-    )
-    signer_certificates: str | None = Field(
-        default=None,
-        max_length=sources.MAX_PEM_LENGTH,
-        description=(
-            "Lists: PEM certificates allowed to sign the list (a VICAL: the anchors its "
-            "signer's chain must lead to)."
-        ),
-    )
-    territories: list[str] = Field(
-        default_factory=list,
-        max_length=60,
-        description="LIST_OF_TRUSTED_LISTS: member states to follow (DE, FR ...); empty: all.",
-    )
-    service_types: list[str] = Field(
-        default_factory=list,
-        max_length=30,
-        description=(
-            "Trusted lists and Lists of Trusted Entities: service type URIs to take; empty: "
-            "CA/QC for trusted lists, every type for a List of Trusted Entities."
-        ),
-    )
-
-
-class TrustSourcePatch(Body):
-    name: str | None = Field(default=None, min_length=1, max_length=sources.MAX_NAME_LENGTH)
-    kind: Kind | None = Field(default=None, description="Cannot change; accepted if the same.")
-    url: str | None = Field(default=None, max_length=sources.MAX_URL_LENGTH)
-    certificates: str | None = PemText
-    signer_certificates: str | None = PemText
-    territories: list[str] | None = Field(default=None, max_length=60)
-    service_types: list[str] | None = Field(default=None, max_length=30)
-
-
-class ListOut(Out):
-    territory: str | None
-    url: str | None
-    sequence_number: int | None
-    issued_at: str | None
-    next_update: str | None
-    stale: bool
-    error: str | None = Field(description="Why this list's last refresh failed (copy kept).")
-
-
-class TrustSourceOut(Out):
-    id: uuid.UUID
-    name: str
-    kind: Kind
-    url: str | None
-    certificates: str | None
-    signer_certificates: str | None
-    territories: list[str]
-    service_types: list[str]
-    sequence_number: int | None
-    issued_at: datetime | None
-    next_update: datetime | None
-    stale: bool = Field(description="A list kept is past its next update (TRUST_LIST_STALE).")
-    refreshed_at: datetime | None = Field(description="When the kept copy was fetched.")
-    last_attempt_at: datetime | None
-    last_error: str | None = Field(description="Why the last refresh kept the old copy.")
-    last_error_at: datetime | None
-    certificate_count: int = Field(description="Certificates kept, granted or not.")
-    lists: list[ListOut]
-    created_at: datetime
-    updated_at: datetime
-
-
-class TrustSourceList(Out):
-    results: list[TrustSourceOut]
-    total: int
-
-
-class ServiceTypeOut(Out):
-    uri: str
-    label: str
-
-
-class ServiceTypeList(Out):
-    results: list[ServiceTypeOut]
-    total: int
 
 
 def render(row: TrustSource) -> dict[str, Any]:

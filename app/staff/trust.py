@@ -14,7 +14,6 @@ from flask.typing import ResponseReturnValue
 from pydantic import ValidationError
 
 from app import clock
-from app.api.trust_sources import TrustSourceIn
 from app.errors import ApiError
 from app.organizations.models import Organization
 from app.staff.blueprint import bp
@@ -23,6 +22,7 @@ from app.trust_sources import operations as sources
 from app.trust_sources.models import SourceKind, TrustSource
 from app.web.access import acting_organization, require_staff
 from app.web.requests import parse_id
+from app.web.trust_sources import TrustSourceIn
 
 EMPTY_FORM: dict[str, Any] = {
     "name": "",

@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 import re
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -244,15 +244,21 @@ def delete_source(organization: Organization, source_id: uuid.UUID) -> None:
     db.session.flush()
 
 
-def verifications_using(organization: Organization, source_id: uuid.UUID) -> list[str]:
-    from app.verifications.models import Verification
+UsedBy = Callable[[Organization, uuid.UUID], list[str]]
+_used_by: UsedBy | None = None
 
-    rows = db.session.execute(
-        select(Verification.name, Verification.trust_sources).where(
-            Verification.organization_id == organization.id, Verification.deleted_at.is_(None)
-        )
-    )
-    return [name for name, ids in rows if ids and str(source_id) in ids]
+
+def provide_usage(used_by: UsedBy) -> None:
+    """Called by the verifications domain (which chooses sources and so imports this one):
+    the names of the live verifications that use a source."""
+    global _used_by
+    _used_by = used_by
+
+
+def verifications_using(organization: Organization, source_id: uuid.UUID) -> list[str]:
+    if _used_by is None:
+        raise RuntimeError("the verifications domain provides who uses a source")
+    return _used_by(organization, source_id)
 
 
 # -- refreshing ------------------------------------------------------------------------------

@@ -119,3 +119,24 @@ def test_the_pages_keep_the_dashboards_strict_csp(browser):
         assert response.headers["X-Frame-Options"] == "DENY"
         assert not INLINE_SCRIPT.search(text_of(response))
         assert not STYLE_ATTRIBUTE.search(text_of(response))
+
+
+def test_the_verification_form_saves_the_ticked_sources(browser, client, owner):
+    path = source_path(add(browser, name="Our CAs", kind="PEM", certificates=ROOT.pem))
+    source_id = path.rsplit("/", 1)[1]
+    created = submit(
+        browser,
+        "/dashboard/verifications/new",
+        {
+            "name": "By our CAs",
+            "schema_id": "5c4a3f3e-0b1d-4c7e-9a51-000000000001",
+            "claims": ["given_name"],
+            "trust_sources": [source_id],
+        },
+    )
+    assert created.status_code == 303, text_of(created)
+    (verification,) = client.get("/verifications", headers=owner.headers()).get_json()["results"]
+    assert verification["trust_sources"] == [source_id]
+    detail = text_of(browser.get(created.headers["Location"]))
+    assert f'href="{path}">Our CAs</a>' in detail
+    assert f'name="trust_sources" value="{source_id}" checked' in detail
