@@ -328,7 +328,7 @@ def refresh(source_id: uuid.UUID) -> TrustSource | None:
     if source is None or not source.fetched:
         return None
     wanted = _wanted(source)
-    version = source.version
+    asked = _what_is_fetched(source)
     db.session.rollback()
     now = clock.now()
     fetcher = settings.current().fetcher
@@ -337,15 +337,13 @@ def refresh(source_id: uuid.UUID) -> TrustSource | None:
         error = None
     except SourceError as exc:
         copy, error = None, exc.reason
-    source = db.session.get(TrustSource, source_id, options=[undefer(TrustSource.entries)])
-    if source is None:
-        return None
+    source = db.session.get(TrustSource, source_id, with_for_update=True)
+    if source is None or _what_is_fetched(source) != asked:
+        return None  # deleted, or changed while fetched: the change queued a refresh of its own
     source.last_attempt_at = now
-    if copy is None or source.version != version:  # failed, or changed while fetching
-        source.last_error = error or "The source changed while it was fetched; fetched again"
+    if copy is None:
+        source.last_error = error
         source.last_error_at = now
-        if copy is not None:
-            refresh_after_commit(source.id)
         db.session.flush()
         return source
     source.entries = copy.entries
@@ -364,6 +362,10 @@ def refresh(source_id: uuid.UUID) -> TrustSource | None:
         source.last_error_at = None
     db.session.flush()
     return source
+
+
+def _what_is_fetched(source: TrustSource) -> tuple:
+    return (source.url, source.certificates_pem, source.territories, source.service_types)
 
 
 def _wanted(source: TrustSource) -> Wanted:

@@ -177,3 +177,11 @@ def test_a_verification_without_sources_reads_as_before_with_an_empty_list(app, 
         headers=staff.headers(),
     )
     assert unknown.status_code == 400 and unknown.get_json()["code"] == "NOT_FOUND"
+
+
+def test_the_openapi_document_describes_the_trust_source_endpoints(client):
+    paths = client.get("/openapi.json").get_json()["paths"]
+    assert set(paths["/trust/sources"]) >= {"get", "post"}
+    assert set(paths["/trust/sources/{source_id}"]) >= {"get", "put", "delete"}
+    assert "post" in paths["/trust/sources/{source_id}/refresh"]
+    assert "get" in paths["/trust/service-types"]

@@ -321,3 +321,20 @@ def test_the_list_can_be_restricted_to_territories(list_app, list_client, publis
     assert [i["territory"] for i in kept["lists"]] == ["EU", "DE"]
     assert kept["territories"] == ["DE"] and kept["last_error"] is None
     assert publisher.hits["/fr.xml"] == 0
+
+
+def test_changing_where_a_list_comes_from_drops_the_kept_copy_and_fetches_again(
+    list_app, list_client, publisher
+):
+    staff, source, verification = setup(list_app, list_client, publisher, listed())
+    publisher.add("/moved.xml", etsi_xml(LIST_SIGNER, [], sequence=124))
+    changed = list_client.put(
+        f"/trust/sources/{source['id']}",
+        json={"url": publisher.url("/moved.xml")},
+        headers=staff.headers(),
+    ).get_json()
+    assert (changed["refreshed_at"], changed["certificate_count"]) == (None, 0)
+    run_jobs(list_app)
+    kept = read_source(list_client, staff, source["id"])
+    assert (kept["sequence_number"], kept["certificate_count"]) == (124, 0)
+    assert verify(list_app, list_client, staff, verification, pid)[0] == "FAILED"
