@@ -159,8 +159,34 @@ def register_trust(app: Flask) -> None:
     )
     pem = app.config["TRUST_ANCHORS_PEM"]
     app.extensions["trust_anchors"] = load_pem_anchors(pem) if pem else []
+    register_trust_sources(app)
     # The revocation re-check job reads kept status references with the same fetcher.
     retention_jobs.provide(kept_status_check)
+
+
+def register_trust_sources(app: Flask) -> None:
+    """Lists are fetched by their own fetcher: larger than any issuer document (the EU's
+    lists run to megabytes), never cached (a refresh wants the list as published now)."""
+    from flask import current_app
+
+    from app.trust import Fetcher
+    from app.trust_sources import operations
+    from app.trust_sources import settings as source_settings
+
+    fetcher = Fetcher(
+        timeout=app.config["TRUST_LIST_TIMEOUT"],
+        max_bytes=app.config["TRUST_LIST_MAX_BYTES"],
+        cache_ttl=0,
+        allow_private=app.config["TRUST_ALLOW_PRIVATE"],
+    )
+    source_settings.check_stale_policy(app.config["TRUST_LIST_STALE"])
+    app.extensions["trust_list_fetcher"] = fetcher
+    source_settings.provide(
+        lambda: source_settings.from_config(
+            current_app.config, current_app.extensions["trust_list_fetcher"]
+        )
+    )
+    operations.listen()
 
 
 def register_blueprints(app: Flask) -> None:
@@ -174,6 +200,7 @@ def register_blueprints(app: Flask) -> None:
         issuer,
         public,
         staff_api,
+        trust_sources,
         wallet,
         webhook_endpoints,
         webhooks,
@@ -191,6 +218,7 @@ def register_blueprints(app: Flask) -> None:
         auth,
         webhooks,
         webhook_endpoints,
+        trust_sources,
         dc_api,
         pages,
         staff,

@@ -68,6 +68,12 @@ def from_environment() -> dict[str, Any]:
         # Development only: let outbound fetches reach loopback and private addresses (and http).
         "TRUST_ALLOW_PRIVATE": env("TRUST_ALLOW_PRIVATE", "0") == "1",
         "FETCH_TIMEOUT": float(env("FETCH_TIMEOUT", "5")),
+        # Trust sources (trusted lists, Lists of Trusted Entities, VICALs): a list past its
+        # next update is refused ("refuse") or still used ("use"); flagged either way.
+        "TRUST_LIST_STALE": env("TRUST_LIST_STALE", "refuse"),
+        "TRUST_LIST_REFRESH_MINUTES": _int("TRUST_LIST_REFRESH_MINUTES", 60),
+        "TRUST_LIST_MAX_BYTES": _int("TRUST_LIST_MAX_BYTES", 16 * 1024 * 1024),
+        "TRUST_LIST_TIMEOUT": float(env("TRUST_LIST_TIMEOUT", "30")),
         # An unreachable status list fails the presentation unless this is set.
         "STATUS_FAIL_OPEN": env("STATUS_FAIL_OPEN", "0") == "1",
         # OpenID4VP direct_post.jwt: wallets encrypt responses to a per-request key.

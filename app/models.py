@@ -7,6 +7,7 @@ from app.organizations.models import Membership, Organization, OrganizationCode
 from app.policies.models import PolicyRequest
 from app.recipients.models import Recipient
 from app.schemas.models import Schema
+from app.trust_sources.models import TrustSource
 from app.verifications.models import (
     Individual,
     PresentationAttempt,
@@ -31,6 +32,7 @@ __all__ = [
     "Recipient",
     "Schema",
     "SessionToken",
+    "TrustSource",
     "User",
     "Verification",
     "VerifierKey",

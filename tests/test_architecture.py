@@ -33,6 +33,7 @@ DOMAIN = (
     "sdjwt",
     "statuslist",
     "trust",
+    "trust_sources",
     "vcjwt",
     "verifications",
     "verifier_identity",

@@ -61,6 +61,7 @@ def verification(row: Verification) -> dict[str, Any]:
         "claims": row.claims,
         "attributes": [echoed(condition) for condition in row.attributes],
         "trusted_issuers": row.trusted_issuers,
+        "trust_sources": list(row.trust_sources or []),
         "return_url": row.return_url,
         "retention_days": row.retention_days,
         "status_check_hours": row.status_check_hours,

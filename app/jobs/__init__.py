@@ -60,7 +60,12 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 # Modules whose import registers jobs (imported by the factory, in this order).
-JOB_MODULES: tuple[str, ...] = ("app.webhooks.jobs", "app.policies.jobs", "app.retention.jobs")
+JOB_MODULES: tuple[str, ...] = (
+    "app.webhooks.jobs",
+    "app.policies.jobs",
+    "app.retention.jobs",
+    "app.trust_sources.jobs",
+)
 
 # The queues, each worked by its own threads (``flask jobs worker``).
 HOUSEKEEPING = "housekeeping"

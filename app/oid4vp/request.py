@@ -17,6 +17,7 @@ When responses are encrypted (§8.3) the request carries the key to encrypt to.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 from urllib.parse import urlencode
@@ -34,10 +35,15 @@ LINK_SCHEME = "openid4vp://"
 REQUEST_URI_METHODS = ("get", "post")
 
 
-def dcql_query(credential: CredentialType, claims: list[str]) -> dict[str, Any]:
+def dcql_query(
+    credential: CredentialType, claims: list[str], trusted_authorities: Sequence[str] = ()
+) -> dict[str, Any]:
     """A DCQL query (§6) for one credential of ``credential``'s type disclosing exactly
-    ``claims``."""
-    return {"credentials": [credential.credential_query(CREDENTIAL_QUERY_ID, claims)]}
+    ``claims``, from the authorities whose key identifiers are given (§6.1.1, ``aki``)."""
+    query = credential.credential_query(CREDENTIAL_QUERY_ID, claims)
+    if trusted_authorities:
+        query["trusted_authorities"] = [{"type": "aki", "values": list(trusted_authorities)}]
+    return {"credentials": [query]}
 
 
 @dataclass(frozen=True)
@@ -64,6 +70,9 @@ class AuthorizationRequest:
     enc_values: tuple[str, ...] = ENC_VALUES
     # §5.10: the nonce a wallet sent with request_uri_method=post, echoed in the Request Object.
     wallet_nonce: str | None = None
+    # §6.1.1.1: base64url key identifiers of the authorities the verification trusts; empty
+    # when it trusts issuers a key identifier cannot name.
+    trusted_authorities: tuple[str, ...] = ()
 
     @property
     def client_id(self) -> str:
@@ -100,7 +109,7 @@ class AuthorizationRequest:
             "response_uri": self.response_uri,
             "nonce": self.nonce,
             "state": self.state,
-            "dcql_query": dcql_query(self.credential, self.claims),
+            "dcql_query": dcql_query(self.credential, self.claims, self.trusted_authorities),
             "client_metadata": self.client_metadata(),
         }
         if self.verifier_info:

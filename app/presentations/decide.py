@@ -74,14 +74,47 @@ def decide(presentation: str | bytes, rules: Rules, context: Context) -> Decisio
     try:
         presented = reader(presentation, rules, context)
     except Refused as refused:
-        return Decision(False, refused.reason, refused.issuer)
+        reason = refused.reason
+        if rules.sources is not None and reason in UNANCHORED:
+            # The chain leads to no certificate any source names: say which sources.
+            reason = rules.sources.not_listed
+        return Decision(False, reason, refused.issuer)
     return _judge(presented, rules, context)
+
+
+# What chain validation says when a chain leads to no anchor at all (``app.trust.x5c``).
+UNANCHORED = frozenset(
+    {
+        "Certificate chain does not lead to a trusted anchor",
+        "No trust anchors are configured, so certificate chains cannot be trusted",
+    }
+)
+
+
+def _trust_problem(presented: Presented, rules: Rules) -> str | None:
+    """Why the verification does not trust the issuer, or None.
+
+    Without trust sources, its ``trusted_issuers`` decide (empty: any issuer). With sources,
+    an issuer is trusted when a pinned entry matches it or when its validated chain ends at a
+    certificate a source grants now; the refusal names the source and why.
+    """
+    issuer = presented.issuer
+    name = issuer.identifier
+    pinned = bool(rules.trusted_issuers)
+    if pinned and is_trusted(issuer, rules.trusted_issuers):
+        return None
+    if rules.sources is None:
+        return None if not pinned else untrusted_issuer(name)
+    if issuer.method != "x5c" or not issuer.certificates:
+        return untrusted_issuer(name)
+    return rules.sources.refusal(issuer.certificates)
 
 
 def _judge(presented: Presented, rules: Rules, context: Context) -> Decision:
     name = presented.issuer.identifier
-    if not is_trusted(presented.issuer, rules.trusted_issuers):
-        return Decision(False, untrusted_issuer(name), name)
+    problem = _trust_problem(presented, rules)
+    if problem:
+        return Decision(False, problem, name)
     if not presented.type_matches:
         return Decision(
             False,

@@ -31,7 +31,7 @@ from app.trust.policy import PEM_MARKER
 
 
 def read_mdoc(presentation: str | bytes, rules: Rules, context: Context) -> Presented:
-    anchors = [*context.anchors, *_pinned_certificates(rules.trusted_issuers)]
+    anchors = [*rules.anchors(context), *_pinned_certificates(rules.trusted_issuers)]
     try:
         document = verify_device_response(
             presentation,

@@ -32,6 +32,7 @@ from app.extensions import db
 from app.presentations.decide import Context, Decision, Rules, decide
 from app.presentations.reasons import family_of
 from app.tokens import hash_secret, same
+from app.trust_sources.use import chosen_sources, source_trust
 from app.verifications.models import (
     TRANSITIONS,
     Individual,
@@ -301,11 +302,17 @@ def consume(request_id: uuid.UUID, response_code_hash: str | None = None) -> Pre
 
 
 def rules_for(verification: Verification) -> Rules:
+    credential = verification.schema.credential_type()
+    sources = None
+    if verification.trust_sources:
+        chosen = chosen_sources(verification.organization_id, verification.trust_sources)
+        sources = source_trust(chosen, credential, clock.now())
     return Rules(
-        credential=verification.schema.credential_type(),
+        credential=credential,
         requested_claims=verification.requested_claims(),
         conditions=list(verification.attributes),
         trusted_issuers=list(verification.trusted_issuers),
+        sources=sources,
     )
 
 

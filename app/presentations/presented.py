@@ -21,16 +21,26 @@ from app.oid4vp.formats import CredentialType
 from app.presentations.reasons import untrusted_issuer
 from app.statuslist import StatusResult
 from app.trust import Fetcher, OwnIssuers, ResolvedIssuer
+from app.trust.sources import SourceTrust
 
 
 @dataclass(frozen=True)
 class Rules:
-    """What the verification asks: the credential type, claims, conditions, trusted issuers."""
+    """What the verification asks: the credential type, claims, conditions, trusted issuers,
+    and the certificates its trust sources name (None when it chose no source)."""
 
     credential: CredentialType
     requested_claims: list[str]
     conditions: list[dict[str, Any]]
     trusted_issuers: list[str]
+    sources: SourceTrust | None = None
+
+    def anchors(self, context: Context) -> list[x509.Certificate]:
+        """What chains are validated against: the deployment's anchors and every certificate
+        the sources name, granted or not, so that a refusal can say which it was."""
+        if self.sources is None:
+            return list(context.anchors)
+        return [*context.anchors, *self.sources.certificates()]
 
 
 @dataclass(frozen=True)

@@ -46,6 +46,12 @@ _PATTERNS: tuple[tuple[Family, re.Pattern[str]], ...] = tuple(
         (Family.UNTRUSTED_ISSUER, r"Credential issuer .+ is not trusted by this verification$"),
         # A certificate chain (an x5c issuer, an mdoc's IACA) that leads to no trusted root.
         (Family.UNTRUSTED_ISSUER, r"Certificate chain does not lead to a trusted anchor$"),
+        # Refusals by a verification's trust sources (app.trust_sources.use).
+        (Family.UNTRUSTED_ISSUER, r"Issuer certificate is not in "),
+        (
+            Family.UNTRUSTED_ISSUER,
+            r"(Trusted list|List of Trusted Lists|List of trusted entities|VICAL) .* is past its next update ",
+        ),
         (Family.CONDITION, r"Attribute \S+ (does not satisfy|is missing, so) "),
         (Family.MISSING_CLAIM, r"Requested claim \S+ was not disclosed$"),
         (Family.WRONG_TYPE, r"Credential type .* is not the type this verification asks for$"),

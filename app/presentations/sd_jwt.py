@@ -46,7 +46,7 @@ def read_sd_jwt(presentation: str, rules: Rules, context: Context) -> Presented:
             parsed.issuer_header,
             parsed.issuer_payload,
             fetcher=context.fetcher,
-            anchors=context.anchors,
+            anchors=rules.anchors(context),
             now=context.now,
             own=context.own_issuers,
         )
@@ -72,9 +72,16 @@ def read_sd_jwt(presentation: str, rules: Rules, context: Context) -> Presented:
         type_identifier=credential.vct,
         type_matches=credential.vct == rules.credential.vct,
         claims=credential.claims,
-        status=None
-        if status is None
-        else status_reader(partial(check_status, own=context.own_issuers), status, issuer),
+        status=(
+            None
+            if status is None
+            else status_reader(
+                partial(check_status, own=context.own_issuers),
+                status,
+                issuer,
+                rules.anchors(context),
+            )
+        ),
         kept_reference=None
         if status is None
         else reference_to_keep(status, issuer, context.own_issuers),

@@ -30,7 +30,7 @@ def read_vc_jwt(presentation: str, rules: Rules, context: Context) -> Presented:
             nonce=context.nonce,
             now=context.now,
             fetcher=context.fetcher,
-            anchors=context.anchors,
+            anchors=rules.anchors(context),
         )
     except IssuerUnresolved as exc:
         raise Refused(untrusted_by_pins(exc.issuer, rules) or exc.reason, exc.issuer) from None

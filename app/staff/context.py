@@ -18,6 +18,7 @@ SECTIONS = (
     ("staff.webhooks", "Webhooks"),
     ("staff.recipients", "Recipients"),
     ("staff.schemas", "Schemas"),
+    ("staff.trust", "Trust"),
     ("staff.plan", "Plan"),
     ("staff.organizations", "Organizations"),
 )

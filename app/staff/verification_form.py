@@ -75,6 +75,7 @@ class VerificationForm:
     claims: list[str] = field(default_factory=list)
     conditions: list[ConditionRow] = field(default_factory=list)
     trusted_issuers: str = ""
+    trust_sources: list[str] = field(default_factory=list)
     return_url: str = ""
     retention_days: str = str(DEFAULT_RETENTION_DAYS)
     status_check_hours: str = str(DEFAULT_STATUS_CHECK_HOURS)
@@ -97,6 +98,7 @@ class VerificationForm:
                 for c in verification.attributes or []
             ],
             trusted_issuers="\n".join(verification.trusted_issuers or []),
+            trust_sources=list(verification.trust_sources or []),
             return_url=verification.return_url or "",
             retention_days=str(verification.retention_days),
             status_check_hours=str(verification.status_check_hours),
@@ -126,6 +128,7 @@ class VerificationForm:
             claims=[c for c in data.getlist("claims") if c],
             conditions=conditions,
             trusted_issuers=data.get("trusted_issuers", ""),
+            trust_sources=[s for s in data.getlist("trust_sources") if s],
             return_url=data.get("return_url", "").strip(),
             retention_days=data.get("retention_days", "").strip(),
             status_check_hours=data.get("status_check_hours", "").strip(),
@@ -167,6 +170,7 @@ class VerificationForm:
                 for row in self.conditions
             ],
             "trusted_issuers": parse_trusted_issuers(self.trusted_issuers),
+            "trust_sources": self.trust_sources,
         }
         if self.return_url:
             body["return_url"] = self.return_url

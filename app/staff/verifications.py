@@ -30,6 +30,8 @@ from app.staff.verification_form import (
     readable_message,
     shown_claims,
 )
+from app.trust_sources.operations import KIND_WORDS, list_sources
+from app.trust_sources.use import chosen_sources
 from app.verifications import operations as verification_ops
 from app.verifications import reports
 from app.verifications.conditions import known_attribute
@@ -89,6 +91,8 @@ def form_context(form: VerificationForm, schemas: list[Schema]) -> dict[str, Any
         "attribute_names": schema.attribute_names() if schema else [],
         "operators": OPERATOR_LABELS,
         "known_attribute": known_attribute,
+        "trust_sources": list_sources(acting_organization()),
+        "source_kinds": KIND_WORDS,
     }
 
 
@@ -209,6 +213,7 @@ def detail_page(
             describe_condition(c, verification.schema) for c in verification.attributes or []
         ],
         error=error,
+        chosen_sources=chosen_sources(verification.organization_id, verification.trust_sources),
         **form_context(form, schemas),
     )
 

@@ -79,6 +79,8 @@ class Verification(IdMixin, TimestampMixin, db.Model):
     claims: Mapped[list[str]] = mapped_column(JSON, default=list)
     attributes: Mapped[list[dict[str, Any]]] = mapped_column(JSON, default=list)
     trusted_issuers: Mapped[list[str]] = mapped_column(JSON, default=list)
+    # Ids of the organization's trust sources whose anchors this verification trusts.
+    trust_sources: Mapped[list[str] | None] = mapped_column(JSON, default=list)
     return_url: Mapped[str | None] = mapped_column(String(2000))
     # How long the claims of a decision are kept, in days after it; 0 keeps the decision only.
     retention_days: Mapped[int] = mapped_column(default=DEFAULT_RETENTION_DAYS)

@@ -17,6 +17,8 @@ from app.extensions import db
 from app.organizations.models import Organization
 from app.schemas.operations import get_schema, require_schema_entitlement
 from app.trust.policy import parse_pins
+from app.trust_sources import operations as trust_sources
+from app.trust_sources.operations import check_source_ids
 from app.verifications.conditions import check_conditions, echoed, known_attribute
 from app.verifications.models import Individual, Verification
 from app.webhooks.models import WebhookEvent
@@ -122,6 +124,23 @@ def _apply(organization: Organization, verification: Verification, fields: dict[
         verification.trusted_issuers = pins
     elif verification.trusted_issuers is None:
         verification.trusted_issuers = []
+    if fields.get("trust_sources") is not None:
+        verification.trust_sources = check_source_ids(organization, fields["trust_sources"])
+    elif verification.trust_sources is None:
+        verification.trust_sources = []
+
+
+def verifications_using_source(organization: Organization, source_id: uuid.UUID) -> list[str]:
+    """Names of the organization's live verifications that chose the trust source."""
+    rows = db.session.execute(
+        select(Verification.name, Verification.trust_sources).where(
+            Verification.organization_id == organization.id, Verification.deleted_at.is_(None)
+        )
+    )
+    return [name for name, ids in rows if ids and str(source_id) in ids]
+
+
+trust_sources.provide_usage(verifications_using_source)
 
 
 # -- individuals ----------------------------------------------------------------------------

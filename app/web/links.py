@@ -29,6 +29,7 @@ from app.verifications.models import (
 )
 from app.verifier_identity.operations import client_id_of, organization_client
 from app.web.requests import base_url
+from app.web.trusted_authorities import authorities_of
 
 
 @dataclass(frozen=True)
@@ -110,6 +111,7 @@ class Links:
             issued_at=int(clock.now().timestamp()),
             expires_at=int(request.expires_at.timestamp()),
             client_name=verification.organization.name,
+            trusted_authorities=tuple(authorities_of(verification)),
         )
 
 

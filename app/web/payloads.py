@@ -101,6 +101,12 @@ RETENTION_DAYS = (
     "How many days after the decision the received claims are kept; then they are deleted and "
     "the outcome and the attempts stay. 0 keeps no claims at all: the decision only."
 )
+TRUST_SOURCES = (
+    "Ids of the organization's trust sources (GET /trust/sources) whose certificates this "
+    "verification trusts: an x5c issuer or mdoc document signer must chain to one they list "
+    "as granted now. Empty or absent: none (trusted_issuers and the deployment's anchors "
+    "decide, as before)."
+)
 STATUS_CHECK_HOURS = (
     "How often, in hours, a VERIFIED individual's credential status (its status list entry) "
     "is checked again while its claims are kept; a withdrawn credential sets the individual's "
@@ -130,6 +136,9 @@ class VerificationIn(Body):
     claims: list[str] = Field(default_factory=list, max_length=100)
     attributes: list[Condition] = Field(default_factory=list, max_length=50)
     trusted_issuers: list[str] = Field(default_factory=list, max_length=50)
+    trust_sources: list[uuid.UUID] = Field(
+        default_factory=list, max_length=20, description=TRUST_SOURCES
+    )
     return_url: str | None = Field(default=None, max_length=2000, pattern=r"^https?://")
     retention_days: int = Field(
         default=DEFAULT_RETENTION_DAYS, ge=0, le=MAX_RETENTION_DAYS, description=RETENTION_DAYS
@@ -150,6 +159,9 @@ class VerificationPatch(Body):
     claims: list[str] | None = Field(default=None, max_length=100)
     attributes: list[Condition] | None = Field(default=None, max_length=50)
     trusted_issuers: list[str] | None = Field(default=None, max_length=50)
+    trust_sources: list[uuid.UUID] | None = Field(
+        default=None, max_length=20, description=TRUST_SOURCES
+    )
     return_url: str | None = Field(default=None, max_length=2000, pattern=r"^https?://")
     retention_days: int | None = Field(
         default=None, ge=0, le=MAX_RETENTION_DAYS, description=RETENTION_DAYS
@@ -179,6 +191,7 @@ class VerificationOut(Out):
     claims: list[str]
     attributes: list[ConditionOut]
     trusted_issuers: list[str]
+    trust_sources: list[uuid.UUID] = Field(description=TRUST_SOURCES)
     return_url: str | None
     retention_days: int
     status_check_hours: int

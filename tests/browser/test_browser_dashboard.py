@@ -31,7 +31,10 @@ from browser_support import (
 from factories import PID_SCHEMA_ID, make_apikey, make_staff, make_verification
 from flask import Flask
 from support.oidc import OidcProvider
+from trust_sources.sources_support import make_party
 from wallets import Issuer, node_presentation, post_response, read_request
+
+from app.jobs.queue import queue_of
 
 pytestmark = pytest.mark.oidc
 
@@ -275,6 +278,20 @@ def furnished(deployment) -> Furnished:
         headers=owner.headers(),
     ).get_json()["id"]
     integration = client.get("/integrations", headers=owner.headers()).get_json()["results"][0]
+    # A list whose first fetch failed (an address the fetcher refuses), so its page shows the
+    # error row as staff would meet it.
+    trust_source = client.post(
+        "/trust/sources",
+        json={
+            "name": "EU trusted lists",
+            "kind": "LIST_OF_TRUSTED_LISTS",
+            "url": "https://127.0.0.1:9/eu-lotl.xml",
+            "signer_certificates": make_party("LoTL signer").pem,
+            "territories": ["DE", "FR"],
+        },
+        headers=owner.headers(),
+    ).get_json()["id"]
+    queue_of(app).run_pending()
     pages = [
         "/dashboard/",
         "/dashboard/verifications",
@@ -290,6 +307,8 @@ def furnished(deployment) -> Furnished:
         "/dashboard/schemas",
         f"/dashboard/schemas/{schema}",
         f"/dashboard/schemas/{PID_SCHEMA_ID}",
+        "/dashboard/trust",
+        f"/dashboard/trust/{trust_source}",
         "/dashboard/plan",
         "/dashboard/organizations",
         f"/dashboard/organizations/{owner.organization_id}",
