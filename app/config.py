@@ -78,6 +78,10 @@ def from_environment() -> dict[str, Any]:
         "STATUS_FAIL_OPEN": env("STATUS_FAIL_OPEN", "0") == "1",
         # OpenID4VP direct_post.jwt: wallets encrypt responses to a per-request key.
         "RESPONSE_ENCRYPTION": env("RESPONSE_ENCRYPTION", "0") == "1",
+        # Over the Digital Credentials API: dc_api.jwt (encrypted) or dc_api (plain).
+        "DC_API_RESPONSE_MODE": env("DC_API_RESPONSE_MODE", "dc_api.jwt"),
+        # haip: refuse to start with a configuration HAIP 1.0 does not allow.
+        "VERIFIER_PROFILE": env("VERIFIER_PROFILE", ""),
         # x509_san_dns: signed Request Objects: PEM chain (leaf first) and its PEM private key.
         "REQUEST_SIGNING_CERT_FILE": env("REQUEST_SIGNING_CERT_FILE", ""),
         "REQUEST_SIGNING_KEY_FILE": env("REQUEST_SIGNING_KEY_FILE", ""),

@@ -31,11 +31,14 @@ from app.oid4vp.client import (
     RedirectUriClient,
     load_x509_client,
 )
-from app.oid4vp.encryption import ResponseEncryption
+from app.oid4vp.encryption import DC_API_KEY_INFO, ResponseEncryption
+from app.oid4vp.profile import HAIP, PROFILES, haip_problems
 from app.oid4vp.request import REQUEST_URI_METHODS
 from app.oid4vp.verifier import Verifier
 from app.statuslist import StatusResult, check_kept
 
+# DC_API_RESPONSE_MODE: how wallets answer over the Digital Credentials API (Appendix A.3).
+DC_API_RESPONSE_MODES = ("dc_api.jwt", "dc_api")
 # Where the application keeps its Verifier (``app.extensions``).
 VERIFIER_EXTENSION = "oid4vp_verifier"
 # Where it keeps the org-iso-mdoc reader certificate and key, or None.
@@ -43,7 +46,9 @@ READER_EXTENSION = "iso_mdoc_reader"
 
 
 def register_verifier(app: Flask) -> None:
-    app.extensions[VERIFIER_EXTENSION] = verifier_from_config(app.config)
+    verifier = verifier_from_config(app.config)
+    check_profile(app.config, verifier)
+    app.extensions[VERIFIER_EXTENSION] = verifier
     app.extensions[READER_EXTENSION] = reader_from_config(app.config)
 
 
@@ -65,11 +70,22 @@ def kept_status_check() -> Callable[[dict[str, Any], datetime], StatusResult]:
 
 
 def verifier_from_config(config: Mapping[str, Any]) -> Verifier:
-    """The client identifier prefix (see ``client_from_config``), how links pass requests, and
-    encrypted responses when ``RESPONSE_ENCRYPTION`` is on (keys derived from SECRET_KEY)."""
+    """The client identifier prefix (see ``client_from_config``), how links pass requests,
+    encrypted responses when ``RESPONSE_ENCRYPTION`` is on, and over the browser API unless
+    ``DC_API_RESPONSE_MODE=dc_api`` (keys derived from SECRET_KEY)."""
+    secret = str(config["SECRET_KEY"]).encode("utf-8")
     encryption = None
     if config.get("RESPONSE_ENCRYPTION"):
-        encryption = ResponseEncryption(str(config["SECRET_KEY"]).encode("utf-8"))
+        encryption = ResponseEncryption(secret)
+    dc_api_mode = config.get("DC_API_RESPONSE_MODE") or DC_API_RESPONSE_MODES[0]
+    if dc_api_mode not in DC_API_RESPONSE_MODES:
+        raise RuntimeError(
+            f"DC_API_RESPONSE_MODE must be one of {', '.join(DC_API_RESPONSE_MODES)}, "
+            f"not {dc_api_mode!r}"
+        )
+    dc_api_encryption = (
+        ResponseEncryption(secret, DC_API_KEY_INFO) if dc_api_mode == "dc_api.jwt" else None
+    )
     client = client_from_config(config)
     method = config.get("REQUEST_URI_METHOD") or "get"
     if method not in REQUEST_URI_METHODS:
@@ -82,7 +98,23 @@ def verifier_from_config(config: Mapping[str, Any]) -> Verifier:
             "REQUEST_URI_METHOD=post needs signed requests: set REQUEST_SIGNING_CERT_FILE and "
             "REQUEST_SIGNING_KEY_FILE"
         )
-    return Verifier(client, encryption, bool(config.get("REQUEST_BY_REFERENCE")), method)
+    return Verifier(
+        client,
+        encryption,
+        bool(config.get("REQUEST_BY_REFERENCE")),
+        method,
+        dc_api_encryption,
+    )
+
+
+def check_profile(config: Mapping[str, Any], verifier: Verifier) -> None:
+    """``VERIFIER_PROFILE=haip``: a configuration HAIP 1.0 does not allow stops the start,
+    with every setting to change (``app.oid4vp.profile``)."""
+    profile = config.get("VERIFIER_PROFILE") or ""
+    if profile not in PROFILES:
+        raise RuntimeError(f"VERIFIER_PROFILE must be empty or {HAIP}, not {profile!r}")
+    if profile == HAIP and (problems := haip_problems(verifier)):
+        raise RuntimeError("VERIFIER_PROFILE=haip: " + "; ".join(problems))
 
 
 def request_signing_key(

@@ -6,6 +6,7 @@ objects the service hands out.
 from __future__ import annotations
 
 import base64
+import hashlib
 import json
 import time
 from dataclasses import dataclass, field
@@ -175,11 +176,56 @@ def post_response(client, request: WalletRequest, presentation: str, state: str 
     )
 
 
+def dc_api_openid4vp_request(client, request_id: str) -> tuple[str, dict]:
+    """The OpenID4VP request the person's page hands the browser: its protocol and parameters
+    (a signed one's claims, read without checking the signature)."""
+    body = client.get(f"/oid4vp/dc-requests/{request_id}").get_json()
+    for entry in body["requests"]:
+        if entry["protocol"].startswith("openid4vp-v1-"):
+            data = entry["data"]
+            if "request" in data:
+                payload = data["request"].split(".")[1]
+                data = json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))
+            return entry["protocol"], data
+    raise AssertionError(f"no OpenID4VP request offered: {body}")
+
+
+def dc_api_key(client, request_id: str) -> dict | None:
+    """The key a ``dc_api.jwt`` request offers (OpenID4VP 1.0 §8.3), None for plain ``dc_api``."""
+    _, data = dc_api_openid4vp_request(client, request_id)
+    keys = data["client_metadata"].get("jwks", {}).get("keys", [])
+    return keys[0] if keys else None
+
+
+def jwk_thumbprint(jwk: dict) -> bytes:
+    """RFC 7638 SHA-256 thumbprint of a public EC key, as the mdoc handovers carry it."""
+    required = {name: jwk[name] for name in ("crv", "kty", "x", "y")}
+    return hashlib.sha256(
+        json.dumps(required, separators=(",", ":"), sort_keys=True).encode()
+    ).digest()
+
+
+def encrypt_to(jwk: dict, payload: dict, enc: str = "A128GCM") -> str:
+    """A wallet's ECDH-ES JWE (joserfc, not our code) of ``payload`` to ``jwk``."""
+    protected = {"alg": "ECDH-ES", "enc": enc, "kid": jwk["kid"]}
+    return jwe.encrypt_compact(protected, json.dumps(payload), ECKey.import_key(jwk))
+
+
 def dc_api_post(client, request: WalletRequest, presentation: str, origin: str):
-    """What the person's page posts back from the browser's Digital Credentials API."""
+    """What the person's page posts back from the browser's Digital Credentials API: the
+    DigitalCredential, its ``vp_token`` encrypted to the request's key when it offers one
+    (``dc_api.jwt``), plain otherwise."""
+    protocol, data = dc_api_openid4vp_request(client, request.request_id)
+    vp_token = {"credential": [presentation]}
+    keys = data["client_metadata"].get("jwks", {}).get("keys", [])
+    answer = (
+        {"response": encrypt_to(keys[0], {"vp_token": vp_token})}
+        if keys
+        else {"vp_token": vp_token}
+    )
     return client.post(
         f"/oid4vp/dc-responses/{request.request_id}",
-        json={"vp_token": {"credential": [presentation]}},
+        json={"protocol": protocol, "data": answer},
         headers={"Origin": origin},
     )
 

@@ -7,11 +7,15 @@ Compact Serialization) under the deployment's client identifier and names the pa
 in ``expected_origins``. Either way the wallet binds the presentation to the page's Origin, so
 the key binding's ``aud`` is ``origin:<origin>`` (Appendix A.4, "even for signed requests")
 and only this deployment's own origin is accepted.
+
+Answers are encrypted by default (``response_mode`` ``dc_api.jwt``, Appendix A.3): the request
+offers a P-256 key of its own in ``client_metadata.jwks`` and the wallet returns ``{"response":
+"<JWE>"}`` (ECDH-ES), so the page's script and the browser carry nothing they can read.
+``DC_API_RESPONSE_MODE=dc_api`` offers plain answers instead.
 """
 
 from __future__ import annotations
 
-import json
 import uuid
 from collections.abc import Callable
 from typing import Any
@@ -27,6 +31,7 @@ from app.deployment import READER_EXTENSION
 from app.errors import InvalidRequest
 from app.mdoc import MdocError
 from app.mdoc.annex_c import PROTOCOL as ISO_MDOC_PROTOCOL
+from app.oid4vp.encryption import ResponseError
 from app.oid4vp.formats import MSO_MDOC
 from app.presentations import iso_mdoc
 from app.presentations import operations as presentations
@@ -41,25 +46,22 @@ bp = Blueprint("dc_api", __name__)
 PROTOCOL = "openid4vp-v1-unsigned"
 SIGNED_PROTOCOL = "openid4vp-v1-signed"
 DEFAULT_PORTS = {"http": 80, "https": 443}
-# Response encryption metadata (OpenID4VP 1.0 §8.3) belongs to ``direct_post.jwt``; a plain
-# ``dc_api`` response is not encrypted, so no key is offered over the API.
+# Response encryption metadata (OpenID4VP 1.0 §8.3): the direct_post.jwt link's key is never
+# the one offered over the API, which has its own (``dc_api.jwt``) or none (plain ``dc_api``).
 ENCRYPTION_METADATA = ("jwks", "encrypted_response_enc_values_supported")
-
-
-class DigitalCredentialData(BaseModel):
-    """The ``data`` of the DigitalCredential the browser returned (Appendix A.4)."""
-
-    vp_token: dict[str, Any]
+# §8.3 and HAIP 1.0: both content encryptions are offered; the wallet picks one.
+DC_API_ENC_VALUES = ("A128GCM", "A256GCM")
 
 
 class BrowserAnswer(BaseModel):
     """What the page posts: the DigitalCredential as the browser returned it, ``{"protocol",
-    "data"}`` (``data.response`` for org-iso-mdoc, ``data.vp_token`` for OpenID4VP), or the
-    older ``{"vp_token"}``."""
+    "data"}`` (``data.response`` for org-iso-mdoc and ``dc_api.jwt``, ``data.vp_token`` for
+    plain ``dc_api``), or the older body, the data alone (``{"vp_token"}``)."""
 
     protocol: str | None = None
     data: dict[str, Any] | None = None
-    vp_token: dict[str, Any] | None = None
+    vp_token: Any = None
+    response: Any = None
 
 
 def own_origin() -> str:
@@ -83,18 +85,18 @@ def dc_request(request_id: str) -> ResponseReturnValue:
     parameters with ``client_id`` and ``expected_origins``, as a Request Object.
     """
     request, verification = presentations.verification_of(parse_id(request_id))
-    authorization = links().authorization_request(request, verification)
+    deployment = links()
+    authorization = deployment.authorization_request(request, verification)
     claims = authorization.claims_set()
+    verifier = deployment.verifier
     data = {
         "response_type": "vp_token",
-        "response_mode": "dc_api",
+        "response_mode": verifier.dc_api_response_mode,
         "nonce": claims["nonce"],
         "dcql_query": claims["dcql_query"],
-        "client_metadata": {
-            key: value
-            for key, value in claims["client_metadata"].items()
-            if key not in ENCRYPTION_METADATA
-        },
+        "client_metadata": dc_api_client_metadata(
+            claims["client_metadata"], verifier.dc_api_jwk(str(request.id))
+        ),
     }
     if "verifier_info" in claims:
         data["verifier_info"] = claims["verifier_info"]
@@ -114,6 +116,19 @@ def dc_request(request_id: str) -> ResponseReturnValue:
     return uncached(
         {"requests": [{"protocol": SIGNED_PROTOCOL, "data": {"request": token}}, *iso_mdoc]}
     )
+
+
+def dc_api_client_metadata(metadata: dict[str, Any], jwk: dict[str, Any] | None) -> dict[str, Any]:
+    """The link's ``client_metadata`` with the API's own response key, if any (§5.1, §8.3:
+    ``jwks`` with the key's ``kid`` and ``alg``, and the content encryptions offered)."""
+    kept = {key: value for key, value in metadata.items() if key not in ENCRYPTION_METADATA}
+    if jwk is None:
+        return kept
+    return {
+        **kept,
+        "jwks": {"keys": [jwk]},
+        "encrypted_response_enc_values_supported": list(DC_API_ENC_VALUES),
+    }
 
 
 def iso_mdoc_request(
@@ -155,9 +170,6 @@ def dc_response(request_id: str) -> ResponseReturnValue:
     def audience(_request: PresentationRequest) -> str:
         return f"origin:{origin}"
 
-    def context(audience: str, nonce: str) -> Context:
-        return trust_context(audience, nonce, origin=origin)
-
     answer = parse_body(BrowserAnswer)
     data = answer.data or {}
     if answer.protocol == ISO_MDOC_PROTOCOL:
@@ -165,18 +177,22 @@ def dc_response(request_id: str) -> ResponseReturnValue:
             presentation_request_id, data.get("response"), origin, audience
         )
     else:
-        if answer.protocol is not None:
-            # An OpenID4VP protocol's DigitalCredential: its data is the response.
-            if not isinstance(data.get("vp_token"), dict):
-                raise InvalidRequest("vp_token is missing", code="INVALID_RESPONSE")
-            vp_token = data["vp_token"]
-        else:
-            vp_token = DigitalCredentialData.model_validate(
-                {} if answer.vp_token is None else {"vp_token": answer.vp_token}
-            ).vp_token
-        received = presentations.receive(
-            presentation_request_id, None, json.dumps(vp_token), audience, context
-        )
+        if answer.protocol is None:
+            # The older body: the DigitalCredential's data alone.
+            data = {"vp_token": answer.vp_token, "response": answer.response}
+        verifier = links().verifier
+        try:
+            # Read (and decrypt) before anything is consumed: a refusal here changes nothing.
+            vp_token = verifier.read_dc_api_response(data, str(presentation_request_id))
+        except ResponseError as exc:
+            raise InvalidRequest(exc.reason, code="INVALID_RESPONSE") from None
+        response_jwk = verifier.dc_api_jwk(str(presentation_request_id))
+
+        def context(audience: str, nonce: str) -> Context:
+            # Appendix B.2.6.2: an mdoc's transcript names the key the response was sealed to.
+            return trust_context(audience, nonce, origin=origin, response_jwk=response_jwk)
+
+        received = presentations.receive(presentation_request_id, None, vp_token, audience, context)
     return uncached(
         {
             "status": received.subject.status.value,

@@ -45,6 +45,9 @@ ORDER = 0xFFFFFFFF00000000FFFFFFFFFFFFFFFFBCE6FAADA7179E84F3B9CAC2FC632551
 # FIPS 186-5 Appendix A.2.1: 64 bits beyond the order's size make the reduction unbiased.
 SEED_BYTES = COORDINATE_BYTES + 8
 KEY_INFO = b"verity oid4vp response encryption key v1:"
+# The key a request offers over the Digital Credentials API (``dc_api.jwt``) is derived under a
+# label of its own: the same presentation request's ``direct_post.jwt`` link never shares it.
+DC_API_KEY_INFO = b"verity oid4vp dc_api response encryption key v1:"
 
 
 def derive_p256_key(secret: bytes, info: bytes) -> ec.EllipticCurvePrivateKey:
@@ -68,10 +71,13 @@ class ResponseEncryption:
     """The verifier's side of §8.3 for a deployment: keys derived from ``secret``."""
 
     secret: bytes = field(repr=False)
+    # What the keys are derived under: ``KEY_INFO`` for direct_post.jwt, ``DC_API_KEY_INFO``
+    # for dc_api.jwt.
+    label: bytes = KEY_INFO
 
     def private_key(self, request_id: str) -> ec.EllipticCurvePrivateKey:
         """The request's key: see ``derive_p256_key``."""
-        return derive_p256_key(self.secret, KEY_INFO + request_id.encode("ascii"))
+        return derive_p256_key(self.secret, self.label + request_id.encode("ascii"))
 
     def public_jwk(self, request_id: str) -> dict[str, Any]:
         """The JWK for ``client_metadata.jwks``: §8.3 requires ``alg``, §5.1 a ``kid``."""

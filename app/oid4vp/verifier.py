@@ -35,12 +35,15 @@ class Verifier:
 
     ``by_reference`` passes unsigned requests by reference too (signed ones always are);
     ``request_uri_method`` is the method signed links tell wallets to fetch with (§5.1).
+    ``dc_api_encryption`` is the key the Digital Credentials API requests offer (``dc_api.jwt``,
+    Appendix A.3), or None for plain ``dc_api``.
     """
 
     client: ClientIdentity = field(default_factory=RedirectUriClient)
     encryption: ResponseEncryption | None = None
     by_reference: bool = False
     request_uri_method: str = "get"
+    dc_api_encryption: ResponseEncryption | None = None
 
     @property
     def passes_by_reference(self) -> bool:
@@ -72,6 +75,40 @@ class Verifier:
             )
         payload = self.encryption.decrypt(request_id, compact)
         return ResponseParameters(_vp_token_text(payload.get("vp_token")), _state(payload))
+
+    @property
+    def dc_api_response_mode(self) -> str:
+        """Appendix A.3: ``dc_api.jwt`` when answers over the browser API come encrypted."""
+        return "dc_api.jwt" if self.dc_api_encryption else "dc_api"
+
+    def dc_api_jwk(self, request_id: str) -> dict[str, Any] | None:
+        """The key a browser API request offers (§8.3), or None for plain ``dc_api``."""
+        return self.dc_api_encryption.public_jwk(request_id) if self.dc_api_encryption else None
+
+    def read_dc_api_response(self, data: Mapping[str, Any], request_id: str) -> str:
+        """The ``vp_token`` (JSON text) of a DigitalCredential's ``data``, decrypted from its
+        ``response`` JWE when the request offered a key (Appendix A.4: ``dc_api.jwt``).
+
+        A plain ``vp_token`` answering a request that offered a key is refused, as for
+        ``direct_post.jwt``. There is no ``state`` over the API (Appendix A.2): the request ID
+        in the path, the nonce and the origin bind the answer. Raises ``ResponseError``.
+        """
+        if self.dc_api_encryption is None:
+            vp_token = data.get("vp_token")
+            if not isinstance(vp_token, dict):
+                raise ResponseError("vp_token is missing")
+            return _vp_token_text(vp_token) or ""
+        compact = data.get("response")
+        if not isinstance(compact, str) or not compact:
+            raise ResponseError(
+                "This request asks for an encrypted response (dc_api.jwt) in 'response'"
+            )
+        vp_token = _vp_token_text(
+            self.dc_api_encryption.decrypt(request_id, compact).get("vp_token")
+        )
+        if vp_token is None:
+            raise ResponseError("vp_token is missing from the encrypted response")
+        return vp_token
 
 
 def _vp_token_text(value: Any) -> str | None:

@@ -94,7 +94,9 @@
         method: "POST",
         headers: { "Content-Type": "application/json", Accept: "application/json" },
         body: JSON.stringify(
-          credential.protocol ? { protocol: credential.protocol, data: answer } : { vp_token: answer.vp_token }
+          credential.protocol
+            ? { protocol: credential.protocol, data: answer }
+            : { vp_token: answer.vp_token, response: answer.response }
         ),
       });
       say("Your wallet answered.", outcome.redirect_uri);

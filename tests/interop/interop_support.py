@@ -43,6 +43,8 @@ HOST = "localhost"
 SCRUBBED = (
     "PUBLIC_URL",
     "RESPONSE_ENCRYPTION",
+    "DC_API_RESPONSE_MODE",
+    "VERIFIER_PROFILE",
     "REQUEST_SIGNING_CERT_FILE",
     "REQUEST_SIGNING_KEY_FILE",
     "REQUEST_CLIENT_ID_PREFIX",
@@ -115,6 +117,7 @@ class Mode:
     prefix: str  # redirect_uri, x509_san_dns, x509_hash
     response_mode: str  # direct_post, direct_post.jwt
     request_uri_method: str | None = None  # get or post; None: unsigned, by value
+    dc_api_response_mode: str = "dc_api.jwt"  # over the browser API: dc_api.jwt or dc_api
 
     @property
     def signed(self) -> bool:
@@ -123,7 +126,10 @@ class Mode:
     @property
     def id(self) -> str:
         parts = [self.prefix, "signed" if self.signed else "unsigned", self.response_mode]
-        return "-".join(parts + ([self.request_uri_method] if self.request_uri_method else []))
+        parts += [self.request_uri_method] if self.request_uri_method else []
+        # The default (dc_api.jwt) leaves the ID as it was: those cells share one server.
+        parts += [self.dc_api_response_mode] if self.dc_api_response_mode != "dc_api.jwt" else []
+        return "-".join(parts)
 
     def settings(self, pki: Pki) -> dict[str, str]:
         settings: dict[str, str] = {}
@@ -135,6 +141,8 @@ class Mode:
             settings["REQUEST_CLIENT_ID_PREFIX"] = "x509_hash"
         if self.request_uri_method == "post":
             settings["REQUEST_URI_METHOD"] = "post"
+        if self.dc_api_response_mode != "dc_api.jwt":
+            settings["DC_API_RESPONSE_MODE"] = self.dc_api_response_mode
         return settings
 
 
@@ -348,6 +356,8 @@ class Answer:
     request: dict[str, Any]
     status: int
     body: dict[str, Any]
+    # The same answer posted again ({"status", "body"}), when the job asked for a replay.
+    replay: dict[str, Any] | None = None
 
 
 CREDENTIAL = {"vct": PID_VCT, "claims": PERSON, "frame": FRAME}
@@ -371,7 +381,7 @@ def run_wallet(job: dict[str, Any]) -> Answer:
     result = json.loads(completed.stdout or "{}")
     if completed.returncode != 0:
         raise AssertionError(f"the OWF wallet failed: {result.get('error') or completed.stderr}")
-    return Answer(result["request"], result["status"], result["body"])
+    return Answer(result["request"], result["status"], result["body"], result.get("replay"))
 
 
 def answer_link(link: str, pki: Pki | None, **options: Any) -> Answer:
@@ -381,7 +391,11 @@ def answer_link(link: str, pki: Pki | None, **options: Any) -> Answer:
 
 
 def answer_dc_api(
-    deployment: Deployment, page_html: str, protocols: list[str], pki: Pki | None
+    deployment: Deployment,
+    page_html: str,
+    protocols: list[str],
+    pki: Pki | None,
+    **options: Any,
 ) -> Answer:
     request_url, response_url = dc_api_urls(page_html, deployment.server.base)
     return run_wallet(
@@ -392,5 +406,6 @@ def answer_dc_api(
             "origin": deployment.origin,
             "protocols": protocols,
             "trust_anchor": pki.anchor_pem if pki else None,
+            **options,
         }
     )

@@ -12,8 +12,10 @@
 //   {"kind": "dc_api", "request_url": "...", "response_url": "...", "origin": "http://...",
 //    "trust_anchor": "<PEM>"?, "credential": {...}}
 //     what the person's page and the browser do with the Digital Credentials API: fetch the
-//     page's request, hand its data to the wallet with the page's origin, post the wallet's
-//     vp_token back from that origin.
+//     page's request, hand its data to the wallet with the page's origin, post the
+//     DigitalCredential back from that origin ({"protocol", "data"}: data.vp_token for dc_api,
+//     data.response, a JWE made with jose, for dc_api.jwt). "tamper": "ciphertext" changes the
+//     JWE; "replay": true posts the same answer twice.
 //   credential: {"vct", "claims", "frame"} what the issuer signs and which claims are
 //     selectively disclosable (an @sd-jwt disclosure frame).
 // Prints JSON on stdout: {"request": {...what the wallet resolved...}, "status": <HTTP status of
@@ -287,22 +289,53 @@ async function answerDcApi(job) {
   const vpToken = {
     [credentialQuery.id]: [await presentation(job, credentialQuery, audience, request.nonce)],
   }
+  // dc_api.jwt: the client encrypts the response to the request's key (jose, through
+  // encryptJwe), and the DigitalCredential's data is {"response": "<JWE>"}.
+  const encrypted = request.response_mode === 'dc_api.jwt'
   const response = await client.createOpenid4vpAuthorizationResponse({
     authorizationRequestPayload: request,
     authorizationResponsePayload: { vp_token: vpToken },
     origin: job.origin,
+    jarm: encrypted
+      ? {
+          encryption: { nonce: crypto.randomBytes(16).toString('base64url') },
+          serverMetadata: JARM_SERVER_METADATA,
+        }
+      : undefined,
   })
+  const data = encrypted
+    ? { response: job.tamper ? tampered(response.jarm.responseJwt, job.tamper) : response.jarm.responseJwt }
+    : { vp_token: response.authorizationResponsePayload.vp_token }
   // The page's script posts what the browser returned, from the page's origin.
-  const posted = await noRedirectFetch(job.response_url, {
-    method: 'POST',
-    headers: { 'Content-Type': 'application/json', Accept: 'application/json', Origin: job.origin },
-    body: JSON.stringify({ vp_token: response.authorizationResponsePayload.vp_token }),
-  })
+  const body = JSON.stringify({ protocol: chosen.protocol, data })
+  const post = () =>
+    noRedirectFetch(job.response_url, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', Accept: 'application/json', Origin: job.origin },
+      body,
+    })
+  const posted = await post()
+  const replayed = job.replay ? await post() : undefined
+  const jweHeader = encrypted
+    ? JSON.parse(Buffer.from(response.jarm.responseJwt.split('.')[0], 'base64url').toString())
+    : undefined
   return {
-    request: { ...summary(resolved, parsed), protocol: chosen.protocol },
+    request: { ...summary(resolved, parsed), protocol: chosen.protocol, jwe_header: jweHeader },
     status: posted.status,
     body: await bodyOf(posted),
+    replay: replayed ? { status: replayed.status, body: await bodyOf(replayed) } : undefined,
   }
+}
+
+// A changed response: "ciphertext" flips one character of the JWE's ciphertext.
+function tampered(jwe, how) {
+  const parts = jwe.split('.')
+  if (how === 'ciphertext') {
+    const text = parts[3]
+    parts[3] = text.slice(0, 5) + (text[5] === 'A' ? 'B' : 'A') + text.slice(6)
+    return parts.join('.')
+  }
+  throw new Error(`unknown tampering ${how}`)
 }
 
 async function bodyOf(response) {

@@ -121,18 +121,28 @@ def test_the_owf_client_answers(deployments: Deployments, mode: Mode, subject: s
 
 
 # The Digital Credentials API request is unsigned without a certificate and signed with one,
-# whatever the response mode and request_uri_method of the links.
+# whatever the response mode and request_uri_method of the links; its answer is encrypted
+# (dc_api.jwt) unless DC_API_RESPONSE_MODE=dc_api.
 DC_API_MODES = [
     Mode("redirect_uri", "direct_post"),
     Mode("x509_san_dns", "direct_post", "get"),
     Mode("x509_hash", "direct_post", "get"),
+    Mode("redirect_uri", "direct_post", dc_api_response_mode="dc_api"),
 ]
 
 
 def dc_api_id(mode: Mode) -> str:
-    if not mode.signed:
-        return "openid4vp-v1-unsigned"
-    return f"openid4vp-v1-signed-{mode.prefix}"
+    protocol = f"openid4vp-v1-signed-{mode.prefix}" if mode.signed else "openid4vp-v1-unsigned"
+    return f"{protocol}-{mode.dc_api_response_mode}"
+
+
+def dc_api_page(deployment: Deployment, subject: str) -> tuple[str, str]:
+    """The person's page (its API button) and what the backend looks the outcome up by."""
+    if subject == "individual":
+        individual_id, key = deployment.open_individual()
+        return deployment.page(f"/i/{individual_id}"), key
+    policy = deployment.open_policy()
+    return deployment.page(policy["url"]), policy["id"]
 
 
 @pytest.mark.parametrize("subject", SUBJECTS)
@@ -141,12 +151,7 @@ def test_the_owf_client_answers_the_dc_api_request_with_the_page_origin(
     deployments: Deployments, mode: Mode, subject: str
 ):
     deployment = deployments.get(mode)
-    if subject == "individual":
-        individual_id, key = deployment.open_individual()
-        page = deployment.page(f"/i/{individual_id}")
-    else:
-        policy = deployment.open_policy()
-        key, page = policy["id"], deployment.page(policy["url"])
+    page, key = dc_api_page(deployment, subject)
     protocol = "openid4vp-v1-signed" if mode.signed else "openid4vp-v1-unsigned"
 
     answer = answer_dc_api(deployment, page, [protocol], deployments.pki)
@@ -155,7 +160,14 @@ def test_the_owf_client_answers_the_dc_api_request_with_the_page_origin(
     resolved = answer.request
     assert resolved["protocol"] == protocol
     assert resolved["signed"] is mode.signed
-    assert resolved["response_mode"] == "dc_api"
+    assert resolved["response_mode"] == mode.dc_api_response_mode
+    if mode.dc_api_response_mode == "dc_api.jwt":
+        # The client chose from what the request offered, and encrypted with ECDH-ES.
+        assert resolved["encrypted_response_enc_values_supported"] == ["A128GCM", "A256GCM"]
+        assert resolved["jwe_header"]["alg"] == "ECDH-ES"
+        assert resolved["jwe_header"]["enc"] in ("A128GCM", "A256GCM")
+    else:
+        assert resolved.get("jwe_header") is None
     if mode.signed:
         assert resolved["client_prefix"] == mode.prefix
         assert resolved["request_object_typ"] == "oauth-authz-req+jwt"
@@ -164,6 +176,32 @@ def test_the_owf_client_answers_the_dc_api_request_with_the_page_origin(
         assert resolved["effective_client_id"] == f"origin:{deployment.origin}"
     assert answer.body["status"] == "VERIFIED"
     assert outcome(deployment, subject, key) == "VERIFIED"
+
+
+def test_a_changed_dc_api_jwt_answer_is_refused_and_consumes_nothing(deployments: Deployments):
+    """The OWF client's JWE with one character of its ciphertext changed: 400, and the
+    request still takes the wallet's real answer."""
+    deployment = deployments.get(DC_API_MODES[0])
+    page, key = dc_api_page(deployment, "individual")
+
+    changed = answer_dc_api(deployment, page, ["openid4vp-v1-unsigned"], None, tamper="ciphertext")
+
+    assert (changed.status, changed.body["code"]) == (400, "INVALID_RESPONSE")
+    assert outcome(deployment, "individual", key) == "REQUESTED"
+    answer = answer_dc_api(deployment, page, ["openid4vp-v1-unsigned"], None)
+    assert answer.body["status"] == "VERIFIED"
+
+
+def test_a_replayed_dc_api_jwt_answer_is_refused(deployments: Deployments):
+    deployment = deployments.get(DC_API_MODES[0])
+    page, key = dc_api_page(deployment, "policy")
+
+    answer = answer_dc_api(deployment, page, ["openid4vp-v1-unsigned"], None, replay=True)
+
+    assert answer.body["status"] == "VERIFIED"
+    assert answer.replay is not None
+    assert (answer.replay["status"], answer.replay["body"]["code"]) == (400, "ALREADY_ANSWERED")
+    assert outcome(deployment, "policy", key) == "VERIFIED"
 
 
 def test_posted_wallet_metadata_and_nonce_reach_the_client(deployments: Deployments):

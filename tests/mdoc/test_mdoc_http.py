@@ -21,7 +21,14 @@ from mdoc_support import (
     present,
 )
 from pages.pages_support import wallet_link
-from wallets import WalletRequest, dc_api_post, post_response, read_request
+from wallets import (
+    WalletRequest,
+    dc_api_key,
+    dc_api_post,
+    jwk_thumbprint,
+    post_response,
+    read_request,
+)
 
 MDL_SCHEMA_ID = "5c4a3f3e-0b1d-4c7e-9a51-000000000004"
 
@@ -169,23 +176,30 @@ def test_an_expired_mdl_fails(app, client):
 
 
 @pytest.mark.parametrize(
-    ("origin", "outcome"),
+    ("origin", "with_thumbprint", "outcome"),
     [
-        (ORIGIN, ("VERIFIED", None)),
-        (None, ("FAILED", "DeviceAuth signature does not verify")),
+        (ORIGIN, True, ("VERIFIED", None)),
+        (ORIGIN, False, ("FAILED", "DeviceAuth signature does not verify")),
+        (None, True, ("FAILED", "DeviceAuth signature does not verify")),
     ],
-    ids=["dc-api-handover-of-the-page", "openid4vp-handover-instead"],
+    ids=[
+        "dc-api-handover-of-the-page-and-key",
+        "dc-api-handover-without-the-key",
+        "openid4vp-handover-instead",
+    ],
 )
 def test_over_the_browser_api_the_device_signs_the_pages_dc_api_handover(
-    app, client, origin, outcome
+    app, client, origin, with_thumbprint, outcome
 ):
+    """dc_api.jwt: the OpenID4VPDCAPIHandover names the page's origin, the nonce and the
+    thumbprint of the key the response is encrypted to (OpenID4VP 1.0 B.2.6.2)."""
     iaca = make_iaca()
     staff, verification, request = start(app, client, iaca, ADULT)
+    key = dc_api_key(client, request.request_id)
+    thumbprint = jwk_thumbprint(key) if with_thumbprint else None
 
-    assert (
-        dc_api_post(client, request, answer(request, iaca, origin=origin), ORIGIN).status_code
-        == 200
-    )
+    presentation = answer(request, iaca, origin=origin, jwk_thumbprint=thumbprint)
+    assert dc_api_post(client, request, presentation, ORIGIN).status_code == 200
 
     body = lookup(app, client, staff, verification)
     assert (body["status"], body["validation_error"]) == outcome

@@ -21,11 +21,13 @@ from signing_certificates import HOST, make_pki, write_files
 from wallets import (
     Issuer,
     WalletRequest,
+    dc_api_post,
     encrypt_response,
     link_parameters,
     node_presentation,
     post_encrypted_response,
     post_response,
+    published_key,
     read_request,
 )
 
@@ -490,10 +492,15 @@ def test_a_signed_deployment_signs_its_dc_api_request(make_app, tmp_path, pki, i
     )
     assert claims["client_id"] == client_id
     assert claims["expected_origins"] == ["https://verity.test"]
-    assert claims["response_mode"] == "dc_api"
-    # No state over the API; no response key, since a dc_api response is not encrypted.
+    assert claims["response_mode"] == "dc_api.jwt"
+    # No state over the API; the response key is the API's own, never the link's.
     assert "state" not in claims and "response_uri" not in claims
-    assert "jwks" not in claims["client_metadata"]
+    (key,) = claims["client_metadata"]["jwks"]["keys"]
+    assert key != published_key(read_request(client, link))
+    assert claims["client_metadata"]["encrypted_response_enc_values_supported"] == [
+        "A128GCM",
+        "A256GCM",
+    ]
     # Appendix A.4: the audience is the origin, even for signed requests.
     request = WalletRequest(
         request_id=request_id,
@@ -504,11 +511,7 @@ def test_a_signed_deployment_signs_its_dc_api_request(make_app, tmp_path, pki, i
         claims=claims,
     )
     presentation = node_presentation(request, issuer, aud="origin:https://verity.test")
-    answer = client.post(
-        f"/oid4vp/dc-responses/{request_id}",
-        json={"vp_token": {"credential": [presentation]}},
-        headers={"Origin": "https://verity.test"},
-    )
+    answer = dc_api_post(client, request, presentation, "https://verity.test")
     assert answer.get_json()["status"] == "VERIFIED"
     assert status_of(client, individual) == "VERIFIED"
 

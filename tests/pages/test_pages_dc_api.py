@@ -6,7 +6,7 @@ import uuid
 
 import pytest
 from pages_support import open_individual, request_id_of, response_code, wallet_link
-from wallets import Issuer, node_presentation, read_request
+from wallets import Issuer, dc_api_key, encrypt_to, node_presentation, published_key, read_request
 
 ORIGIN = "https://verity.test"
 
@@ -20,10 +20,13 @@ def opened(app, client):
 
 
 def dc_post(client, request_id: str, presentation: str, origin: str | None = ORIGIN):
+    """The DigitalCredential a wallet answers ``dc_api.jwt`` with: its vp_token encrypted to
+    the key the request offered, posted as the browser returned it."""
     headers = {"Origin": origin} if origin is not None else {}
+    jwe = encrypt_to(dc_api_key(client, request_id), {"vp_token": {"credential": [presentation]}})
     return client.post(
         f"/oid4vp/dc-responses/{request_id}",
-        json={"vp_token": {"credential": [presentation]}},
+        json={"protocol": "openid4vp-v1-unsigned", "data": {"response": jwe}},
         headers=headers,
     )
 
@@ -45,13 +48,21 @@ def test_the_request_is_an_unsigned_openid4vp_request_for_the_dc_api(client, ope
     body = response.get_json()
     assert [r["protocol"] for r in body["requests"]] == ["openid4vp-v1-unsigned"]
     data = body["requests"][0]["data"]
+    key = data["client_metadata"]["jwks"]["keys"][0]
     assert data == {
         "response_type": "vp_token",
-        "response_mode": "dc_api",
+        "response_mode": "dc_api.jwt",
         "nonce": request.nonce,
         "dcql_query": request.claims["dcql_query"],
-        "client_metadata": request.claims["client_metadata"],
+        "client_metadata": {
+            **request.claims["client_metadata"],
+            "jwks": {"keys": [key]},
+            "encrypted_response_enc_values_supported": ["A128GCM", "A256GCM"],
+        },
     }
+    # §5.1 and §8.3: a P-256 key for ECDH-ES, with its kid and alg, and public members only.
+    assert {key["kty"], key["crv"], key["alg"], key["use"]} == {"EC", "P-256", "ECDH-ES", "enc"}
+    assert key["kid"] and "d" not in key
     # Appendix A.2: client_id MUST be omitted from unsigned requests; state is not defined.
     assert "client_id" not in data
     assert "state" not in data
@@ -133,29 +144,176 @@ def test_the_page_points_its_button_at_both_endpoints(client, app):
 
 
 def test_no_encryption_key_is_offered_for_a_plain_dc_api_response(make_app, opened):
-    """Even where direct_post.jwt is on, ``dc_api`` answers unencrypted: no key to encrypt to."""
+    """DC_API_RESPONSE_MODE=dc_api: answers unencrypted, even where direct_post.jwt is on."""
     _, request = opened
-    encrypting = make_app(RESPONSE_ENCRYPTION=True).test_client()
-    body = encrypting.get(f"/oid4vp/dc-requests/{request.request_id}").get_json()
+    plain = make_app(RESPONSE_ENCRYPTION=True, DC_API_RESPONSE_MODE="dc_api").test_client()
+    body = plain.get(f"/oid4vp/dc-requests/{request.request_id}").get_json()
     data = body["requests"][0]["data"]
     assert data["response_mode"] == "dc_api"
     assert "jwks" not in data["client_metadata"]
     assert "encrypted_response_enc_values_supported" not in data["client_metadata"]
 
 
-def test_the_digital_credential_as_the_browser_returns_it_verifies(client, opened):
-    """``{"protocol", "data"}``: what ``navigator.credentials.get`` resolves to, posted as is."""
+@pytest.mark.parametrize(
+    "body_of",
+    [
+        lambda presentation: {
+            "protocol": "openid4vp-v1-unsigned",
+            "data": {"vp_token": {"credential": [presentation]}},
+        },
+        lambda presentation: {"vp_token": {"credential": [presentation]}},
+    ],
+    ids=["digital-credential", "older-body"],
+)
+def test_a_plain_dc_api_answer_verifies_where_the_setting_asks_for_one(make_app, opened, body_of):
+    """``{"protocol", "data"}`` as ``navigator.credentials.get`` resolves to it, or the older
+    body (the data alone), under DC_API_RESPONSE_MODE=dc_api."""
     individual, request = opened
+    plain = make_app(DC_API_RESPONSE_MODE="dc_api").test_client()
+    response = plain.post(
+        f"/oid4vp/dc-responses/{request.request_id}",
+        json=body_of(bound_to_origin(request)),
+        headers={"Origin": ORIGIN},
+    )
+    assert response.get_json()["status"] == "VERIFIED"
+    assert status_of(plain, individual) == "VERIFIED"
+
+
+def test_an_unknown_dc_api_response_mode_stops_the_start(make_app):
+    with pytest.raises(RuntimeError, match="DC_API_RESPONSE_MODE must be one of"):
+        make_app(DC_API_RESPONSE_MODE="fragment")
+
+
+# ---------------------------------------------------------------- dc_api.jwt (the default)
+
+
+def test_each_request_offers_a_key_of_its_own_never_the_direct_post_jwt_one(make_app, app, client):
+    encrypting = make_app(RESPONSE_ENCRYPTION=True)
+    web = encrypting.test_client()
+    requests = []
+    for email in ("one@example.test", "two@example.test"):
+        opened = open_individual(encrypting, web, email)
+        requests.append(read_request(web, wallet_link(web.get(opened.path).get_data(as_text=True))))
+    offered = [dc_api_key(web, request.request_id) for request in requests]
+    linked = [published_key(request) for request in requests]
+    assert len({key["kid"] for key in offered + linked}) == 4
+    # The same request's key is the same on every fetch and on every instance.
+    assert dc_api_key(client, requests[0].request_id) == offered[0]
+
+
+@pytest.mark.parametrize("enc", ["A128GCM", "A256GCM"])
+def test_either_content_encryption_is_decrypted(client, opened, enc):
+    individual, request = opened
+    presentation = bound_to_origin(request)
+    jwe = encrypt_to(
+        dc_api_key(client, request.request_id), {"vp_token": {"credential": [presentation]}}, enc
+    )
     response = client.post(
         f"/oid4vp/dc-responses/{request.request_id}",
-        json={
-            "protocol": "openid4vp-v1-unsigned",
-            "data": {"vp_token": {"credential": [bound_to_origin(request)]}},
-        },
+        json={"protocol": "openid4vp-v1-unsigned", "data": {"response": jwe}},
         headers={"Origin": ORIGIN},
     )
     assert response.get_json()["status"] == "VERIFIED"
     assert status_of(client, individual) == "VERIFIED"
+
+
+def test_the_older_body_carries_the_encrypted_response_too(client, opened):
+    individual, request = opened
+    jwe = encrypt_to(
+        dc_api_key(client, request.request_id),
+        {"vp_token": {"credential": [bound_to_origin(request)]}},
+    )
+    response = client.post(
+        f"/oid4vp/dc-responses/{request.request_id}",
+        json={"response": jwe},
+        headers={"Origin": ORIGIN},
+    )
+    assert response.get_json()["status"] == "VERIFIED"
+    assert status_of(client, individual) == "VERIFIED"
+
+
+def _another_requests_key(app, client) -> dict:
+    other = open_individual(app, client, "other@example.test")
+    other_request = read_request(client, wallet_link(client.get(other.path).get_data(as_text=True)))
+    return dc_api_key(client, other_request.request_id)
+
+
+def _changed(jwe: str) -> str:
+    """One character of the ciphertext changed: the authentication tag no longer matches."""
+    header, key, iv, ciphertext, tag = jwe.split(".")
+    flipped = ("A" if ciphertext[5] != "A" else "B").join((ciphertext[:5], ciphertext[6:]))
+    return ".".join((header, key, iv, flipped, tag))
+
+
+@pytest.mark.parametrize(
+    "answer_of",
+    [
+        pytest.param(
+            lambda app, client, request, payload: {"vp_token": payload["vp_token"]},
+            id="plain-vp-token",
+        ),
+        pytest.param(
+            lambda app, client, request, payload: {
+                "response": encrypt_to(
+                    {
+                        **_another_requests_key(app, client),
+                        "kid": dc_api_key(client, request.request_id)["kid"],
+                    },
+                    payload,
+                )
+            },
+            id="sealed-to-another-key",
+        ),
+        pytest.param(
+            lambda app, client, request, payload: {
+                "response": _changed(encrypt_to(dc_api_key(client, request.request_id), payload))
+            },
+            id="changed-ciphertext",
+        ),
+        pytest.param(
+            lambda app, client, request, payload: {"response": "not.a.jwe"},
+            id="not-a-jwe",
+        ),
+        pytest.param(
+            lambda app, client, request, payload: {
+                "response": encrypt_to(dc_api_key(client, request.request_id), {"state": "x"})
+            },
+            id="no-vp-token-inside",
+        ),
+    ],
+)
+def test_an_answer_that_does_not_decrypt_is_refused_and_consumes_nothing(
+    app, client, opened, answer_of
+):
+    individual, request = opened
+    payload = {"vp_token": {"credential": [bound_to_origin(request)]}}
+    response = client.post(
+        f"/oid4vp/dc-responses/{request.request_id}",
+        json={
+            "protocol": "openid4vp-v1-unsigned",
+            "data": answer_of(app, client, request, payload),
+        },
+        headers={"Origin": ORIGIN},
+    )
+    assert (response.status_code, response.get_json()["code"]) == (400, "INVALID_RESPONSE")
+    assert status_of(client, individual) == "REQUESTED"
+    # Nothing was consumed: the wallet's real answer still verifies.
+    assert dc_post(client, request.request_id, bound_to_origin(request)).get_json()["status"] == (
+        "VERIFIED"
+    )
+
+
+def test_a_replayed_encrypted_answer_is_refused(client, opened):
+    _, request = opened
+    jwe = encrypt_to(
+        dc_api_key(client, request.request_id),
+        {"vp_token": {"credential": [bound_to_origin(request)]}},
+    )
+    body = {"protocol": "openid4vp-v1-unsigned", "data": {"response": jwe}}
+    url = f"/oid4vp/dc-responses/{request.request_id}"
+    assert client.post(url, json=body, headers={"Origin": ORIGIN}).status_code == 200
+    replay = client.post(url, json=body, headers={"Origin": ORIGIN})
+    assert (replay.status_code, replay.get_json()["code"]) == (400, "ALREADY_ANSWERED")
 
 
 @pytest.mark.parametrize(
