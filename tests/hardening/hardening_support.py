@@ -13,6 +13,7 @@ from typing import Any
 from factories import Staff, make_apikey, make_staff, make_verification
 from flask import Flask
 from flask.testing import FlaskClient
+from signing_certificates import make_pki, pem
 
 PARAM = re.compile(r"\{([a-z_]+)\}")
 
@@ -50,6 +51,11 @@ def make_world(app: Flask, client: FlaskClient) -> World:
         },
         headers=staff.headers(),
     ).get_json()
+    source = client.post(
+        "/trust/sources",
+        json={"name": "Our CAs", "kind": "PEM", "certificates": pem(make_pki().ca).decode()},
+        headers=staff.headers(),
+    ).get_json()
     opened = client.post(
         "/verifications/individuals",
         json={"customer_id": "c-1", "verification_id": verification["id"]},
@@ -62,6 +68,7 @@ def make_world(app: Flask, client: FlaskClient) -> World:
         "recipient_id": recipient["id"],
         "schema_id": schema["id"],
         "request_id": request_id,
+        "source_id": source["id"],
     }
     return World(staff, apikey, ids, connect["connection_url"])
 

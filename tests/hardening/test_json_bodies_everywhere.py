@@ -15,6 +15,7 @@ import uuid
 import pytest
 from factories import make_apikey, make_staff, make_verification
 from issuance.issuance_support import Wallet, access_token, issue, make_org
+from signing_certificates import make_pki, pem
 
 DEEP = b"[" * 100_000
 HOSTILE = {
@@ -60,6 +61,11 @@ def callers(app, client):
         },
         headers=staff.headers(),
     ).get_json()
+    source = client.post(
+        "/trust/sources",
+        json={"name": "Our CAs", "kind": "PEM", "certificates": pem(make_pki().ca).decode()},
+        headers=staff.headers(),
+    ).get_json()
     return {
         "headers": {"session": staff.headers(), "apikey": {"apikey": apikey}},
         "params": {
@@ -67,6 +73,7 @@ def callers(app, client):
             "verification_id": verification["id"],
             "recipient_id": recipient["id"],
             "schema_id": schema["id"],
+            "source_id": source["id"],
         },
     }
 
