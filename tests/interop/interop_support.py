@@ -33,6 +33,8 @@ from sqlalchemy import create_engine, text
 from support.npm import ensure_node_modules
 from wallets import FRAME, PERSON, PID_VCT
 
+from app.request_log import redacted_path
+
 HERE = Path(__file__).resolve().parent
 PID_SCHEMA = "5c4a3f3e-0b1d-4c7e-9a51-000000000001"  # EU PID, a shipped public schema
 TIMEOUT = 30
@@ -173,10 +175,17 @@ class Deployment:
     def backend(self, method: str, path: str, **kwargs: Any) -> requests.Response:
         return self.call(method, path, headers={"apikey": self.organization.apikey}, **kwargs)
 
-    def methods_served(self, path: str) -> list[str]:
-        """The HTTP methods the server's request log shows for ``path``, in order."""
+    def log_position(self) -> int:
+        """Where the server's log ends now: ``methods_served`` reads only what comes after."""
+        return len(self.server.log())
+
+    def methods_served(self, path: str, after: int = 0) -> list[str]:
+        """The HTTP methods the server's request log shows for ``path`` after ``after``, in
+        order. The log redacts the request's ID in the path, so the path is compared redacted
+        and ``after`` keeps other requests' lines out."""
+        path = redacted_path(path, b"")
         methods = []
-        for line in self.server.log().splitlines():
+        for line in self.server.log()[after:].splitlines():
             start = line.find("{")
             with contextlib.suppress(ValueError):
                 entry = json.loads(line[start:]) if start >= 0 else {}

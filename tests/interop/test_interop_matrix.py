@@ -93,6 +93,7 @@ def test_the_owf_client_answers(deployments: Deployments, mode: Mode, subject: s
     link, key = link_for(deployment, subject)
     sent = parse_qs(urlsplit(link).query)
     assert outcome(deployment, subject, key) == "REQUESTED"
+    log_position = deployment.log_position()
 
     answer = answer_link(link, deployments.pki)
 
@@ -107,7 +108,9 @@ def test_the_owf_client_answers(deployments: Deployments, mode: Mode, subject: s
         assert sent.get("request_uri_method", ["get"]) == [mode.request_uri_method]
         # The client fetched the Request Object once, with the method the link names.
         request_path = urlsplit(sent["request_uri"][0]).path
-        assert deployment.methods_served(request_path) == [mode.request_uri_method.upper()]
+        assert deployment.methods_served(request_path, after=log_position) == [
+            mode.request_uri_method.upper()
+        ]
     else:
         assert resolved["send_by"] == "value"
         assert "request_uri" not in sent
