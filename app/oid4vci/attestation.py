@@ -38,6 +38,8 @@ from app.trust.x5c import leaf_key, parse_x5c, validate_chain
 CLIENT_ATTESTATION_TYP = "oauth-client-attestation+jwt"
 CLIENT_ATTESTATION_POP_TYP = "oauth-client-attestation-pop+jwt"
 KEY_ATTESTATION_TYP = "key-attestation+jwt"
+# Draft 15's name, which clients still send (the OpenWallet Foundation's 0.4 among them).
+DRAFT_KEY_ATTESTATION_TYP = "keyattestation+jwt"
 ATTESTATION_HEADER = "OAuth-Client-Attestation"
 ATTESTATION_POP_HEADER = "OAuth-Client-Attestation-PoP"
 # HAIP 1.0 §7: ES256 is what wallets must support; the provider may sign with a larger curve.
@@ -121,7 +123,7 @@ def _verify_client_attestation(
 ) -> ClientAttestation:
     label = "Client attestation"
     header, payload, provider = _provider_signed(
-        attestation, CLIENT_ATTESTATION_TYP, label, trust, now
+        attestation, (CLIENT_ATTESTATION_TYP,), label, trust, now
     )
     del header
     client_id = payload.get("sub")
@@ -182,7 +184,9 @@ def verify_key_attestation(
     ``attested_keys`` a non-empty array of public JWKs. Raises ``AttestationError`` only."""
     label = "Key attestation"
     try:
-        _, payload, provider = _provider_signed(attestation, KEY_ATTESTATION_TYP, label, trust, now)
+        _, payload, provider = _provider_signed(
+            attestation, (KEY_ATTESTATION_TYP, DRAFT_KEY_ATTESTATION_TYP), label, trust, now
+        )
         iat = _number(payload, "iat", label)
         if iat is None:
             raise AttestationError(f"{label} has no iat")
@@ -206,14 +210,16 @@ def verify_key_attestation(
 
 
 def _provider_signed(
-    token: Any, typ: str, label: str, trust: SourceTrust, now: int
+    token: Any, typs: tuple[str, ...], label: str, trust: SourceTrust, now: int
 ) -> tuple[dict[str, Any], dict[str, Any], str]:
     """A JWT a wallet provider signed with the leaf of its ``x5c``, the chain leading to a
-    certificate the organization's wallet provider sources grant now."""
+    certificate the organization's wallet provider sources grant now; its ``typ`` one of
+    ``typs``."""
     text = _compact(token, label)
     header, payload = read_unverified(text, label)
-    if not same_media_type(header.get("typ"), typ):
-        raise AttestationError(f"{label} type header is not {typ}")
+    typ = next((name for name in typs if same_media_type(header.get("typ"), name)), None)
+    if typ is None:
+        raise AttestationError(f"{label} type header is not {typs[0]}")
     allowed_alg(header, ATTESTATION_SIGNING_ALGS, label)
     if "x5c" not in header:
         raise AttestationError(f"{label} header has no x5c: the wallet provider's certificate")
