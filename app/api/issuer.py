@@ -181,7 +181,7 @@ def par(org_id: str) -> Response:
     organization = _issuer(org_id)
     try:
         jkt = wallet.par_dpop_key(organization, _links(), request.headers.get("DPoP"))
-        pushed = authorization.push(organization, request.form, _links(), jkt)
+        pushed = authorization.push(organization, request.form, _links(), jkt, request.headers)
     except TokenError as exc:
         db.session.commit()
         return _error(exc.body(), exc.status)
@@ -218,9 +218,15 @@ def token(org_id: str) -> Response:
     try:
         token_request = parse_token_request(request.form)
         jkt = wallet.token_dpop_key(organization, _links(), request.headers.get("DPoP"))
+        issuer = _links().issuer(organization.id)
         if isinstance(token_request, AuthorizationCodeRequest):
-            body = authorization.redeem(organization, request.form, token_request, jkt)
+            body = authorization.redeem(
+                organization, request.form, token_request, jkt, request.headers, issuer
+            )
         else:
+            authorization.authenticate_client(
+                organization, request.form, request.headers, issuer, client_id_required=False
+            )
             body = wallet.exchange_code(organization, token_request, jkt)
     except TokenError as exc:
         db.session.commit()

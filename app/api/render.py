@@ -86,6 +86,7 @@ def schema(row: Schema) -> dict[str, Any]:
         "attributes": row.attributes,
         "validity_days": row.validity_days,
         "authorization_code_by_mail": bool(row.authorization_code_by_mail),
+        "key_attestations_required": bool(row.key_attestations_required),
         "created_at": _time(row.created_at),
         "updated_at": _time(row.updated_at),
     }
@@ -124,6 +125,7 @@ def organization(row: Organization) -> dict[str, Any]:
         "name": row.name,
         "plan": row.effective_plan().value,
         "plan_expires_at": _time(row.plan_expires_at),
+        "wallet_attestation": row.wallet_attestation.value,
         "created_at": _time(row.created_at),
     }
 

@@ -144,6 +144,25 @@ def mint_code(organization_id: str):
     )
 
 
+@bp.put("/organizations/<organization_id>/issuer")
+@require_session
+@documented(
+    "Settings of the organization's credential issuer (owners and admins): wallet_attestation "
+    "required, optional (the default) or off",
+    body=p.IssuerSettingsIn,
+    responses={200: p.OrganizationOut},
+    tags=("organizations",),
+)
+def set_issuer_settings(organization_id: str):
+    """The path must name the acting organization."""
+    member = acting_membership()
+    organizations.require_acting(member, parse_id(organization_id))
+    body = parse_body(p.IssuerSettingsIn)
+    return json_response(
+        render.organization(organizations.set_issuer_settings(member, body.wallet_attestation))
+    )
+
+
 @bp.post("/organizations/join")
 @require_session
 @documented(

@@ -14,7 +14,7 @@ from flask import Blueprint
 from app import clock
 from app.api.common import documented, json_response, listing, parse_body, parse_id
 from app.trust_sources import operations as sources
-from app.trust_sources.models import SourceKind, TrustSource
+from app.trust_sources.models import PEM_KINDS, TrustSource
 from app.web.access import acting_organization, require_session
 from app.web.trust_sources import (
     ServiceTypeList,
@@ -29,7 +29,7 @@ bp = Blueprint("trust_sources", __name__)
 
 def render(row: TrustSource) -> dict[str, Any]:
     now = clock.now()
-    pem = row.kind is SourceKind.PEM
+    pem = row.kind in PEM_KINDS
     return {
         "id": str(row.id),
         "name": row.name,

@@ -26,7 +26,7 @@ from sqlalchemy import delete, select, update
 
 from app import clock
 from app.extensions import db
-from app.issuance import settings
+from app.issuance import attestation, settings
 from app.issuance.links import IssuerLinks
 from app.issuance.models import AccessToken, AuthorizationRequest, Credential, CredentialStatus
 from app.oid4vci.authorization import (
@@ -72,16 +72,33 @@ class Pushed:
     credential: Credential | None = None
 
 
-def authenticate_client(form: Mapping[str, Any]) -> str:
+def authenticate_client(
+    organization: Organization,
+    form: Mapping[str, Any],
+    headers: Mapping[str, Any],
+    audience: str,
+    *,
+    client_id_required: bool = True,
+) -> str | None:
     """The client making a request at the PAR or token endpoint, as its ``client_id``.
 
-    Public clients only, so far (``token_endpoint_auth_methods_supported: none``): the
-    ``client_id`` is taken as sent. Client authentication methods (wallet attestations)
-    belong here, so that both endpoints check them alike.
+    With a wallet attestation (``attest_jwt_client_auth``), the client is the attestation's
+    ``sub``, and a ``client_id`` sent beside it must be that one (HAIP 1.0 §4.3, §4.4.1);
+    without one (``none``, unless the organization requires attestations) the ``client_id``
+    is taken as sent. ``audience`` is this authorization server's issuer identifier, which
+    the attestation's PoP must name. The pre-authorized code needs no ``client_id``
+    (OpenID4VCI 1.0 §6.1), but an attestation, when sent or required, is checked there too.
     """
+    attested = attestation.client_attestation(organization, headers, audience)
     client_id = text(form, "client_id")
+    if attested is not None:
+        if client_id is not None and client_id != attested.client_id:
+            raise TokenError("invalid_client", "client_id is not the sub of the wallet attestation")
+        client_id = attested.client_id
     if client_id is None:
-        raise TokenError("invalid_request", "client_id is missing")
+        if client_id_required:
+            raise TokenError("invalid_request", "client_id is missing")
+        return None
     if len(client_id) > MAX_CLIENT_ID_CHARS:
         raise TokenError("invalid_client", "client_id is too long")
     return client_id
@@ -95,12 +112,13 @@ def push(
     form: Mapping[str, Any],
     links: IssuerLinks,
     dpop_jkt: str | None,
+    headers: Mapping[str, Any] | None = None,
 ) -> Pushed:
     """RFC 9126 §2: validate the whole request now (so the authorization endpoint trusts
     what it reads) and hand back a single-use ``request_uri``."""
-    client_id = authenticate_client(form)
-    pushed = parse_pushed_request(form)
     issuer = links.issuer(organization.id)
+    client_id = authenticate_client(organization, form, headers or {}, issuer) or ""
+    pushed = parse_pushed_request(form)
     if pushed.resource is not None and pushed.resource != issuer:
         raise TokenError("invalid_target", "resource is not this credential issuer")
     credential = _offered(organization, pushed.issuer_state)
@@ -269,11 +287,13 @@ def redeem(
     form: Mapping[str, Any],
     token_request: AuthorizationCodeRequest,
     dpop_jkt: str | None,
+    headers: Mapping[str, Any] | None = None,
+    issuer: str = "",
 ) -> dict[str, Any]:
     """RFC 6749 §4.1.3 with PKCE: the code once, by the client it was issued to, with the
     same ``redirect_uri`` and, if the request was pushed with DPoP, the same DPoP key. A
     second use of a code withdraws the token the first one gave (RFC 6749 §4.1.2)."""
-    client_id = authenticate_client(form)
+    client_id = authenticate_client(organization, form, headers or {}, issuer)
     request = db.session.scalar(
         select(AuthorizationRequest).where(
             AuthorizationRequest.code_hash == hash_secret(token_request.code)

@@ -19,7 +19,7 @@ from sqlalchemy.exc import IntegrityError
 
 from app import clock
 from app.extensions import db
-from app.issuance import dpop, keys, settings
+from app.issuance import attestation, dpop, keys, settings
 from app.issuance.authorization import issue_access_token
 from app.issuance.links import IssuerLinks
 from app.issuance.models import AccessToken, CNonce, Credential, CredentialStatus
@@ -39,6 +39,7 @@ from app.oid4vci.errors import (
 )
 from app.oid4vci.keys import jwk_thumbprint
 from app.oid4vci.metadata import (
+    ATTEST_JWT_CLIENT_AUTH,
     ClaimMetadata,
     CredentialConfiguration,
     authorization_server_metadata,
@@ -49,10 +50,9 @@ from app.oid4vci.metadata import (
     scope_of,
 )
 from app.oid4vci.nonce import mint_nonce, nonce_expiry
-from app.oid4vci.proof import verify_proof_jwt
 from app.oid4vci.request import TokenRequest, read_credential_request
 from app.oid4vci.statuslist import sign_status_list
-from app.organizations.models import Organization
+from app.organizations.models import Organization, WalletAttestation
 from app.schemas.models import Schema
 from app.tokens import hash_secret, same
 from app.webhooks import outbox
@@ -89,6 +89,7 @@ def configurations(organization: Organization) -> list[CredentialConfiguration]:
             vct=schema.vct,
             display_name=schema.name,
             description=schema.description or None,
+            key_attestations_required=bool(schema.key_attestations_required),
             claims=[
                 ClaimMetadata(
                     a["name"],
@@ -112,7 +113,18 @@ def oauth_metadata(organization: Organization, links: IssuerLinks) -> dict[str, 
     return authorization_server_metadata(
         links.issuer(organization.id),
         [scope_of(configuration.id) for configuration in configurations(organization)],
+        client_auth_methods(organization),
     )
+
+
+def client_auth_methods(organization: Organization) -> list[str]:
+    """``token_endpoint_auth_methods_supported`` as the organization's wallet attestation
+    setting reads: ``none`` unless required, ``attest_jwt_client_auth`` unless off."""
+    setting = organization.wallet_attestation
+    methods = [] if setting is WalletAttestation.REQUIRED else ["none"]
+    if setting is not WalletAttestation.OFF:
+        methods.append(ATTEST_JWT_CLIENT_AUTH)
+    return methods
 
 
 def sd_jwt_vc_metadata(organization: Organization, links: IssuerLinks) -> dict[str, Any]:
@@ -320,7 +332,13 @@ def issue_to_wallet(
         )
     issuer = links.issuer(organization.id)
     now = clock.now()
-    proof = verify_proof_jwt(request.proofs[0], audience=issuer, now=int(now.timestamp()))
+    proof = attestation.holder_key(
+        organization,
+        request.proof_type,
+        request.proofs[0],
+        audience=issuer,
+        key_attestations_required=bool(credential.schema.key_attestations_required),
+    )
     _consume_nonce(organization, proof.nonce)
     taken = db.session.execute(
         update(Credential)

@@ -17,12 +17,14 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
+from app.oid4vci.attestation import ATTESTATION_SIGNING_ALGS, POP_SIGNING_ALGS
 from app.oid4vci.credential import SD_JWT_VC_TYP
 from app.oid4vci.dpop import DPOP_SIGNING_ALGS
 from app.oid4vci.proof import PROOF_SIGNING_ALGS
 
 PRE_AUTHORIZED_GRANT = "urn:ietf:params:oauth:grant-type:pre-authorized_code"  # §3.5
 AUTHORIZATION_CODE_GRANT = "authorization_code"  # §3.4, RFC 6749 §4.1
+ATTEST_JWT_CLIENT_AUTH = "attest_jwt_client_auth"  # Attestation-Based Client Authentication
 AUTHORIZATION_DETAILS_TYPE = "openid_credential"  # §5.1.1
 CREDENTIAL_PATH = "/credential"
 NONCE_PATH = "/nonce"
@@ -49,6 +51,8 @@ class CredentialConfiguration:
     display_name: str
     claims: Sequence[ClaimMetadata | tuple[str, str, str]] = field(default_factory=tuple)
     description: str | None = None
+    # Appendix D: key proofs must come with a wallet provider's key attestation.
+    key_attestations_required: bool = False
 
 
 def _endpoint(issuer: str, path: str) -> str:
@@ -110,12 +114,27 @@ def _configuration(configuration: CredentialConfiguration) -> dict[str, Any]:
         "vct": configuration.vct,
         "cryptographic_binding_methods_supported": ["jwk"],
         "credential_signing_alg_values_supported": list(CREDENTIAL_SIGNING_ALGS),
-        "proof_types_supported": {
-            "jwt": {"proof_signing_alg_values_supported": list(PROOF_SIGNING_ALGS)}
-        },
+        "proof_types_supported": _proof_types(configuration),
         "credential_metadata": {
             "display": [display],
             "claims": [_claim(ClaimMetadata(*claim)) for claim in configuration.claims],
+        },
+    }
+
+
+def _proof_types(configuration: CredentialConfiguration) -> dict[str, Any]:
+    """§12.2.4 ``proof_types_supported``. When key attestations are required, each proof type
+    says so with ``key_attestations_required`` (an empty object: no particular key storage
+    or user authentication level is asked, Appendix D.2), and the ``attestation`` proof type
+    (Appendix F.3, HAIP 1.0 §4.5) is offered beside ``jwt``."""
+    jwt: dict[str, Any] = {"proof_signing_alg_values_supported": list(PROOF_SIGNING_ALGS)}
+    if not configuration.key_attestations_required:
+        return {"jwt": jwt}
+    return {
+        "jwt": {**jwt, "key_attestations_required": {}},
+        "attestation": {
+            "proof_signing_alg_values_supported": list(ATTESTATION_SIGNING_ALGS),
+            "key_attestations_required": {},
         },
     }
 
@@ -126,11 +145,15 @@ def _claim(claim: ClaimMetadata) -> dict[str, Any]:
     return {"path": claim.name.split("."), "display": [{"name": claim.display_name}]}
 
 
-def authorization_server_metadata(issuer: str, scopes: Sequence[str] = ()) -> dict[str, Any]:
+def authorization_server_metadata(
+    issuer: str, scopes: Sequence[str] = (), auth_methods: Sequence[str] = ("none",)
+) -> dict[str, Any]:
     """RFC 8414 §2 for both grants. The authorization code grant only through pushed requests
     (RFC 9126 §5), with PKCE S256 (RFC 7636, HAIP 1.0 §4.1), ``iss`` in the response (RFC 9207)
-    and DPoP (RFC 9449 §5.1); public clients (``none``) and, for the pre-authorized code, no
-    client at all (OpenID4VCI 1.0 §12.3)."""
+    and DPoP (RFC 9449 §5.1); public clients (``none``) and/or wallet attestations
+    (``attest_jwt_client_auth``, as ``auth_methods`` says) and, for the pre-authorized code,
+    no client at all (OpenID4VCI 1.0 §12.3)."""
+    attested = ATTEST_JWT_CLIENT_AUTH in auth_methods
     return {
         "issuer": issuer,
         "authorization_endpoint": authorization_endpoint(issuer),
@@ -145,7 +168,15 @@ def authorization_server_metadata(issuer: str, scopes: Sequence[str] = ()) -> di
         "authorization_details_types_supported": [AUTHORIZATION_DETAILS_TYPE],
         "scopes_supported": list(scopes),
         "dpop_signing_alg_values_supported": list(DPOP_SIGNING_ALGS),
-        "token_endpoint_auth_methods_supported": ["none"],
+        "token_endpoint_auth_methods_supported": list(auth_methods),
+        **(
+            {
+                "client_attestation_signing_alg_values_supported": list(ATTESTATION_SIGNING_ALGS),
+                "client_attestation_pop_signing_alg_values_supported": list(POP_SIGNING_ALGS),
+            }
+            if attested
+            else {}
+        ),
         "pre-authorized_grant_anonymous_access_supported": True,
     }
 

@@ -18,6 +18,8 @@ from app.oid4vci.metadata import AUTHORIZATION_CODE_GRANT, PRE_AUTHORIZED_GRANT
 # Bounds on what a wallet may send: generous for any real wallet, small enough that a hostile
 # body costs nothing to refuse.
 MAX_PARAMETER_CHARS = 4096
+# Appendix F.1 and F.3.
+PROOF_TYPES = ("jwt", "attestation")
 MAX_PROOFS = 1  # one credential per offer: a batch is not offered (no batch_credential_issuance)
 
 
@@ -42,11 +44,13 @@ class AuthorizationCodeRequest:
 @dataclass(frozen=True)
 class CredentialRequest:
     """A Credential Request (§8.2) naming a configuration (or, after authorization_details,
-    a ``credential_identifier``), with its ``jwt`` proofs."""
+    a ``credential_identifier``), with its proofs: ``jwt`` key proofs, or key attestations
+    (proof type ``attestation``, Appendix F.3)."""
 
     credential_configuration_id: str | None
     proofs: tuple[str, ...]
     credential_identifier: str | None = None
+    proof_type: str = "jwt"
 
 
 def _text(value: Any, name: str) -> str | None:
@@ -120,21 +124,23 @@ def parse_credential_request(body: Any) -> CredentialRequest:
         raise InvalidCredentialRequest("proof is not a 1.0 parameter: send proofs")
     if "credential_response_encryption" in body:
         raise InvalidCredentialRequest("Credential response encryption is not supported")
-    return CredentialRequest(configuration_id, _jwt_proofs(body.get("proofs")), identifier)
+    proof_type, proofs = _proofs(body.get("proofs"))
+    return CredentialRequest(configuration_id, proofs, identifier, proof_type)
 
 
-def _jwt_proofs(proofs: Any) -> tuple[str, ...]:
+def _proofs(proofs: Any) -> tuple[str, tuple[str, ...]]:
     if proofs is None:
         raise InvalidProof("proofs is missing: a jwt key proof is required")
     if not isinstance(proofs, dict) or len(proofs) != 1:
         raise InvalidProof("proofs must hold exactly one proof type")
-    if "jwt" not in proofs:
-        raise InvalidProof("Only the jwt proof type is supported")
-    jwts = proofs["jwt"]
+    (proof_type,) = proofs
+    if proof_type not in PROOF_TYPES:
+        raise InvalidProof("Only the jwt and attestation proof types are supported")
+    jwts = proofs[proof_type]
     if not isinstance(jwts, list) or not jwts:
-        raise InvalidProof("proofs.jwt is not a non-empty array")
+        raise InvalidProof(f"proofs.{proof_type} is not a non-empty array")
     if len(jwts) > MAX_PROOFS:
         raise InvalidProof("One proof per request: batch issuance is not offered")
     if not all(isinstance(jwt, str) and jwt for jwt in jwts):
-        raise InvalidProof("proofs.jwt holds something other than a compact JWT")
-    return tuple(jwts)
+        raise InvalidProof(f"proofs.{proof_type} holds something other than a compact JWT")
+    return proof_type, tuple(jwts)

@@ -27,6 +27,18 @@ class Role(enum.StrEnum):
     MEMBER = "MEMBER"
 
 
+class WalletAttestation(enum.StrEnum):
+    """Whether the organization's issuer asks wallets for a wallet attestation (OAuth 2.0
+    Attestation-Based Client Authentication) at its PAR and token endpoints."""
+
+    # Without one, the request is refused (invalid_client).
+    REQUIRED = "required"
+    # Checked when sent (a bad one is refused); a wallet without one is a public client.
+    OPTIONAL = "optional"
+    # Neither advertised nor read.
+    OFF = "off"
+
+
 class Organization(IdMixin, TimestampMixin, db.Model):
     __tablename__ = "organizations"
 
@@ -37,6 +49,16 @@ class Organization(IdMixin, TimestampMixin, db.Model):
     # A voucher's period; None means the plan holds until changed (operator or billing).
     plan_expires_at: Mapped[datetime | None]
     billing_customer_id: Mapped[str | None] = mapped_column(String(200))
+    wallet_attestation: Mapped[WalletAttestation] = mapped_column(
+        Enum(
+            WalletAttestation,
+            native_enum=False,
+            length=10,
+            validate_strings=True,
+            values_callable=lambda kinds: [kind.value for kind in kinds],
+        ),
+        default=WalletAttestation.OPTIONAL,
+    )
 
     def effective_plan(self) -> Plan:
         """The plan in force now: a lapsed voucher period falls back to FREE."""

@@ -12,7 +12,14 @@ from app import clock
 from app.errors import CodeNotFound, Forbidden, InvalidRequest, NotFound, UpgradeRequired
 from app.extensions import db
 from app.identity.models import User
-from app.organizations.models import Membership, Organization, OrganizationCode, Plan, Role
+from app.organizations.models import (
+    Membership,
+    Organization,
+    OrganizationCode,
+    Plan,
+    Role,
+    WalletAttestation,
+)
 from app.tokens import hash_secret, new_secret
 
 CODE_PREFIX = "vo_"
@@ -114,6 +121,15 @@ def require_paid_plan(organization: Organization, action: str) -> None:
 def require_manager(member: Membership) -> None:
     if member.role not in MANAGING_ROLES:
         raise Forbidden("Only an owner or admin of the organization may do this")
+
+
+def set_issuer_settings(member: Membership, wallet_attestation: str) -> Organization:
+    """The issuer's settings are the owners' and admins' to change, like its trust."""
+    require_manager(member)
+    organization = member.organization
+    organization.wallet_attestation = WalletAttestation(wallet_attestation)
+    db.session.flush()
+    return organization
 
 
 def set_plan(organization: Organization, plan: Plan, expires_at=None) -> Organization:

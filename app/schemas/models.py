@@ -48,6 +48,9 @@ class Schema(IdMixin, TimestampMixin, db.Model):
     # In the authorization code flow, the person also types a one-time code mailed to the
     # recipient before the wallet gets its authorization code.
     authorization_code_by_mail: Mapped[bool] = mapped_column(default=False)
+    # OpenID4VCI 1.0 Appendix D: the key proof must come with a wallet provider's key
+    # attestation (HAIP 1.0 §4.5).
+    key_attestations_required: Mapped[bool] = mapped_column(default=False)
 
     def credential_type(self) -> CredentialType:
         """What a verification of this schema asks wallets for."""

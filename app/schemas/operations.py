@@ -94,7 +94,8 @@ def publish_schema(organization: Organization, schema_id: uuid.UUID) -> Schema:
 
 def _apply(schema: Schema, fields: dict[str, Any]) -> None:
     keys = ("name", "description", "format", "vct", "doctype", "namespace", "types")
-    for key in (*keys, "public", "premium_plus", "authorization_code_by_mail"):
+    flags = ("public", "premium_plus", "authorization_code_by_mail", "key_attestations_required")
+    for key in (*keys, *flags):
         if key in fields and fields[key] is not None:
             setattr(schema, key, fields[key])
     if "validity_days" in fields:  # an explicit null clears it: credentials without exp

@@ -27,10 +27,15 @@ from app.staff.blueprint import bp
 from app.staff.page_kit import refusal
 from app.staff.session import ORGANIZATION_COOKIE, set_cookie
 from app.web.access import acting_membership, current_user, require_staff, upgrade_prompt
-from app.web.payloads import CodeIn, JoinIn, OrganizationIn
+from app.web.payloads import CodeIn, IssuerSettingsIn, JoinIn, OrganizationIn
 from app.web.requests import parse_id
 
 GATED_ACTION = "Minting invitation codes"
+WALLET_ATTESTATION_CHOICES = (
+    ("optional", "Optional: checked when a wallet sends one (the default)"),
+    ("required", "Required: wallets without one are refused"),
+    ("off", "Off: not asked for, not read"),
+)
 MANAGING_ROLES = frozenset(org_ops.MANAGING_ROLES)
 
 
@@ -108,6 +113,7 @@ def detail_page(member: Membership, status: int = 200, **extra: Any) -> Response
         members=org_ops.members_of(organization),
         is_acting=acting,
         can_manage=member.role in MANAGING_ROLES,
+        wallet_attestation_choices=WALLET_ATTESTATION_CHOICES,
         upgrade=upgrade_prompt(organization, GATED_ACTION) if acting else None,
         roles=[Role.MEMBER, Role.ADMIN],
         values={"role": Role.MEMBER.value, "days": 7, **extra.pop("values", {})},
@@ -121,6 +127,29 @@ def detail_page(member: Membership, status: int = 200, **extra: Any) -> Response
 def organizations_detail(organization_id: str) -> ResponseReturnValue:
     """Members and their roles; owners and admins of the acting one can mint codes here."""
     return detail_page(member_of(organization_id))
+
+
+@bp.post("/organizations/<organization_id>/issuer")
+@require_staff
+def organizations_issuer(organization_id: str) -> ResponseReturnValue:
+    """The issuer's settings, for the acting organization, by its owners and admins (the
+    operation checks the role, as in the JSON API)."""
+    member = member_of(organization_id)
+    acting = acting_membership()
+    try:
+        org_ops.require_acting(acting, member.organization_id)
+    except Forbidden:
+        return detail_page(
+            member, 403, error=f"Switch to {member.organization.name} to change its issuer."
+        )
+    values = {"wallet_attestation": request.form.get("wallet_attestation", "")}
+    try:
+        body = IssuerSettingsIn.model_validate(values)
+    except ValidationError as exc:
+        return detail_page(acting, 400, error=describe_validation_error(exc))
+    org_ops.set_issuer_settings(acting, body.wallet_attestation)
+    flash("Issuer settings saved.")
+    return redirect(url_for("staff.organizations_detail", organization_id=organization_id), 303)
 
 
 @bp.post("/organizations/<organization_id>/codes")

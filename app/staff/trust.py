@@ -19,7 +19,7 @@ from app.organizations.models import Organization
 from app.staff.blueprint import bp
 from app.staff.page_kit import finished, refusal
 from app.trust_sources import operations as sources
-from app.trust_sources.models import SourceKind, TrustSource
+from app.trust_sources.models import PEM_KINDS, SourceKind, TrustSource
 from app.web.access import acting_organization, require_staff
 from app.web.requests import parse_id
 from app.web.trust_sources import TrustSourceIn
@@ -54,7 +54,7 @@ def submitted() -> dict[str, Any]:
 
 def body_of(values: dict[str, Any]) -> dict[str, Any]:
     """The JSON API's body for the form: one certificates box serves both kinds."""
-    pem = values["kind"] == SourceKind.PEM.value
+    pem = values["kind"] in PEM_KINDS
     body: dict[str, Any] = {"name": values["name"], "kind": values["kind"]}
     if pem:
         body["certificates"] = values["certificates"]

@@ -30,6 +30,7 @@ from app.staff.verification_form import (
     readable_message,
     shown_claims,
 )
+from app.trust_sources.models import ISSUER_KINDS
 from app.trust_sources.operations import KIND_WORDS, list_sources
 from app.trust_sources.use import chosen_sources
 from app.verifications import operations as verification_ops
@@ -91,7 +92,7 @@ def form_context(form: VerificationForm, schemas: list[Schema]) -> dict[str, Any
         "attribute_names": schema.attribute_names() if schema else [],
         "operators": OPERATOR_LABELS,
         "known_attribute": known_attribute,
-        "trust_sources": list_sources(acting_organization()),
+        "trust_sources": [s for s in list_sources(acting_organization()) if s.kind in ISSUER_KINDS],
         "source_kinds": KIND_WORDS,
     }
 

@@ -25,9 +25,19 @@ class SourceKind(enum.StrEnum):
     LIST_OF_TRUSTED_ENTITIES = "LIST_OF_TRUSTED_ENTITIES"
     # An ISO/IEC 18013-5 VICAL (COSE_Sign1): IACA certificates by docType.
     VICAL = "VICAL"
+    # Certificates of wallet provider CAs pasted by staff: they anchor the wallet and key
+    # attestations the organization's issuer accepts, never a credential's issuer.
+    WALLET_PROVIDERS = "WALLET_PROVIDERS"
 
 
-FETCHED_KINDS = frozenset(set(SourceKind) - {SourceKind.PEM})
+# Sources whose certificates are pasted, not fetched.
+PEM_KINDS = frozenset({SourceKind.PEM, SourceKind.WALLET_PROVIDERS})
+FETCHED_KINDS = frozenset(set(SourceKind) - PEM_KINDS)
+# Sources a verification may choose to anchor the issuers of credentials.
+ISSUER_KINDS = frozenset(set(SourceKind) - {SourceKind.WALLET_PROVIDERS})
+# The ETSI TS 119 602 service type of wallet providers: a List of Trusted Entities' services
+# of this type anchor wallet attestations too.
+WALLET_PROVIDER_SERVICE_TYPE = "http://uri.etsi.org/19602/SvcType/WalletSolution/Issuance"
 
 
 class TrustSource(IdMixin, TimestampMixin, db.Model):

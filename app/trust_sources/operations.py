@@ -26,7 +26,13 @@ from app.extensions import db
 from app.organizations.models import Organization
 from app.trust.x5c import load_pem_anchors
 from app.trust_sources import settings
-from app.trust_sources.models import FETCHED_KINDS, SourceKind, TrustSource
+from app.trust_sources.models import (
+    FETCHED_KINDS,
+    PEM_KINDS,
+    WALLET_PROVIDER_SERVICE_TYPE,
+    SourceKind,
+    TrustSource,
+)
 from app.trust_sources.reading import SourceError, Wanted, read_source
 
 log = logging.getLogger(__name__)
@@ -46,7 +52,7 @@ SERVICE_TYPE_PRESETS: dict[str, str] = {
     "http://uri.etsi.org/19602/SvcType/PID/Issuance": "EU PID provider (ETSI TS 119 602)",
     "http://uri.etsi.org/19602/SvcType/QEAA/Issuance": "Qualified EAA provider (QEAA)",
     "http://uri.etsi.org/19602/SvcType/PubEAA/Issuance": "Public-sector EAA provider (Pub-EAA)",
-    "http://uri.etsi.org/19602/SvcType/WalletSolution/Issuance": "Wallet provider",
+    WALLET_PROVIDER_SERVICE_TYPE: "Wallet provider",
 }
 
 KIND_WORDS = {
@@ -55,6 +61,7 @@ KIND_WORDS = {
     SourceKind.LIST_OF_TRUSTED_LISTS: "EU List of Trusted Lists",
     SourceKind.LIST_OF_TRUSTED_ENTITIES: "List of Trusted Entities",
     SourceKind.VICAL: "VICAL",
+    SourceKind.WALLET_PROVIDERS: "Wallet provider certificates",
 }
 
 
@@ -97,6 +104,17 @@ def check_source_ids(organization: Organization, ids: Sequence[uuid.UUID | str])
     )
     if any(i not in found for i in wanted):
         raise NotFound()
+    wallets = db.session.scalar(
+        select(TrustSource.name).where(
+            TrustSource.id.in_([uuid.UUID(i) for i in wanted]),
+            TrustSource.kind == SourceKind.WALLET_PROVIDERS,
+        )
+    )
+    if wallets is not None:
+        raise InvalidRequest(
+            f"Trust source '{wallets}' lists wallet providers: it anchors wallet attestations, "
+            "not the issuers of credentials"
+        )
     return wanted
 
 
@@ -148,7 +166,7 @@ def _territories(kind: SourceKind, values: Sequence[str] | None) -> list[str]:
 
 def _service_types(kind: SourceKind, values: Sequence[str] | None) -> list[str]:
     values = [v.strip() for v in values or [] if v.strip()]
-    if values and kind in (SourceKind.PEM, SourceKind.VICAL):
+    if values and kind in (*PEM_KINDS, SourceKind.VICAL):
         raise InvalidRequest("service_types applies to trusted lists and Lists of Trusted Entities")
     if not values and kind in (SourceKind.TRUSTED_LIST, SourceKind.LIST_OF_TRUSTED_LISTS):
         return [QC_CA]
@@ -192,7 +210,7 @@ def _apply(source: TrustSource, fields: dict[str, Any], *, new: bool) -> bool:
         source.name = name
     kind = source.kind
     before = (source.url, source.certificates_pem, source.territories, source.service_types)
-    if kind is SourceKind.PEM:
+    if kind in PEM_KINDS:
         if fields.get("url"):
             raise InvalidRequest("url applies to lists, not to PEM certificates")
         if fields.get("signer_certificates"):
@@ -400,7 +418,7 @@ def freshness(source: TrustSource, now: datetime) -> Freshness:
 
 
 def certificate_count(source: TrustSource) -> int:
-    if source.kind is SourceKind.PEM:
+    if source.kind in PEM_KINDS:
         return len(load_pem_anchors(source.certificates_pem))
     return source.entry_count
 

@@ -31,7 +31,12 @@ from app.trust.sources import (
 )
 from app.trust.x5c import load_pem_anchors
 from app.trust_sources import settings
-from app.trust_sources.models import SourceKind, TrustSource
+from app.trust_sources.models import (
+    PEM_KINDS,
+    WALLET_PROVIDER_SERVICE_TYPE,
+    SourceKind,
+    TrustSource,
+)
 
 # Beyond this many ``aki`` values the query leaves ``trusted_authorities`` out: a request
 # carried in a link or a QR code cannot hold the whole EU, and the verifier checks anyway.
@@ -51,7 +56,7 @@ def _parsed(source: TrustSource) -> tuple[ParsedEntry, ...]:
     key = (source.id, source.version)
     kept = _PARSED.get(key)
     if kept is None:
-        if source.kind is SourceKind.PEM:
+        if source.kind in PEM_KINDS:
             kept = tuple(ParsedEntry(c, {}) for c in load_pem_anchors(source.certificates_pem))
         else:
             kept = tuple(
@@ -91,7 +96,10 @@ def source_trust(
 
 
 def _applies(source: TrustSource, entry: dict[str, Any], credential: CredentialType) -> bool:
-    """A VICAL lists IACAs: they anchor mdocs, of the docTypes it names for them if any."""
+    """A VICAL lists IACAs: they anchor mdocs, of the docTypes it names for them if any.
+    Wallet provider certificates anchor wallets, never a credential's issuer."""
+    if source.kind is SourceKind.WALLET_PROVIDERS:
+        return False
     if source.kind is not SourceKind.VICAL:
         return True
     if credential.format != MSO_MDOC:
@@ -104,7 +112,7 @@ def _anchor(
     source: TrustSource, parsed: ParsedEntry, now: datetime, refuse_stale: bool
 ) -> SourceAnchor:
     entry = parsed.entry
-    if source.kind is not SourceKind.PEM:
+    if source.kind not in PEM_KINDS:
         late = _late_list(source, entry, now)
         if late is not None and refuse_stale:
             return SourceAnchor(parsed.certificate, Standing.STALE, late)
@@ -156,12 +164,15 @@ KIND_NAMES = {
     SourceKind.LIST_OF_TRUSTED_LISTS: "EU list of qualified trust service providers",
     SourceKind.LIST_OF_TRUSTED_ENTITIES: "list of trusted entities",
     SourceKind.VICAL: "VICAL",
+    SourceKind.WALLET_PROVIDERS: "the wallet provider certificates of trust source",
 }
 
 
 def _phrase(source: TrustSource) -> str:
     """How a refusal names the source: "the trusted list 'X' (trusted list of DE, sequence
     123)"."""
+    if source.kind is SourceKind.WALLET_PROVIDERS:
+        return f"the wallet provider certificates of trust source '{source.name}'"
     if source.kind is SourceKind.PEM:
         return f"the certificates of trust source '{source.name}'"
     if source.refreshed_at is None:
@@ -206,3 +217,41 @@ def trusted_authorities(
     granted = source_trust(sources, credential, now).granted()
     values = authority_key_ids([*granted, *pinned_pem])
     return values if len(values) <= MAX_TRUSTED_AUTHORITIES else []
+
+
+def wallet_provider_trust(organization_id: uuid.UUID, now: datetime) -> SourceTrust:
+    """The wallet providers an organization's issuer accepts attestations from: every
+    certificate of its wallet provider sources, and the wallet provider services (ETSI TS
+    119 602 ``WalletSolution``) of its Lists of Trusted Entities, with their standing."""
+    rows = list(
+        db.session.scalars(
+            select(TrustSource)
+            .where(
+                TrustSource.organization_id == organization_id,
+                TrustSource.kind.in_(
+                    [SourceKind.WALLET_PROVIDERS, SourceKind.LIST_OF_TRUSTED_ENTITIES]
+                ),
+            )
+            .order_by(TrustSource.created_at)
+        )
+    )
+    refuse_stale = settings.current().refuse_stale
+    anchors: list[SourceAnchor] = []
+    used: list[TrustSource] = []
+    for source in rows:
+        wanted = [
+            parsed
+            for parsed in _parsed(source)
+            if source.kind is SourceKind.WALLET_PROVIDERS
+            or parsed.entry.get("service_type") == WALLET_PROVIDER_SERVICE_TYPE
+        ]
+        if wanted:
+            used.append(source)
+        anchors.extend(_anchor(source, parsed, now, refuse_stale) for parsed in wanted)
+    if not used:
+        reason = "Wallet provider certificate is not in any wallet provider trust source"
+    else:
+        reason = "Wallet provider certificate is not in " + ", nor in ".join(
+            _phrase(source) for source in used
+        )
+    return SourceTrust(tuple(anchors), reason)

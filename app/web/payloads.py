@@ -267,6 +267,11 @@ class SchemaIn(Body):
         description="In the OpenID4VCI authorization code flow, a one-time code is emailed to "
         "the recipient and asked for on the authorization page",
     )
+    key_attestations_required: bool = Field(
+        default=False,
+        description="Key proofs must come with a key attestation (OpenID4VCI 1.0 Appendix D) "
+        "from a wallet provider the organization trusts",
+    )
 
 
 class SchemaPatch(Body):
@@ -282,6 +287,7 @@ class SchemaPatch(Body):
     attributes: list[SchemaAttribute] | None = Field(default=None, min_length=1, max_length=100)
     validity_days: int | None = Field(default=None, strict=True, ge=1, le=3650)
     authorization_code_by_mail: bool | None = None
+    key_attestations_required: bool | None = None
 
 
 class SchemaAttributeOut(Out):
@@ -306,6 +312,7 @@ class SchemaOut(Out):
     attributes: list[SchemaAttributeOut]
     validity_days: int | None
     authorization_code_by_mail: bool
+    key_attestations_required: bool
     created_at: datetime
     updated_at: datetime
 
@@ -437,7 +444,15 @@ class OrganizationOut(Out):
     name: str
     plan: Plan
     plan_expires_at: datetime | None
+    wallet_attestation: Literal["required", "optional", "off"]
     created_at: datetime
+
+
+class IssuerSettingsIn(Body):
+    wallet_attestation: Literal["required", "optional", "off"] = Field(
+        description="Wallet attestation (attest_jwt_client_auth) at the issuer's PAR and token "
+        "endpoints: required, optional (checked when sent) or off"
+    )
 
 
 class MembershipOut(Out):

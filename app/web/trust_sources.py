@@ -12,7 +12,14 @@ from pydantic import Field
 from app.trust_sources import operations as sources
 from app.web.payloads import Body, Out
 
-Kind = Literal["PEM", "TRUSTED_LIST", "LIST_OF_TRUSTED_LISTS", "LIST_OF_TRUSTED_ENTITIES", "VICAL"]
+Kind = Literal[
+    "PEM",
+    "TRUSTED_LIST",
+    "LIST_OF_TRUSTED_LISTS",
+    "LIST_OF_TRUSTED_ENTITIES",
+    "VICAL",
+    "WALLET_PROVIDERS",
+]
 PemText = Field(default=None, max_length=sources.MAX_PEM_LENGTH)
 
 

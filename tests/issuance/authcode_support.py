@@ -11,6 +11,7 @@ import json
 import re
 import secrets
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from html import unescape
 from typing import Any
@@ -39,6 +40,9 @@ class AuthCodeWallet(Wallet):
     dpop_key: jwk.JWK = field(default_factory=lambda: jwk.JWK.generate(kty="EC", crv="P-256"))
     verifier: str = field(default_factory=lambda: secrets.token_urlsafe(48))
     dpop_nonce: str | None = None
+    # The wallet attestation headers for a request to the given endpoint URL (a fresh PoP
+    # each time), or None for a public client.
+    attest: Callable[[str], dict[str, str]] | None = None
 
     def dpop(
         self,
@@ -102,6 +106,8 @@ class AuthCodeWallet(Wallet):
             if self.dpop_nonce is None:
                 self.fetch_nonce(client, org)
             headers["DPoP"] = self.dpop("POST", f"{org.issuer}/par")
+        if self.attest is not None:
+            headers.update(self.attest(f"{org.issuer}/par"))
         response = client.post(
             org.path("/par"), data=self.par_form(org, issuer_state, **overrides), headers=headers
         )
@@ -148,6 +154,8 @@ class AuthCodeWallet(Wallet):
             proof = self.dpop("POST", f"{org.issuer}/token")
         if proof is not None:
             headers["DPoP"] = proof
+        if self.attest is not None:
+            headers.update(self.attest(f"{org.issuer}/token"))
         response = client.post(
             org.path("/token"), data=self.token_form(code, **overrides), headers=headers
         )

@@ -153,11 +153,14 @@ class Wallet:
         header_jwk: dict[str, Any] | None = None,
         signer: jwk.JWK | None = None,
         alg: str = "ES256",
+        key_attestation: str | None = None,
     ) -> str:
         payload: dict[str, Any] = {"aud": audience, "iat": int(time.time()) if iat is None else iat}
         if nonce is not None:
             payload["nonce"] = nonce
         header = {"typ": typ, "alg": alg, "jwk": header_jwk or self.public}
+        if key_attestation is not None:
+            header["key_attestation"] = key_attestation
         token = jws.JWS(json.dumps(payload).encode())
         token.add_signature(signer or self.key, alg=alg, protected=json.dumps(header))
         return token.serialize(compact=True)

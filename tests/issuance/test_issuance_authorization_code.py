@@ -10,6 +10,12 @@ from dataclasses import dataclass
 from urllib.parse import parse_qs, urlencode, urlsplit
 
 import pytest
+from issuance.attestation_support import (
+    WalletProvider,
+    attestation_headers,
+    set_wallet_attestation,
+    trust,
+)
 from issuance.authcode_support import CLIENT_ID, REDIRECT_URI, AuthCodeWallet
 from issuance.issuance_support import Org, issue, make_org
 
@@ -229,6 +235,74 @@ def _unknown_credential_configuration(client, org, wallet, credential):
     return wallet.credential_request(client, org, token, body)
 
 
+def _attested_by(provider: WalletProvider, **changes):
+    """A wallet whose PAR and token requests carry an attestation of ``provider``;
+    ``changes`` alter the attestation (``expires_in``, ``sub``) or its PoP (``aud``)."""
+
+    def headers(url: str) -> dict[str, str]:
+        audience = changes.get("aud") or url.rsplit("/", 1)[0]
+        return attestation_headers(
+            provider,
+            audience,
+            changes.get("sub", CLIENT_ID),
+            expires_in=changes.get("expires_in", 3600),
+        )
+
+    return headers
+
+
+def _attestation_from_untrusted_provider(client, org, wallet, credential):
+    trust(client, org, WalletProvider())
+    wallet.attest = _attested_by(WalletProvider())
+    return wallet.par(client, org, credential)
+
+
+def _attestation_expired(client, org, wallet, credential):
+    provider = WalletProvider()
+    trust(client, org, provider)
+    wallet.attest = _attested_by(provider, expires_in=-600)
+    return wallet.par(client, org, credential)
+
+
+def _attestation_pop_for_another_audience(client, org, wallet, credential):
+    provider = WalletProvider()
+    trust(client, org, provider)
+    wallet.attest = _attested_by(provider, aud="https://other-issuer.example.test")
+    return wallet.par(client, org, credential)
+
+
+def _attestation_sub_other_than_client_id(client, org, wallet, credential):
+    provider = WalletProvider()
+    trust(client, org, provider)
+    wallet.attest = _attested_by(provider, sub="another-wallet")
+    return wallet.par(client, org, credential)
+
+
+def _attestation_missing_when_required(client, org, wallet, credential):
+    set_wallet_attestation(client, org, "required")
+    return wallet.par(client, org, credential)
+
+
+def _attestation_missing_at_the_token_endpoint(client, org, wallet, credential):
+    provider = WalletProvider()
+    trust(client, org, provider)
+    set_wallet_attestation(client, org, "required")
+    wallet.attest = _attested_by(provider)
+    code = wallet.code(client, org, credential)
+    wallet.attest = None
+    return wallet.redeem(client, org, code)
+
+
+def _key_attestation_missing_when_required(client, org, wallet, credential):
+    changed = client.put(
+        f"/schemas/{org.schema_id}", json={"key_attestations_required": True}, headers=org.headers
+    )
+    assert changed.status_code == 200, changed.get_json()
+    token = wallet.dpop_token(client, org, credential)
+    body = wallet.credential_body(client, org, org.schema_id)
+    return wallet.credential_request(client, org, token, body)
+
+
 NEGATIVES = [
     Negative("PAR without PKCE", _par_without_pkce, 400, "invalid_request"),
     Negative("PAR with plain PKCE", _par_with_plain_pkce, 400, "invalid_request"),
@@ -271,6 +345,43 @@ NEGATIVES = [
         400,
         "unknown_credential_configuration",
     ),
+    Negative(
+        "wallet attestation from an untrusted provider",
+        _attestation_from_untrusted_provider,
+        401,
+        "invalid_client",
+    ),
+    Negative("wallet attestation expired", _attestation_expired, 401, "invalid_client"),
+    Negative(
+        "attestation PoP for another audience",
+        _attestation_pop_for_another_audience,
+        401,
+        "invalid_client",
+    ),
+    Negative(
+        "attestation sub other than the client_id",
+        _attestation_sub_other_than_client_id,
+        401,
+        "invalid_client",
+    ),
+    Negative(
+        "wallet attestation missing when required",
+        _attestation_missing_when_required,
+        401,
+        "invalid_client",
+    ),
+    Negative(
+        "wallet attestation missing at the token endpoint when required",
+        _attestation_missing_at_the_token_endpoint,
+        401,
+        "invalid_client",
+    ),
+    Negative(
+        "key attestation missing when required",
+        _key_attestation_missing_when_required,
+        400,
+        "invalid_proof",
+    ),
 ]
 
 
@@ -287,7 +398,7 @@ def test_issuer_test_plan_negatives(app, make_app, negative: Negative) -> None:
     assert response.status_code == negative.status, response.get_data(as_text=True)
     assert response.get_json()["error"] == negative.error
     assert response.headers["Cache-Control"] == "no-store"
-    if negative.status == 401:
+    if negative.status == 401 and negative.error != "invalid_client":
         assert response.headers["WWW-Authenticate"] == (
             f'DPoP error="{negative.error}", algs="ES256"'
         )

@@ -16,8 +16,10 @@
 //
 // Job on stdin (JSON):
 //   {"action": "receive", "offer_url": "...", "tx_code": "123456"?}
-//   {"action": "receive_authorized", "offer_url": "..."}: the authorization code flow with
-//     DPoP; the person's part (load the authorization page, press Continue) is done with
+//   {"action": "receive_authorized", "offer_url": "...", "wallet_provider"?: {"private_jwk",
+//     "x5c"}, "key_attestation"?: true}: the authorization code flow with DPoP and, given a
+//     wallet provider, its wallet attestation (and a key attestation of the holder key in the
+//     proof's header); the person's part (load the authorization page, press Continue) is done with
 //     fetch, as a browser would, and the redirect to the wallet is read, not followed.
 //   {"action": "verify", "credential": "<sd-jwt>"}
 // Prints JSON on stdout: {"credential", "payload", "claims", "status", "status_list_typ",
@@ -26,10 +28,12 @@
 import crypto from 'node:crypto'
 import {
   clientAuthenticationAnonymous,
+  clientAuthenticationClientAttestationJwt,
   clientAuthenticationNone,
+  createClientAttestationJwt,
   setGlobalConfig,
 } from '@openid4vc/oauth2'
-import { Openid4vciClient } from '@openid4vc/openid4vci'
+import { Openid4vciClient, createKeyAttestationJwt } from '@openid4vc/openid4vci'
 import { ES256, digest } from '@sd-jwt/crypto-nodejs'
 import { getListFromStatusListJWT } from '@sd-jwt/jwt-status-list'
 import { SDJwtVcInstance } from '@sd-jwt/sd-jwt-vc'
@@ -53,24 +57,59 @@ function holderKey(privateJwk) {
   return { privateKey, publicJwk }
 }
 
-function callbacks(holder, dpopKey, clientAuthentication = clientAuthenticationAnonymous()) {
+// Signs with the key a `jwk` signer names (the holder's, the DPoP key, the wallet instance's
+// attested key) or, for an `x5c` signer, the wallet provider's.
+function signWith(keys, provider) {
+  return async (signer, { header, payload }) => {
+    if (signer.alg !== 'ES256') throw new Error(`unexpected alg ${signer.alg}`)
+    let key
+    let signerJwk = signer.publicJwk
+    if (signer.method === 'x5c' && provider) {
+      key = provider.privateKey
+      signerJwk = provider.publicJwk
+    } else if (signer.method === 'jwk') {
+      key = keys.find((candidate) => candidate && candidate.publicJwk.x === signer.publicJwk.x)?.privateKey
+    }
+    if (!key) throw new Error(`unexpected signer ${signer.method}`)
+    const input = `${b64url(JSON.stringify(header))}.${b64url(JSON.stringify(payload))}`
+    const signature = crypto.sign('sha256', Buffer.from(input), { key, dsaEncoding: 'ieee-p1363' })
+    return { jwt: `${input}.${b64url(signature)}`, signerJwk }
+  }
+}
+
+function callbacks(holder, dpopKey, clientAuthentication = clientAuthenticationAnonymous(), more = {}) {
   return {
     hash: (data, alg) => crypto.createHash(alg.replace('-', '').toLowerCase()).update(data).digest(),
     generateRandom: (length) => crypto.randomBytes(length),
     clientAuthentication,
-    signJwt: async (signer, { header, payload }) => {
-      if (signer.method !== 'jwk' || signer.alg !== 'ES256') {
-        throw new Error(`unexpected signer ${signer.method} ${signer.alg}`)
-      }
-      const input = `${b64url(JSON.stringify(header))}.${b64url(JSON.stringify(payload))}`
-      const dpopSigned = dpopKey && signer.publicJwk.x === dpopKey.publicJwk.x
-      const signature = crypto.sign('sha256', Buffer.from(input), {
-        key: dpopSigned ? dpopKey.privateKey : holder.privateKey,
-        dsaEncoding: 'ieee-p1363',
-      })
-      return { jwt: `${input}.${b64url(signature)}`, signerJwk: signer.publicJwk }
-    },
+    signJwt: signWith([holder, dpopKey, more.instanceKey], more.provider),
   }
+}
+
+// The wallet provider of the job: its signing key (private JWK) and its x5c.
+function walletProvider(job) {
+  if (!job.wallet_provider) return null
+  const provider = holderKey(job.wallet_provider.private_jwk)
+  return { ...provider, x5c: job.wallet_provider.x5c }
+}
+
+// OAuth 2.0 Attestation-Based Client Authentication as the OWF client does it: the provider
+// signs the Client Attestation JWT (x5c) for this client_id and the instance key; the client
+// then makes a fresh PoP for each PAR and token request.
+async function attestedClientAuthentication(provider, instanceKey) {
+  const signJwt = signWith([instanceKey], provider)
+  const clientAttestationJwt = await createClientAttestationJwt({
+    expiresAt: new Date(Date.now() + 3600 * 1000),
+    issuer: 'https://wallet-provider.example.test',
+    clientId: CLIENT_ID,
+    confirmation: { jwk: instanceKey.publicJwk },
+    callbacks: { signJwt },
+    signer: { method: 'x5c', alg: 'ES256', x5c: provider.x5c },
+  })
+  return clientAuthenticationClientAttestationJwt({
+    clientAttestationJwt,
+    callbacks: { signJwt, generateRandom: (length) => crypto.randomBytes(length) },
+  })
 }
 
 async function receive(job) {
@@ -130,9 +169,15 @@ async function approveInBrowser(authorizationRequestUrl) {
 async function receiveAuthorized(job) {
   const holder = holderKey(job.holder_private_jwk)
   const dpopKey = holderKey()
-  // A public client (token_endpoint_auth_methods_supported: none): client_id in the body.
+  const provider = walletProvider(job)
+  const instanceKey = provider ? holderKey() : null
+  // A public client (token_endpoint_auth_methods_supported: none): client_id in the body;
+  // with a wallet provider, an attested one (attest_jwt_client_auth).
+  const clientAuthentication = provider
+    ? await attestedClientAuthentication(provider, instanceKey)
+    : clientAuthenticationNone({ clientId: CLIENT_ID })
   const client = new Openid4vciClient({
-    callbacks: callbacks(holder, dpopKey, clientAuthenticationNone({ clientId: CLIENT_ID })),
+    callbacks: callbacks(holder, dpopKey, clientAuthentication, { instanceKey, provider }),
   })
   const credentialOffer = await client.resolveCredentialOffer(job.offer_url)
   const issuerMetadata = await client.resolveIssuerMetadata(credentialOffer.credential_issuer)
@@ -163,11 +208,25 @@ async function receiveAuthorized(job) {
   })
   if (accessTokenResponse.token_type !== 'DPoP') throw new Error('the access token is not DPoP-bound')
   const { c_nonce: nonce } = await client.requestNonce({ issuerMetadata })
+  // OpenID4VCI 1.0 Appendix D: the provider attests the holder key, in the proof's header.
+  const keyAttestationJwt =
+    provider && job.key_attestation
+      ? await createKeyAttestationJwt({
+          attestedKeys: [holder.publicJwk],
+          expiresAt: new Date(Date.now() + 3600 * 1000),
+          nonce,
+          keyStorage: ['iso_18045_high'],
+          use: 'proof_type.jwt',
+          signer: { method: 'x5c', alg: 'ES256', x5c: provider.x5c },
+          callbacks: { signJwt: signWith([], provider) },
+        })
+      : undefined
   const { jwt } = await client.createCredentialRequestJwtProof({
     issuerMetadata,
     credentialConfigurationId,
     signer: { method: 'jwk', alg: 'ES256', publicJwk: holder.publicJwk },
     nonce,
+    keyAttestationJwt,
   })
   const response = await client.retrieveCredentials({
     issuerMetadata,

@@ -220,3 +220,32 @@ def test_another_organizations_page_reads_as_not_found(app, browser):
     minted = submit(browser, f"{detail(stranger.organization_id)}/codes", {"role": "MEMBER"})
     assert minted.status_code == 404
     assert browser.get(detail("not-a-uuid")).status_code == 404
+
+
+# -- the credential issuer's settings --------------------------------------------------------
+
+
+def test_owners_set_the_issuers_wallet_attestation_on_the_page(browser, owner, client):
+    page = text_of(browser.get(detail(owner.organization_id)))
+    assert 'name="wallet_attestation"' in page
+    assert '<option value="optional" selected>' in page
+
+    saved = submit(
+        browser,
+        f"/dashboard/organizations/{owner.organization_id}/issuer",
+        {"wallet_attestation": "required"},
+    )
+
+    assert saved.status_code == 303
+    shown = client.get(f"/organizations/{owner.organization_id}", headers=owner.headers())
+    assert shown.get_json()["wallet_attestation"] == "required"
+    metadata = client.get(
+        f"/.well-known/oauth-authorization-server/issuers/{owner.organization_id}"
+    ).get_json()
+    assert metadata["token_endpoint_auth_methods_supported"] == ["attest_jwt_client_auth"]
+    refused = submit(
+        browser,
+        f"/dashboard/organizations/{owner.organization_id}/issuer",
+        {"wallet_attestation": "sometimes"},
+    )
+    assert refused.status_code == 400
