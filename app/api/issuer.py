@@ -247,7 +247,8 @@ def nonce(org_id: str) -> Response:
 
 @bp.post("/issuers/<org_id>/credential")
 @documented(
-    "Credential Endpoint: the SD-JWT VC bound to the proof's key (§8); access token in the "
+    "Credential Endpoint: the credential (SD-JWT VC, mdoc or VC-JWT, by the configuration's "
+    "format) bound to the proof's key (§8); access token in the "
     "Authorization header only (Bearer, or DPoP with its proof in the DPoP header)",
     tags=("issuer",),
 )

@@ -308,7 +308,8 @@ def issue_to_wallet(
     links: IssuerLinks,
     dpop_proof: str | None = None,
 ) -> str:
-    """§8: the SD-JWT VC, bound to the key of the request's proof. Checked in the order
+    """§8: the credential in its schema's format (SD-JWT VC, mdoc or VC-JWT; ``SIGNERS``),
+    bound to the key of the request's proof. Checked in the order
     §8.3.1 reads: the token (and its DPoP proof), the request (its raw bytes: JSON is read
     only for a valid token), the configuration, the proof, its nonce. ``authorization`` is the
     Authorization header's scheme and token."""

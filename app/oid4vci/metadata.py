@@ -107,9 +107,10 @@ def credential_issuer_metadata(
 
 
 def _configuration(configuration: CredentialConfiguration) -> dict[str, Any]:
-    """§12.2.4 ``credential_configurations_supported`` entry, with the SD-JWT VC format's
-    ``vct`` (Appendix A.3.2) and 1.0's ``credential_metadata`` for display and claims; its
-    ``scope`` names it in an Authorization Request (§5.1.2)."""
+    """§12.2.4 ``credential_configurations_supported`` entry in the configuration's format
+    (Appendix A: ``vct`` for SD-JWT VC, ``doctype`` for mdoc, ``credential_definition`` for
+    VC-JWT) and 1.0's ``credential_metadata`` for display and claims; its ``scope`` names it
+    in an Authorization Request (§5.1.2)."""
     display: dict[str, Any] = {"name": configuration.display_name}
     if configuration.description:
         display["description"] = configuration.description
