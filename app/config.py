@@ -116,6 +116,9 @@ def from_environment() -> dict[str, Any]:
         # token when the wallet sends a proof and keeps Bearer tokens for those that do not;
         # "required" refuses requests without one (the HAIP 1.0 setting).
         "ISSUER_DPOP": env("ISSUER_DPOP", "accepted"),
+        # ISO 3166-1 alpha-2 country named in the organizations' mdoc IACA and document
+        # signer certificates (ISO/IEC 18013-5 Annex B); "UT" is 18013-5's test country.
+        "ISSUER_COUNTRY": env("ISSUER_COUNTRY", "UT"),
         # Where new issuer keys are made and kept: "database" (sealed under ISSUER_KEY_SECRET)
         # or "pkcs11" (generated in the PKCS#11 token below, never leaving it).
         "KEY_STORE": env("KEY_STORE", "database"),

@@ -25,7 +25,7 @@ from app.issuance import authorization, dpop, wallet
 from app.issuance.links import IssuerLinks
 from app.oid4vci.errors import CredentialError, TokenError
 from app.oid4vci.request import AuthorizationCodeRequest, parse_token_request
-from app.oid4vci.statuslist import STATUS_LIST_TYP
+from app.oid4vci.statuslist import STATUS_LIST_CWT_TYPE, STATUS_LIST_TYP
 from app.organizations.models import Organization
 
 bp = Blueprint("issuer", __name__)
@@ -253,7 +253,8 @@ def nonce(org_id: str) -> Response:
 
 @bp.post("/issuers/<org_id>/credential")
 @documented(
-    "Credential Endpoint: the SD-JWT VC bound to the proof's key (§8); access token in the "
+    "Credential Endpoint: the credential (SD-JWT VC, mdoc or VC-JWT, by the configuration's "
+    "format) bound to the proof's key (§8); access token in the "
     "Authorization header only (Bearer, or DPoP with its proof in the DPoP header)",
     tags=("issuer",),
 )
@@ -301,11 +302,55 @@ def _authorization() -> tuple[str, str | None]:
 )
 def status_list(org_id: str, number: int) -> Response:
     """Signed at each fetch and not cached by HTTP caches, so a revocation shows on the next
-    fetch; verifiers cache it for ``ttl`` seconds at most."""
-    signed = wallet.status_list_token(_issuer(org_id), number, _links())
+    fetch; verifiers cache it for ``ttl`` seconds at most. One URI, two forms (Token Status
+    List §8.1): the CWT for a reader that prefers ``application/statuslist+cwt`` (mdoc), the
+    JWT otherwise."""
+    organization = _issuer(org_id)
+    wants_cwt = request.accept_mimetypes.quality(
+        STATUS_LIST_CWT_TYPE
+    ) > request.accept_mimetypes.quality(f"application/{STATUS_LIST_TYP}")
+    if wants_cwt:
+        signed: str | bytes | None = wallet.status_list_cwt(organization, number, _links())
+        mimetype = STATUS_LIST_CWT_TYPE
+    else:
+        signed = wallet.status_list_token(organization, number, _links())
+        mimetype = f"application/{STATUS_LIST_TYP}"
     if signed is None:
         raise _Missing("No such status list")
-    response = Response(signed, mimetype=f"application/{STATUS_LIST_TYP}")
+    response = Response(signed, mimetype=mimetype)
+    response.headers["Vary"] = "Accept"
     response.headers["Cache-Control"] = "no-cache"
+    response.headers["Access-Control-Allow-Origin"] = "*"
+    return response
+
+
+@bp.get("/issuers/<org_id>/status-lists/<int:number>/bitstring")
+@read_only
+@documented(
+    "The same status list as a W3C BitstringStatusListCredential (a VC-JWT, revocation), "
+    "for the issuer's jwt_vc_json credentials",
+    tags=("issuer",),
+)
+def bitstring_status_list(org_id: str, number: int) -> Response:
+    """Signed at each fetch, like the Token Status List it mirrors."""
+    signed = wallet.status_list_credential(_issuer(org_id), number, _links())
+    if signed is None:
+        raise _Missing("No such status list")
+    response = Response(signed, mimetype="application/vc+jwt")
+    response.headers["Cache-Control"] = "no-cache"
+    response.headers["Access-Control-Allow-Origin"] = "*"
+    return response
+
+
+@bp.get("/issuers/<org_id>/iaca")
+@documented(
+    "The issuer's IACA root certificate (PEM, ISO/IEC 18013-5 Annex B): the trust anchor of "
+    "its mdoc credentials and CWT status lists, made on first use",
+    tags=("issuer",),
+)
+def iaca(org_id: str) -> Response:
+    """Public like the JWKS: a verifier trusts the organization's mdocs by this root."""
+    pem = wallet.iaca_certificate(_issuer(org_id), _links())
+    response = Response(pem, mimetype="application/x-pem-file")
     response.headers["Access-Control-Allow-Origin"] = "*"
     return response

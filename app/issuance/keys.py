@@ -52,16 +52,40 @@ def _current(organization_id: Any) -> IssuerKey | None:
     )
 
 
-def _new_key(organization_id: Any) -> IssuerKey:
+def make_private_key(purpose: str) -> tuple[ec.EllipticCurvePrivateKey, dict[str, Any]]:
+    """A new P-256 key and how to store it: made in the PKCS#11 token under
+    ``KEY_STORE=pkcs11`` (the columns get its label), sealed under ``ISSUER_KEY_SECRET``
+    otherwise. ``purpose`` names the label ("issuer", "iaca", "mdoc-ds"). Every issuing key
+    of the deployment is made here, so all of them live where staff chose."""
     current = settings.current()
     if current.key_store == "pkcs11" and current.token is not None:
-        label = f"verity-issuer-{uuid.uuid4()}"
-        jwk = public_jwk(open_token(current.token).generate_signing_key(label))
-        stored: dict[str, Any] = {"token_key_label": label}
-    else:
-        private = generate_signing_key()
-        jwk = public_jwk(private)
-        stored = {"sealed_private_key": seal_private_key(private, current.kek)}
+        label = f"verity-{purpose}-{uuid.uuid4()}"
+        return open_token(current.token).generate_signing_key(label), {"token_key_label": label}
+    private = generate_signing_key()
+    return private, {"sealed_private_key": seal_private_key(private, current.kek)}
+
+
+def open_stored_key(
+    kid: str, token_key_label: str | None, sealed_private_key: bytes | None
+) -> ec.EllipticCurvePrivateKey:
+    """The key to sign with: the token's (which signs inside the token), or the sealed key
+    opened (fails loudly under another ``ISSUER_KEY_SECRET``)."""
+    if token_key_label is not None:
+        token = settings.current().token
+        if token is None:
+            raise TokenKeyError(
+                f"{kid} is kept in a PKCS#11 token: set PKCS11_MODULE, "
+                "PKCS11_TOKEN_LABEL and PKCS11_PIN"
+            )
+        return open_token(token).signing_key(token_key_label)
+    if sealed_private_key is None:
+        raise ValueError(f"{kid} has neither a sealed key nor a token label")
+    return open_private_key(sealed_private_key, settings.current().kek)
+
+
+def _new_key(organization_id: Any) -> IssuerKey:
+    private, stored = make_private_key("issuer")
+    jwk = public_jwk(private)
     key = IssuerKey(
         organization_id=organization_id,
         kid=jwk["kid"],
@@ -77,17 +101,7 @@ def _new_key(organization_id: Any) -> IssuerKey:
 def private_key(key: IssuerKey) -> ec.EllipticCurvePrivateKey:
     """The key to sign with: the token's (which signs inside the token), or the sealed key
     opened (fails loudly under another ``ISSUER_KEY_SECRET``)."""
-    if key.token_key_label is not None:
-        token = settings.current().token
-        if token is None:
-            raise TokenKeyError(
-                f"issuer key {key.kid} is kept in a PKCS#11 token: set PKCS11_MODULE, "
-                "PKCS11_TOKEN_LABEL and PKCS11_PIN"
-            )
-        return open_token(token).signing_key(key.token_key_label)
-    if key.sealed_private_key is None:
-        raise ValueError(f"issuer key {key.kid} has neither a sealed key nor a token label")
-    return open_private_key(key.sealed_private_key, settings.current().kek)
+    return open_stored_key(f"issuer key {key.kid}", key.token_key_label, key.sealed_private_key)
 
 
 def published_keys(organization_id: Any) -> list[dict[str, Any]]:

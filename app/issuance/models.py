@@ -228,3 +228,22 @@ class DpopProofSeen(db.Model):
 
     proof_key: Mapped[str] = mapped_column(String(64), primary_key=True)
     expires_at: Mapped[datetime] = mapped_column(index=True)
+
+
+class MdocSigner(IdMixin, db.Model):
+    """An organization's mdoc certificates (ISO/IEC 18013-5 Annex B): its IACA root and the
+    document signer the root certified, each private key kept like an issuer key (sealed, or
+    in the PKCS#11 token). One per organization, made when first needed."""
+
+    __tablename__ = "mdoc_signers"
+
+    organization_id: Mapped[uuid.UUID] = mapped_column(
+        ForeignKey("organizations.id", ondelete="CASCADE"), unique=True
+    )
+    iaca_certificate: Mapped[bytes] = mapped_column(LargeBinary)  # DER
+    iaca_sealed_private_key: Mapped[bytes | None] = mapped_column(LargeBinary)
+    iaca_token_key_label: Mapped[str | None] = mapped_column(String(128))
+    document_signer_certificate: Mapped[bytes] = mapped_column(LargeBinary)  # DER
+    sealed_private_key: Mapped[bytes | None] = mapped_column(LargeBinary)
+    token_key_label: Mapped[str | None] = mapped_column(String(128))
+    created_at: Mapped[datetime]

@@ -27,7 +27,7 @@ from app.issuance import settings
 from app.issuance.claims import check_claims
 from app.issuance.links import IssuerLinks
 from app.issuance.models import TX_CODE_LENGTH, AccessToken, Credential, CredentialStatus
-from app.oid4vp.formats import SD_JWT_VC
+from app.oid4vp.formats import FORMATS
 from app.organizations.models import Organization
 from app.organizations.operations import require_paid_plan
 from app.recipients.models import Recipient
@@ -38,6 +38,9 @@ from app.webhooks import outbox
 
 ALLOCATION_ATTEMPTS = 40
 MAX_CLAIMS = 200
+
+# Every format the verifier reads is issued too (README "Issuing credentials").
+ISSUABLE_FORMATS = FORMATS
 
 
 class ClaimIn(BaseModel):
@@ -114,10 +117,10 @@ def _checked(organization: Organization, body: IssueCredential) -> Schema:
     ):
         raise NotFound()
     require_schema_entitlement(organization, schema)
-    if schema.format != SD_JWT_VC:
+    if schema.format not in ISSUABLE_FORMATS:
         raise InvalidRequest(
             f"Schema {schema.name} is a {schema.format} schema; credentials are issued as "
-            "SD-JWT VCs (dc+sd-jwt) only",
+            f"{', '.join(ISSUABLE_FORMATS)} only",
             code="FORMAT_NOT_ISSUABLE",
         )
     if not schema.published:

@@ -14,6 +14,7 @@ from sqlalchemy import exists, select
 
 from app.extensions import db
 from app.issuance import keys, settings
+from app.issuance.mdoc_signer import existing_signer
 from app.issuance.models import Credential, CredentialStatus
 from app.organizations.models import Organization
 from app.statuslist import INVALID, VALID
@@ -22,7 +23,13 @@ from app.trust import OwnIssuers
 
 def own_issuers(base_url: str) -> OwnIssuers:
     """The issuers of this deployment as reached at ``base_url``, read from the database."""
-    return OwnIssuers(base_url, published_keys, status_entry)
+    return OwnIssuers(base_url, published_keys, status_entry, mdoc_signer_certificate)
+
+
+def mdoc_signer_certificate(organization_id: uuid.UUID) -> bytes | None:
+    """The organization's document signer certificate (DER); None before its first mdoc."""
+    signer = existing_signer(organization_id)
+    return signer.document_signer_certificate if signer is not None else None
 
 
 def published_keys(organization_id: uuid.UUID) -> list[dict[str, Any]] | None:

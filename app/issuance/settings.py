@@ -38,6 +38,7 @@ class IssuingSettings:
     # "pkcs11": new issuer keys are made in ``token``, which also holds keys made before.
     key_store: str = "database"
     token: TokenSettings | None = None
+    country: str = "UT"
 
     @cached_property
     def kek(self) -> bytes:
@@ -76,7 +77,15 @@ def from_config(config: Mapping[str, Any]) -> IssuingSettings:
         dpop_required=dpop_required(config.get("ISSUER_DPOP") or "accepted"),
         key_store=config.get("KEY_STORE") or "database",
         token=token_settings(config) if config.get("PKCS11_MODULE") else None,
+        country=country_code(config.get("ISSUER_COUNTRY") or "UT"),
     )
+
+
+def country_code(value: str) -> str:
+    """``ISSUER_COUNTRY``: two capital letters (ISO 3166-1 alpha-2), as Annex B asks."""
+    if len(value) != 2 or not value.isascii() or not value.isalpha() or not value.isupper():
+        raise ValueError(f"ISSUER_COUNTRY must be two capital letters, not {value!r}")
+    return value
 
 
 def dpop_required(value: str) -> bool:

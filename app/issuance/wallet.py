@@ -19,12 +19,13 @@ from sqlalchemy.exc import IntegrityError
 
 from app import clock
 from app.extensions import db
-from app.issuance import attestation, dpop, keys, settings
+from app.issuance import attestation, dpop, keys, mdoc_signer, settings
 from app.issuance.authorization import issue_access_token
 from app.issuance.links import IssuerLinks
 from app.issuance.models import AccessToken, CNonce, Credential, CredentialStatus
 from app.issuance.operations import claims_of, issuer_state, pre_authorized_code, tx_code_hash
 from app.issuance.own import list_started
+from app.mdoc.issuing import cose_key, issue_mdoc
 from app.oid4vci.credential import sign_sd_jwt_vc
 from app.oid4vci.dpop import DpopError
 from app.oid4vci.errors import (
@@ -32,6 +33,7 @@ from app.oid4vci.errors import (
     InvalidCredentialRequest,
     InvalidDpopProof,
     InvalidNonce,
+    InvalidProof,
     InvalidToken,
     TokenError,
     UnknownCredentialConfiguration,
@@ -51,10 +53,12 @@ from app.oid4vci.metadata import (
 )
 from app.oid4vci.nonce import mint_nonce, nonce_expiry
 from app.oid4vci.request import TokenRequest, read_credential_request
-from app.oid4vci.statuslist import sign_status_list
+from app.oid4vci.statuslist import sign_status_list, sign_status_list_cwt
+from app.oid4vp.formats import JWT_VC_JSON, MSO_MDOC, SD_JWT_VC
 from app.organizations.models import Organization, WalletAttestation
 from app.schemas.models import Schema
 from app.tokens import hash_secret, same
+from app.vcjwt.issuing import sign_bitstring_status_list, sign_vc_jwt
 from app.webhooks import outbox
 
 MAX_TX_CODE_FAILURES = 5
@@ -95,9 +99,13 @@ def configurations(organization: Organization) -> list[CredentialConfiguration]:
                     a["name"],
                     a.get("description") or a["name"],
                     VALUE_TYPES.get(a["type"], "string"),
+                    a.get("namespace") or schema.namespace,
                 )
                 for a in schema.attributes
             ],
+            format=schema.format or SD_JWT_VC,
+            doctype=schema.doctype or "",
+            types=list(schema.types or ()),
         )
         for schema in rows
     ]
@@ -312,7 +320,8 @@ def issue_to_wallet(
     links: IssuerLinks,
     dpop_proof: str | None = None,
 ) -> str:
-    """§8: the SD-JWT VC, bound to the key of the request's proof. Checked in the order
+    """§8: the credential in its schema's format (SD-JWT VC, mdoc or VC-JWT; ``SIGNERS``),
+    bound to the key of the request's proof. Checked in the order
     §8.3.1 reads: the token (and its DPoP proof), the request (its raw bytes: JSON is read
     only for a valid token), the configuration, the proof, its nonce. ``authorization`` is the
     Authorization header's scheme and token."""
@@ -339,6 +348,11 @@ def issue_to_wallet(
         audience=issuer,
         key_attestations_required=bool(credential.schema.key_attestations_required),
     )
+    if credential.schema.format == MSO_MDOC:
+        try:
+            cose_key(proof.jwk)
+        except ValueError as exc:
+            raise InvalidProof(f"The proof's key cannot be an mdoc device key: {exc}") from exc
     _consume_nonce(organization, proof.nonce)
     taken = db.session.execute(
         update(Credential)
@@ -414,13 +428,31 @@ def _sign(
     links: IssuerLinks,
     now: Any,
 ) -> str:
-    key = keys.current_key(organization.id)
-    issued_at = int(now.timestamp())
     validity = credential.schema.validity_days
     # The schema's validity counts from the signature; the JWKS keeps the signing key that long.
     credential.expires_at = now + timedelta(days=validity) if validity else None
+    signing_key_id, signed = SIGNERS.get(credential.schema.format, _sign_sd_jwt_vc)(
+        organization, credential, holder_jwk, links, now
+    )
+    credential.issued_at = now
+    credential.signing_key_id = signing_key_id
+    credential.holder_key_thumbprint = jwk_thumbprint(holder_jwk)
+    db.session.execute(delete(AccessToken).where(AccessToken.credential_id == credential.id))
+    db.session.flush()
+    outbox.emit("credential.issued", credential, organization.id, credential.id)
+    return signed
+
+
+def _sign_sd_jwt_vc(
+    organization: Organization,
+    credential: Credential,
+    holder_jwk: dict[str, Any],
+    links: IssuerLinks,
+    now: datetime,
+) -> tuple[uuid.UUID | None, str]:
+    key = keys.current_key(organization.id)
     expires_at = int(credential.expires_at.timestamp()) if credential.expires_at else None
-    signed = sign_sd_jwt_vc(
+    return key.id, sign_sd_jwt_vc(
         private_key=keys.private_key(key),
         kid=key.kid,
         issuer=links.issuer(organization.id),
@@ -429,16 +461,75 @@ def _sign(
         holder_jwk=holder_jwk,
         status_uri=links.status_list_uri(organization.id, credential.status_list),
         status_idx=credential.status_index,
-        issued_at=issued_at,
+        issued_at=int(now.timestamp()),
         expires_at=expires_at,
     )
-    credential.issued_at = now
-    credential.signing_key_id = key.id
-    credential.holder_key_thumbprint = jwk_thumbprint(holder_jwk)
-    db.session.execute(delete(AccessToken).where(AccessToken.credential_id == credential.id))
-    db.session.flush()
-    outbox.emit("credential.issued", credential, organization.id, credential.id)
-    return signed
+
+
+def _sign_mdoc(
+    organization: Organization,
+    credential: Credential,
+    holder_jwk: dict[str, Any],
+    links: IssuerLinks,
+    now: datetime,
+) -> tuple[uuid.UUID | None, str]:
+    """ISO/IEC 18013-5 has no open-ended MSO: without the schema's validity_days an mdoc is
+    valid for MDOC_DEFAULT_DAYS. Its status entry names the CWT form of the same list."""
+    schema = credential.schema
+    signer = mdoc_signer.current_signer(organization, links.issuer(organization.id))
+    valid_until = credential.expires_at or now + timedelta(days=MDOC_DEFAULT_DAYS)
+    credential.expires_at = valid_until
+    uri = links.status_list_uri(organization.id, credential.status_list)
+    return None, issue_mdoc(
+        private_key=mdoc_signer.signing_key(signer),
+        certificate=mdoc_signer.certificate(signer),
+        doctype=schema.doctype or "",
+        namespaces=_by_namespace(schema, claims_of(credential)),
+        device_jwk=holder_jwk,
+        signed=now,
+        valid_until=valid_until,
+        status={"status_list": {"idx": credential.status_index, "uri": uri}},
+    )
+
+
+def _by_namespace(schema: Schema, claims: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """The claims as mdoc elements: each in its attribute's namespace, else the schema's."""
+    namespace_of = {a["name"]: a.get("namespace") or schema.namespace for a in schema.attributes}
+    elements: dict[str, dict[str, Any]] = {}
+    for name, value in claims.items():
+        elements.setdefault(namespace_of.get(name) or schema.namespace or "", {})[name] = value
+    return elements
+
+
+def _sign_vc_jwt(
+    organization: Organization,
+    credential: Credential,
+    holder_jwk: dict[str, Any],
+    links: IssuerLinks,
+    now: datetime,
+) -> tuple[uuid.UUID | None, str]:
+    key = keys.current_key(organization.id)
+    expires_at = int(credential.expires_at.timestamp()) if credential.expires_at else None
+    return key.id, sign_vc_jwt(
+        private_key=keys.private_key(key),
+        kid=key.kid,
+        issuer=links.issuer(organization.id),
+        credential_id=f"urn:uuid:{credential.id}",
+        types=list(credential.schema.types or ()),
+        claims=claims_of(credential),
+        holder_jwk=holder_jwk,
+        issued_at=int(now.timestamp()),
+        expires_at=expires_at,
+        status_list_credential=links.status_list_uri(organization.id, credential.status_list)
+        + BITSTRING_SUFFIX,
+        status_idx=credential.status_index,
+    )
+
+
+MDOC_DEFAULT_DAYS = 365
+# Each status list is served as a Bitstring Status List credential too, for VC-JWTs.
+BITSTRING_SUFFIX = "/bitstring"
+SIGNERS = {SD_JWT_VC: _sign_sd_jwt_vc, MSO_MDOC: _sign_mdoc, JWT_VC_JSON: _sign_vc_jwt}
 
 
 # -- status lists -----------------------------------------------------------------------------
@@ -472,4 +563,70 @@ def status_list_token(organization: Organization, number: int, links: IssuerLink
         ttl=current.status_list_ttl,
         expires_at=now + current.status_list_valid_seconds,
         issuer=links.issuer(organization.id),
+    )
+
+
+def status_list_cwt(organization: Organization, number: int, links: IssuerLinks) -> bytes | None:
+    """The same list as ``status_list_token``, in its CWT form (Token Status List §5.2) for
+    mdoc readers, signed by the organization's document signer; None for a list never started
+    or an organization that never issued an mdoc (it has no document signer to sign with)."""
+    signer = mdoc_signer.existing_signer(organization.id)
+    if signer is None or not list_started(organization.id, number):
+        return None
+    revoked = db.session.scalars(
+        select(Credential.status_index).where(
+            Credential.organization_id == organization.id,
+            Credential.status_list == number,
+            Credential.recorded_status == CredentialStatus.REVOKED,
+        )
+    )
+    current = settings.current()
+    now = int(clock.now().timestamp())
+    return sign_status_list_cwt(
+        private_key=mdoc_signer.signing_key(signer),
+        certificate_der=signer.document_signer_certificate,
+        uri=links.status_list_uri(organization.id, number),
+        revoked=list(revoked),
+        size=settings.STATUS_LIST_SIZE,
+        issued_at=now,
+        ttl=current.status_list_ttl,
+        expires_at=now + current.status_list_valid_seconds,
+    )
+
+
+def iaca_certificate(organization: Organization, links: IssuerLinks) -> str:
+    """The PEM of the organization's IACA root, made (with its document signer) on first use,
+    so staff can give it to verifiers before the first mdoc is issued."""
+    return mdoc_signer.iaca_pem(
+        mdoc_signer.current_signer(organization, links.issuer(organization.id))
+    )
+
+
+def status_list_credential(
+    organization: Organization, number: int, links: IssuerLinks
+) -> str | None:
+    """The same list as a ``BitstringStatusListCredential`` for W3C credentials, signed by
+    the issuer key; None for a list never started or before the first key."""
+    key = keys.existing_key(organization.id)
+    if key is None or not list_started(organization.id, number):
+        return None
+    revoked = db.session.scalars(
+        select(Credential.status_index).where(
+            Credential.organization_id == organization.id,
+            Credential.status_list == number,
+            Credential.recorded_status == CredentialStatus.REVOKED,
+        )
+    )
+    current = settings.current()
+    now = int(clock.now().timestamp())
+    return sign_bitstring_status_list(
+        private_key=keys.private_key(key),
+        kid=key.kid,
+        issuer=links.issuer(organization.id),
+        uri=links.status_list_uri(organization.id, number) + BITSTRING_SUFFIX,
+        revoked=list(revoked),
+        size=settings.STATUS_LIST_SIZE,
+        issued_at=now,
+        ttl_seconds=current.status_list_ttl,
+        expires_at=now + current.status_list_valid_seconds,
     )

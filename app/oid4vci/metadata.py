@@ -32,6 +32,11 @@ TOKEN_PATH = "/token"
 PAR_PATH = "/par"
 AUTHORIZE_PATH = "/authorize"
 CREDENTIAL_SIGNING_ALGS = ("ES256",)
+MSO_MDOC = "mso_mdoc"
+JWT_VC_JSON = "jwt_vc_json"
+# OpenID4VCI 1.0 Appendix A.2.2: an mso_mdoc configuration names its algorithms as COSE
+# algorithm identifiers (RFC 9053: -7 is ES256).
+COSE_SIGNING_ALGS = (-7,)
 
 
 class ClaimMetadata(NamedTuple):
@@ -40,6 +45,7 @@ class ClaimMetadata(NamedTuple):
     name: str
     display_name: str
     value_type: str = "string"
+    namespace: str | None = None  # an mdoc element's namespace
 
 
 @dataclass(frozen=True)
@@ -53,6 +59,9 @@ class CredentialConfiguration:
     description: str | None = None
     # Appendix D: key proofs must come with a wallet provider's key attestation.
     key_attestations_required: bool = False
+    format: str = SD_JWT_VC_TYP
+    doctype: str = ""  # mso_mdoc
+    types: Sequence[str] = ()  # jwt_vc_json: the VC type list
 
 
 def _endpoint(issuer: str, path: str) -> str:
@@ -102,24 +111,35 @@ def credential_issuer_metadata(
 
 
 def _configuration(configuration: CredentialConfiguration) -> dict[str, Any]:
-    """§12.2.4 ``credential_configurations_supported`` entry, with the SD-JWT VC format's
-    ``vct`` (Appendix A.3.2) and 1.0's ``credential_metadata`` for display and claims; its
-    ``scope`` names it in an Authorization Request (§5.1.2)."""
+    """§12.2.4 ``credential_configurations_supported`` entry in the configuration's format
+    (Appendix A: ``vct`` for SD-JWT VC, ``doctype`` for mdoc, ``credential_definition`` for
+    VC-JWT) and 1.0's ``credential_metadata`` for display and claims; its ``scope`` names it
+    in an Authorization Request (§5.1.2)."""
     display: dict[str, Any] = {"name": configuration.display_name}
     if configuration.description:
         display["description"] = configuration.description
-    return {
-        "format": SD_JWT_VC_TYP,
-        "scope": scope_of(configuration.id),
-        "vct": configuration.vct,
-        "cryptographic_binding_methods_supported": ["jwk"],
-        "credential_signing_alg_values_supported": list(CREDENTIAL_SIGNING_ALGS),
-        "proof_types_supported": _proof_types(configuration),
-        "credential_metadata": {
-            "display": [display],
-            "claims": [_claim(ClaimMetadata(*claim)) for claim in configuration.claims],
-        },
+    claims = [ClaimMetadata(*claim) for claim in configuration.claims]
+    entry: dict[str, Any] = {"format": configuration.format, "scope": scope_of(configuration.id)}
+    if configuration.format == MSO_MDOC:
+        # Appendix A.2.2: the doctype, COSE algorithms, the device key as a COSE_Key.
+        entry["doctype"] = configuration.doctype
+        entry["cryptographic_binding_methods_supported"] = ["cose_key"]
+        entry["credential_signing_alg_values_supported"] = list(COSE_SIGNING_ALGS)
+    elif configuration.format == JWT_VC_JSON:
+        # Appendix A.1.1.2: the credential_definition with the VC types; the holder is a DID.
+        entry["credential_definition"] = {"type": list(configuration.types)}
+        entry["cryptographic_binding_methods_supported"] = ["did:jwk"]
+        entry["credential_signing_alg_values_supported"] = list(CREDENTIAL_SIGNING_ALGS)
+    else:
+        entry["vct"] = configuration.vct
+        entry["cryptographic_binding_methods_supported"] = ["jwk"]
+        entry["credential_signing_alg_values_supported"] = list(CREDENTIAL_SIGNING_ALGS)
+    entry["proof_types_supported"] = _proof_types(configuration)
+    entry["credential_metadata"] = {
+        "display": [display],
+        "claims": [_claim(claim, configuration.format) for claim in claims],
     }
+    return entry
 
 
 def _proof_types(configuration: CredentialConfiguration) -> dict[str, Any]:
@@ -139,10 +159,17 @@ def _proof_types(configuration: CredentialConfiguration) -> dict[str, Any]:
     }
 
 
-def _claim(claim: ClaimMetadata) -> dict[str, Any]:
-    """Appendix B.2 claims description: a ``path`` to the claim (a dotted attribute name is a
-    path into nested objects, as the credential nests it) and its display name."""
-    return {"path": claim.name.split("."), "display": [{"name": claim.display_name}]}
+def _claim(claim: ClaimMetadata, credential_format: str = SD_JWT_VC_TYP) -> dict[str, Any]:
+    """Appendix B.2 claims description: a ``path`` to the claim and its display name. A
+    dotted attribute name is a path into nested objects, as the JSON credentials nest it; an
+    mdoc element's path is its namespace and its identifier (B.2, A.2.2)."""
+    if credential_format == MSO_MDOC:
+        path = [claim.namespace or "", claim.name]
+    elif credential_format == JWT_VC_JSON:
+        path = ["credentialSubject", *claim.name.split(".")]
+    else:
+        path = claim.name.split(".")
+    return {"path": path, "display": [{"name": claim.display_name}]}
 
 
 def authorization_server_metadata(

@@ -1,4 +1,5 @@
-"""Sign the issuer's Token Status List (draft-ietf-oauth-status-list §5.1).
+"""Sign the issuer's Token Status List (draft-ietf-oauth-status-list §5.1 and, for mdoc
+credentials, its CWT form §5.2).
 
 One bit per credential (VALID 0, INVALID 1): revocation is final, so suspension's second bit
 would only double the list. The list is served as a signed ``statuslist+jwt`` a verifier
@@ -11,11 +12,16 @@ import zlib
 from collections.abc import Iterable
 from typing import Any
 
+import cbor2
 from cryptography.hazmat.primitives.asymmetric import ec
 
+from app.mdoc.issuing import tagged_sign1
 from app.oid4vci.jose import b64url, sign_es256_jwt
 
 STATUS_LIST_TYP = "statuslist+jwt"  # Token Status List §5.1
+STATUS_LIST_CWT_TYPE = "application/statuslist+cwt"  # §5.2
+# CWT claim keys (RFC 8392 §4; Token Status List §5.2, §12.2).
+_SUB, _EXP, _IAT, _TTL, _STATUS_LIST, _TYP, _X5CHAIN = 2, 4, 6, 65534, 65533, 16, 33
 
 
 def sign_status_list(
@@ -43,7 +49,12 @@ def sign_status_list(
 
 
 def one_bit_status_list(revoked: Iterable[int], size: int) -> dict[str, Any]:
-    """The ``status_list`` claim (§4.1, §4.2) of ``size`` one-bit entries, ``revoked`` set.
+    """The ``status_list`` claim (§4.1, §4.2) of ``size`` one-bit entries, ``revoked`` set."""
+    return {"bits": 1, "lst": b64url(compressed_bits(revoked, size))}
+
+
+def compressed_bits(revoked: Iterable[int], size: int) -> bytes:
+    """The ZLIB-compressed bytes of ``size`` one-bit entries with ``revoked`` set.
 
     The bytes ``app.statuslist.encoding.encode_status_list`` makes from a list of ``size``
     values (entry ``idx`` at bit ``idx % 8`` of byte ``idx // 8``, ZLIB at level 9), set bit by
@@ -57,4 +68,33 @@ def one_bit_status_list(revoked: Iterable[int], size: int) -> dict[str, Any]:
         if isinstance(idx, bool) or not isinstance(idx, int) or not 0 <= idx < size:
             raise ValueError(f"Status index {idx!r} is outside a list of {size} entries")
         data[idx >> 3] |= 1 << (idx & 7)
-    return {"bits": 1, "lst": b64url(zlib.compress(bytes(data), 9))}
+    return zlib.compress(bytes(data), 9)
+
+
+def sign_status_list_cwt(
+    *,
+    private_key: ec.EllipticCurvePrivateKey,
+    certificate_der: bytes,
+    uri: str,
+    revoked: Iterable[int],
+    size: int,
+    issued_at: int,
+    ttl: int,
+    expires_at: int,
+) -> bytes:
+    """§5.2: the same list as a CWT (a tagged COSE_Sign1), signed by the mdoc document signer
+    whose certificate goes in ``x5chain``: §11.3 lets a verifier accept a list signed by the
+    credential's own signer, so an mdoc reader needs no other key."""
+    claims = {
+        _SUB: uri,
+        _IAT: issued_at,
+        _EXP: expires_at,
+        _TTL: ttl,
+        _STATUS_LIST: {"bits": 1, "lst": compressed_bits(revoked, size)},
+    }
+    return tagged_sign1(
+        private_key,
+        cbor2.dumps(claims),
+        {_X5CHAIN: certificate_der},
+        {_TYP: STATUS_LIST_CWT_TYPE},
+    )

@@ -11,6 +11,7 @@ deployment trusts or the verification pins as PEM.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import partial
 from typing import Any
 
 from cryptography import x509
@@ -56,7 +57,11 @@ def read_mdoc(presentation: str | bytes, rules: Rules, context: Context) -> Pres
         type_identifier=document.doctype,
         type_matches=document.doctype == rules.credential.doctype,
         claims=_claims_by_name(document.namespaces, rules),
-        status=None if status is None else status_reader(check_cwt_status, status, issuer, anchors),
+        status=None
+        if status is None
+        else status_reader(
+            partial(check_cwt_status, own=context.own_issuers), status, issuer, anchors
+        ),
         kept_reference=None if status is None else cwt_reference_to_keep(status, issuer),
     )
 

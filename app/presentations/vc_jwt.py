@@ -9,6 +9,8 @@ be resolved.
 
 from __future__ import annotations
 
+from functools import partial
+
 from app.presentations.presented import (
     Context,
     Presented,
@@ -31,6 +33,7 @@ def read_vc_jwt(presentation: str, rules: Rules, context: Context) -> Presented:
             now=context.now,
             fetcher=context.fetcher,
             anchors=rules.anchors(context),
+            own=context.own_issuers,
         )
     except IssuerUnresolved as exc:
         raise Refused(untrusted_by_pins(exc.issuer, rules) or exc.reason, exc.issuer) from None
@@ -49,7 +52,9 @@ def read_vc_jwt(presentation: str, rules: Rules, context: Context) -> Presented:
         claims=verified.subject,
         status=None
         if status is None
-        else status_reader(check_bitstring_status, status, verified.issuer),
+        else status_reader(
+            partial(check_bitstring_status, own=context.own_issuers), status, verified.issuer
+        ),
         kept_reference=None
         if status is None
         else bitstring_reference_to_keep(status, verified.issuer),

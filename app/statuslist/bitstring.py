@@ -41,8 +41,10 @@ from app.statuslist.check import (
 )
 from app.statuslist.encoding import DEFAULT_MAX_DECOMPRESSED, INVALID, SUSPENDED, VALID
 from app.statuslist.errors import StatusError
+from app.statuslist.own import own_entry
 from app.trust.fetch import Fetcher
 from app.trust.issuers import ResolvedIssuer
+from app.trust.own import OwnIssuers
 from app.vcjwt import VcJwtError, VerifiedCredential, verify_credential_jwt
 
 ENTRY_TYPE = "BitstringStatusListEntry"
@@ -64,6 +66,8 @@ ACCEPT = "application/vc+jwt, application/jwt;q=0.9"
 LABEL = "Status list credential"
 # GZIP framing only (RFC 1952), as §2.2 requires: zlib's window bits plus 16.
 GZIP_WBITS = 16 + zlib.MAX_WBITS
+# This deployment's issuers serve each status list as a Bitstring Status List credential too.
+OWN_LIST_SUFFIX = "/bitstring"
 
 
 @dataclass(frozen=True)
@@ -105,13 +109,22 @@ def check_bitstring_status(
     fetcher: Fetcher,
     anchors: Sequence[x509.Certificate],
     now: datetime,
+    own: OwnIssuers | None = None,
 ) -> StatusResult:
     """The status of the credential whose ``credentialStatus`` this is: the first entry that
     is not VALID, else VALID. Raises StatusError when no statement can be made; the caller
-    decides whether that fails the presentation."""
+    decides whether that fails the presentation. A list of this deployment's own issuer
+    (``own``: ``<issuer>/status-lists/<n>/bitstring``, the same bits as Token Status List
+    ``n``) is read as it is now (``app.statuslist.own``)."""
     result: StatusResult | None = None
     for entry in parse_entries(credential_status):
         if entry.purpose in SKIPPED_PURPOSES:
+            continue
+        status = _own_entry(entry, credential_issuer, own)
+        if status is not None:
+            result = StatusResult(status, status != VALID, entry.uri, entry.index)
+            if not result.valid:
+                return result
             continue
         status_list = _cached(fetcher, entry.uri, credential_issuer, now)
         if status_list is None:
@@ -122,6 +135,14 @@ def check_bitstring_status(
     if result is None:
         raise StatusError("Credential status has no revocation or suspension entry")
     return result
+
+
+def _own_entry(entry: Entry, issuer: ResolvedIssuer, own: OwnIssuers | None) -> int | None:
+    if own is None or not entry.uri.endswith(OWN_LIST_SUFFIX) or entry.size != 1:
+        return None
+    if entry.purpose != "revocation":
+        return None
+    return own_entry(entry.uri.removesuffix(OWN_LIST_SUFFIX), entry.index, issuer, own)
 
 
 def parse_entries(credential_status: Any) -> list[Entry]:

@@ -32,9 +32,11 @@ from app.statuslist.check import (
 )
 from app.statuslist.encoding import VALID, StatusList, status_list_from_bytes
 from app.statuslist.errors import StatusError
+from app.statuslist.own import own_mdoc_entry
 from app.trust.errors import TrustError
 from app.trust.fetch import Fetcher
 from app.trust.issuers import ResolvedIssuer
+from app.trust.own import OwnIssuers
 from app.trust.x5c import fingerprint, validate_chain
 
 MEDIA_TYPE = "application/statuslist+cwt"
@@ -65,11 +67,17 @@ def check_cwt_status(
     anchors: Sequence[x509.Certificate],
     now: datetime,
     anchor: str | None = None,
+    own: OwnIssuers | None = None,
 ) -> StatusResult:
     """The status of the mdoc whose MSO ``status`` entry this is; StatusError when no
     statement can be made. ``anchor`` is the fingerprint of the credential's trust anchor
-    (taken from ``credential_issuer`` when it has its chain)."""
+    (taken from ``credential_issuer`` when it has its chain). A list of this deployment's
+    own issuers (``own``) is read as it is now (``app.statuslist.own``)."""
     reference = parse_reference(status_claim)
+    if own is not None:
+        status = own_mdoc_entry(reference.uri, reference.idx, credential_issuer, own)
+        if status is not None:
+            return StatusResult(status, status != VALID, reference.uri, reference.idx)
     anchor = anchor or anchor_of(credential_issuer)
     key = ("statuslist-cwt", reference.uri)
     entry = fetcher.cache.get(key)

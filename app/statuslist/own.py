@@ -10,10 +10,14 @@ pointing at another's list is refused, as a fetched list signed by another issue
 
 from __future__ import annotations
 
+from cryptography.hazmat.primitives.serialization import Encoding
+
 from app.statuslist.errors import StatusError
 from app.trust.errors import TrustError
 from app.trust.issuers import ResolvedIssuer
-from app.trust.own import OwnIssuers
+from app.trust.own import STATUS_LISTS_PATH, OwnIssuers
+
+DER = Encoding.DER
 
 
 def own_entry(uri: str, idx: int, issuer: ResolvedIssuer, own: OwnIssuers) -> int | None:
@@ -30,6 +34,29 @@ def own_entry(uri: str, idx: int, issuer: ResolvedIssuer, own: OwnIssuers) -> in
         organization = own.organization(issuer.identifier)
     except TrustError as exc:
         raise StatusError(exc.reason) from exc
+    status = own.read_status(organization, number, idx)
+    if status is None:
+        raise StatusError(f"Status list {uri} does not exist or has no entry {idx}")
+    return status
+
+
+def own_mdoc_entry(uri: str, idx: int, issuer: ResolvedIssuer, own: OwnIssuers) -> int | None:
+    """The status at ``idx`` of this deployment's list ``uri`` for an mdoc, whose issuer is a
+    certificate chain rather than an identifier: the list is the signer's organization's only
+    if that organization's document signer is the very certificate that signed the mdoc (as a
+    fetched CWT list must be signed by the credential's own signer, §11.3). None when ``uri``
+    is not this deployment's."""
+    if own.read_mdoc_signer is None or not own.names(uri) or not issuer.certificates:
+        return None
+    iss = uri.rpartition(STATUS_LISTS_PATH)[0]
+    try:
+        organization = own.organization(iss)
+    except TrustError as exc:
+        raise StatusError(exc.reason) from exc
+    number = own.list_number(iss, uri)
+    signer = own.read_mdoc_signer(organization)
+    if number is None or signer is None or signer != issuer.certificates[0].public_bytes(DER):
+        raise StatusError(f"Status list {uri} is not a list of the credential's issuer")
     status = own.read_status(organization, number, idx)
     if status is None:
         raise StatusError(f"Status list {uri} does not exist or has no entry {idx}")

@@ -34,6 +34,8 @@ KeyReader = Callable[[uuid.UUID], Sequence[dict[str, Any]] | None]
 # The status of entry ``idx`` of an organization's status list ``number``, or None when that
 # list was never started or has no such entry.
 StatusReader = Callable[[uuid.UUID, int, int], int | None]
+# The DER of an organization's mdoc document signer certificate, or None before its first mdoc.
+SignerReader = Callable[[uuid.UUID], bytes | None]
 
 
 @dataclass(frozen=True)
@@ -44,6 +46,7 @@ class OwnIssuers:
     base_url: str
     read_keys: KeyReader
     read_status: StatusReader
+    read_mdoc_signer: SignerReader | None = None
 
     def names(self, url: str) -> bool:
         """Whether ``url`` lies under this deployment's issuers path (an issuer identifier or

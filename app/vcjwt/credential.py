@@ -25,6 +25,7 @@ from cryptography import x509
 
 from app.sdjwt import SdJwtError, verify_jws
 from app.trust import Fetcher, ResolvedIssuer, TrustError, resolve_issuer_key
+from app.trust.own import OwnIssuers
 from app.vcjwt.claims import (
     ALLOWED_ALGS,
     agreeing,
@@ -93,6 +94,7 @@ def verify_credential_jwt(
     now: datetime,
     label: str = "Credential",
     audience: str | None = None,
+    own: OwnIssuers | None = None,
 ) -> VerifiedCredential:
     """Verify a JWT credential: issuer resolved as for SD-JWT VC (did:jwk, did:web, HTTPS
     issuer metadata, x5c) and its signature checked first, then its shape and dates. ``label``
@@ -102,7 +104,7 @@ def verify_credential_jwt(
     shape = _shape(payload, label)
     check_typ(header, CREDENTIAL_TYPS[shape.data_model], label)
     issuer_name = _issuer_name(payload, shape, label)
-    issuer = _resolve(header, issuer_name, fetcher, anchors, now, label)
+    issuer = _resolve(header, issuer_name, fetcher, anchors, now, own)
     try:
         verify_jws(token, issuer.key, ALLOWED_ALGS, label=label, decoded=(header, payload))
     except SdJwtError as exc:
@@ -154,11 +156,11 @@ def _resolve(
     fetcher: Fetcher,
     anchors: Sequence[x509.Certificate],
     now: datetime,
-    label: str,
+    own: OwnIssuers | None,
 ) -> ResolvedIssuer:
     try:
         return resolve_issuer_key(
-            header, {"iss": issuer_name}, fetcher=fetcher, anchors=anchors, now=now
+            header, {"iss": issuer_name}, fetcher=fetcher, anchors=anchors, now=now, own=own
         )
     except TrustError as exc:
         raise IssuerUnresolved(exc.reason, issuer_name) from exc

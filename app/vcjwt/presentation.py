@@ -26,6 +26,7 @@ from cryptography import x509
 
 from app.sdjwt import SdJwtError, verify_jws
 from app.trust import Fetcher, ResolvedIssuer
+from app.trust.own import OwnIssuers
 from app.vcjwt.claims import (
     ALLOWED_ALGS,
     agreeing,
@@ -83,14 +84,16 @@ def verify_vp_jwt(
     now: datetime,
     fetcher: Fetcher,
     anchors: Sequence[x509.Certificate],
+    own: OwnIssuers | None = None,
 ) -> VerifiedVc:
-    """Verify the presentation and the one credential in it, or raise ``VcJwtError``."""
+    """Verify the presentation and the one credential in it, or raise ``VcJwtError``. An
+    issuer of this deployment (``own``) is read from its database, not fetched."""
     if not (isinstance(audience, str) and audience and isinstance(nonce, str) and nonce):
         # An empty expectation would match a presentation made for nobody in particular.
         raise VcJwtError("Presentation cannot be checked without an audience and a nonce")
     holder, token_in_it = _verify_presentation(token, audience, nonce, now)
     credential = verify_credential_jwt(
-        token_in_it, fetcher=fetcher, anchors=anchors, now=now, audience=audience
+        token_in_it, fetcher=fetcher, anchors=anchors, now=now, audience=audience, own=own
     )
     _check_subject(credential, holder)
     return VerifiedVc(

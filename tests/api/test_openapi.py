@@ -97,6 +97,8 @@ ISSUER_OPERATIONS = {
     ("POST", "/issuers/{org_id}/nonce"),
     ("POST", "/issuers/{org_id}/credential"),
     ("GET", "/issuers/{org_id}/status-lists/{number}"),
+    ("GET", "/issuers/{org_id}/status-lists/{number}/bitstring"),
+    ("GET", "/issuers/{org_id}/iaca"),
 }
 UNAUTHENTICATED_OPERATIONS |= ISSUER_OPERATIONS
 WALLET_PATHS = ("/issuers/", "/.well-known/")

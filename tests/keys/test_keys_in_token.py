@@ -159,3 +159,32 @@ def test_key_store_settings_are_checked_at_start(make_app):
         make_app(KEY_STORE="vault")
     with pytest.raises(RuntimeError, match="KEY_STORE=pkcs11 needs PKCS11_MODULE"):
         make_app(KEY_STORE="pkcs11")
+
+
+def test_the_mdoc_iaca_and_document_signer_keys_are_made_in_the_token(token_app, softhsm):
+    """The IACA certifies the document signer and the signer signs the MSO, both inside the
+    token (x509 signing through the same key interface as JWS)."""
+    import base64
+
+    import cbor2
+    from cryptography import x509
+    from issuance.test_issuance_formats import MDOC_DIPLOMA, publish, take
+
+    from app.issuance.models import MdocSigner
+
+    org = make_org(token_app)
+    client = token_app.test_client()
+    _, issued = take(client, org, publish(client, org, MDOC_DIPLOMA), Wallet())
+
+    with token_app.app_context():
+        signer = db.session.query(MdocSigner).one()
+        assert signer.sealed_private_key is None and signer.iaca_sealed_private_key is None
+        labels = signer.iaca_token_key_label, signer.token_key_label
+    iaca = x509.load_pem_x509_certificate(client.get(org.path("/iaca")).data)
+    issuer_auth = cbor2.loads(base64.urlsafe_b64decode(issued + "=" * (-len(issued) % 4)))[
+        "issuerAuth"
+    ]
+    document_signer = x509.load_der_x509_certificate(issuer_auth[1][33])
+    document_signer.verify_directly_issued_by(iaca)
+    for label in labels:
+        assert private_objects(softhsm, label) == [(True, False, False)]

@@ -99,17 +99,7 @@ async function sessionTranscript(job) {
   )
 }
 
-async function main() {
-  const job = JSON.parse(await new Promise((resolve) => {
-    let text = ''
-    process.stdin.on('data', (chunk) => { text += chunk })
-    process.stdin.on('end', () => resolve(text))
-  }))
-  if (job.transcript_only) {
-    const transcript = await sessionTranscript(job)
-    process.stdout.write(JSON.stringify({ transcript_hex: Buffer.from(transcript.encode()).toString('hex') }))
-    return
-  }
+async function issueHere(job) {
   const issuer = new Issuer(job.doctype, context)
   for (const [namespace, values] of Object.entries(job.namespaces)) {
     issuer.addIssuerNamespace(namespace, element(values))
@@ -127,7 +117,24 @@ async function main() {
     },
   })
   // As issuance over OpenID4VCI hands it to the wallet.
-  const credential = IssuerSigned.fromEncodedForOid4Vci(issuerSigned.encodedForOid4Vci)
+  return IssuerSigned.fromEncodedForOid4Vci(issuerSigned.encodedForOid4Vci)
+}
+
+async function main() {
+  const job = JSON.parse(await new Promise((resolve) => {
+    let text = ''
+    process.stdin.on('data', (chunk) => { text += chunk })
+    process.stdin.on('end', () => resolve(text))
+  }))
+  if (job.transcript_only) {
+    const transcript = await sessionTranscript(job)
+    process.stdout.write(JSON.stringify({ transcript_hex: Buffer.from(transcript.encode()).toString('hex') }))
+    return
+  }
+  // A credential another issuer made (Verity's, over OpenID4VCI), or one signed here.
+  const credential = job.issuer_signed
+    ? IssuerSigned.fromEncodedForOid4Vci(job.issuer_signed)
+    : await issueHere(job)
   const disclose = job.disclose ?? Object.fromEntries(
     Object.entries(job.namespaces).map(([ns, values]) => [ns, Object.keys(values)])
   )
