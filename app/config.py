@@ -112,6 +112,11 @@ def from_environment() -> dict[str, Any]:
         # token when the wallet sends a proof and keeps Bearer tokens for those that do not;
         # "required" refuses requests without one (the HAIP 1.0 setting).
         "ISSUER_DPOP": env("ISSUER_DPOP", "accepted"),
+        # Batches (OpenID4VCI 1.0 §12.2.4 batch_size, at least 2): the most proofs, so copies,
+        # one credential request may carry; and the most copies of one credential a wallet
+        # may take in all, over every request its access token serves.
+        "ISSUER_BATCH_SIZE": _int("ISSUER_BATCH_SIZE", 10),
+        "ISSUER_MAX_COPIES": _int("ISSUER_MAX_COPIES", 50),
         # Where new issuer keys are made and kept: "database" (sealed under ISSUER_KEY_SECRET)
         # or "pkcs11" (generated in the PKCS#11 token below, never leaving it).
         "KEY_STORE": env("KEY_STORE", "database"),

@@ -127,6 +127,18 @@ def credential_issuer_metadata(org_id: str) -> Response:
     return _document(wallet.issuer_metadata(_issuer(org_id), _links()))
 
 
+@bp.get("/issuers/<org_id>/.well-known/openid-credential-issuer")
+@read_only
+@documented(
+    "The same Credential Issuer Metadata at the address drafts 13 to 15 of OpenID4VCI used "
+    "(the well-known segment appended to the issuer identifier)",
+    tags=("issuer",),
+)
+def credential_issuer_metadata_draft(org_id: str) -> Response:
+    """Draft 15 §11.2.2 appended the segment; wallets built to it look only there."""
+    return _document(wallet.issuer_metadata(_issuer(org_id), _links()))
+
+
 @bp.get("/.well-known/oauth-authorization-server/issuers/<org_id>")
 @read_only
 @documented(
@@ -247,8 +259,10 @@ def nonce(org_id: str) -> Response:
 
 @bp.post("/issuers/<org_id>/credential")
 @documented(
-    "Credential Endpoint: the SD-JWT VC bound to the proof's key (§8); access token in the "
-    "Authorization header only (Bearer, or DPoP with its proof in the DPoP header)",
+    "Credential Endpoint: one SD-JWT VC per proof (a batch of up to ISSUER_BATCH_SIZE), each "
+    "bound to its proof's key (§8); the access token serves further requests until it "
+    "expires; access token in the Authorization header only (Bearer, or DPoP with its proof "
+    "in the DPoP header)",
     tags=("issuer",),
 )
 def credential(org_id: str) -> Response:
@@ -269,7 +283,7 @@ def credential(org_id: str) -> Response:
     signed = wallet.issue_to_wallet(
         organization, _authorization(), body, _links(), request.headers.get("DPoP")
     )
-    response = jsonify({"credentials": [{"credential": signed}]})
+    response = jsonify({"credentials": [{"credential": credential} for credential in signed]})
     response.headers.update(NO_STORE)
     return response
 

@@ -22,8 +22,14 @@ from app.extensions import db
 from app.issuance import dpop, keys, settings
 from app.issuance.authorization import issue_access_token
 from app.issuance.links import IssuerLinks
-from app.issuance.models import AccessToken, CNonce, Credential, CredentialStatus
-from app.issuance.operations import claims_of, issuer_state, pre_authorized_code, tx_code_hash
+from app.issuance.models import AccessToken, CNonce, Credential, CredentialCopy, CredentialStatus
+from app.issuance.operations import (
+    claims_of,
+    issuer_state,
+    new_copy,
+    pre_authorized_code,
+    tx_code_hash,
+)
 from app.issuance.own import list_started
 from app.oid4vci.credential import sign_sd_jwt_vc
 from app.oid4vci.dpop import DpopError
@@ -32,6 +38,7 @@ from app.oid4vci.errors import (
     InvalidCredentialRequest,
     InvalidDpopProof,
     InvalidNonce,
+    InvalidProof,
     InvalidToken,
     TokenError,
     UnknownCredentialConfiguration,
@@ -49,7 +56,7 @@ from app.oid4vci.metadata import (
     scope_of,
 )
 from app.oid4vci.nonce import mint_nonce, nonce_expiry
-from app.oid4vci.proof import verify_proof_jwt
+from app.oid4vci.proof import Proof, verify_proof_jwt
 from app.oid4vci.request import TokenRequest, read_credential_request
 from app.oid4vci.statuslist import sign_status_list
 from app.organizations.models import Organization
@@ -104,7 +111,10 @@ def configurations(organization: Organization) -> list[CredentialConfiguration]:
 
 def issuer_metadata(organization: Organization, links: IssuerLinks) -> dict[str, Any]:
     return credential_issuer_metadata(
-        links.issuer(organization.id), configurations(organization), organization.name
+        links.issuer(organization.id),
+        configurations(organization),
+        organization.name,
+        settings.current().batch_size,
     )
 
 
@@ -299,14 +309,20 @@ def issue_to_wallet(
     body: bytes,
     links: IssuerLinks,
     dpop_proof: str | None = None,
-) -> str:
-    """§8: the SD-JWT VC, bound to the key of the request's proof. Checked in the order
-    §8.3.1 reads: the token (and its DPoP proof), the request (its raw bytes: JSON is read
-    only for a valid token), the configuration, the proof, its nonce. ``authorization`` is the
-    Authorization header's scheme and token."""
+) -> list[str]:
+    """§8: one SD-JWT VC per proof, each a copy of the token's credential bound to that
+    proof's key, with salts and a status list entry of its own (a batch: §12.2.4). Checked in
+    the order §8.3.1 reads: the token (and its DPoP proof), the request (its raw bytes: JSON
+    is read only for a valid token), the configuration, the proofs, their nonces.
+    ``authorization`` is the Authorization header's scheme and token.
+
+    The token serves further requests until it expires (§8, "multiple accesses"), each for
+    more copies, up to ``max_copies`` of the credential in all; past that the issuer issues
+    fewer credentials than proofs (§8.3 allows it), and none is ``credential_request_denied``."""
     token = _access_token(organization, authorization, dpop_proof, links)
     credential = token.credential
-    request = read_credential_request(body)
+    current = settings.current()
+    request = read_credential_request(body, current.batch_size)
     if request.credential_identifier is not None:
         if token.credential_identifier is None:
             raise InvalidCredentialRequest(
@@ -318,11 +334,40 @@ def issue_to_wallet(
         raise UnknownCredentialConfiguration(
             "The access token grants another credential configuration"
         )
-    issuer = links.issuer(organization.id)
     now = clock.now()
-    proof = verify_proof_jwt(request.proofs[0], audience=issuer, now=int(now.timestamp()))
-    _consume_nonce(organization, proof.nonce)
-    taken = db.session.execute(
+    proofs = _checked_proofs(organization, request.proofs, links.issuer(organization.id), now)
+    first = _take(credential)
+    copies = _copies_to_sign(credential, len(proofs), current.max_copies)
+    signed = [
+        _sign(organization, credential, copy, proof.jwk, links, now)
+        for copy, proof in zip(copies, proofs, strict=False)
+    ]
+    db.session.flush()
+    if first:
+        outbox.emit("credential.issued", credential, organization.id, credential.id)
+    return signed
+
+
+def _checked_proofs(
+    organization: Organization, jwts: tuple[str, ...], issuer: str, now: datetime
+) -> list[Proof]:
+    """Every proof valid and made with a key of its own (a copy per key, so presentations
+    of two copies cannot be linked by key), then every nonce they carry spent: each proof
+    carries one (``verify_proof_jwt`` refuses one without), in a batch normally the same."""
+    proofs = [verify_proof_jwt(jwt, audience=issuer, now=int(now.timestamp())) for jwt in jwts]
+    thumbprints = {jwk_thumbprint(proof.jwk) for proof in proofs}
+    if len(thumbprints) != len(proofs):
+        raise InvalidProof("Each proof of a batch must be made with a key of its own")
+    for nonce in dict.fromkeys(proof.nonce for proof in proofs):
+        _consume_nonce(organization, nonce)
+    return proofs
+
+
+def _take(credential: Credential) -> bool:
+    """Move an offer to ISSUED (True: this request is its first issuance), or confirm an
+    issued credential still stands. Both are conditional UPDATEs: the row lock they take
+    orders this request against a revocation and against other requests on the token."""
+    first = db.session.execute(
         update(Credential)
         .where(
             Credential.id == credential.id,
@@ -331,10 +376,47 @@ def issue_to_wallet(
         .values(recorded_status=CredentialStatus.ISSUED)
         .execution_options(synchronize_session=False)
     )
-    if taken.rowcount != 1:
-        raise CredentialRequestDenied("The credential was withdrawn or already issued")
+    if first.rowcount == 1:
+        db.session.refresh(credential)
+        return True
+    still = db.session.execute(
+        update(Credential)
+        .where(
+            Credential.id == credential.id,
+            Credential.recorded_status == CredentialStatus.ISSUED,
+        )
+        .values(recorded_status=CredentialStatus.ISSUED)
+        .execution_options(synchronize_session=False)
+    )
+    if still.rowcount != 1:
+        raise CredentialRequestDenied("The credential was withdrawn or revoked")
     db.session.refresh(credential)
-    return _sign(organization, credential, proof.jwk, links, now)
+    return False
+
+
+def _copies_to_sign(credential: Credential, wanted: int, max_copies: int) -> list[CredentialCopy]:
+    """The copies this request signs: copy 0 first (its entry was reserved with the offer),
+    then new ones, as many as the proofs while the credential has fewer than ``max_copies``."""
+    copies = list(
+        db.session.scalars(
+            select(CredentialCopy)
+            .where(CredentialCopy.credential_id == credential.id)
+            .order_by(CredentialCopy.number)
+        )
+    )
+    unsigned = [copy for copy in copies if copy.issued_at is None]
+    signed_before = len(copies) - len(unsigned)
+    count = min(wanted, max_copies - signed_before)
+    if count <= 0:
+        raise CredentialRequestDenied(
+            f"Every copy of this credential this issuer gives ({max_copies}) was issued"
+        )
+    chosen = unsigned[:count]
+    number = max((copy.number for copy in copies), default=-1)
+    while len(chosen) < count:
+        number += 1
+        chosen.append(new_copy(credential, number))
+    return chosen
 
 
 def _access_token(
@@ -392,16 +474,18 @@ def _invalid_token(description: str, scheme: str) -> InvalidToken:
 def _sign(
     organization: Organization,
     credential: Credential,
+    copy: CredentialCopy,
     holder_jwk: dict[str, Any],
     links: IssuerLinks,
-    now: Any,
+    now: datetime,
 ) -> str:
+    """One copy: the credential's claims with fresh salts, bound to ``holder_jwk``, carrying
+    the copy's status list entry."""
     key = keys.current_key(organization.id)
-    issued_at = int(now.timestamp())
     validity = credential.schema.validity_days
-    # The schema's validity counts from the signature; the JWKS keeps the signing key that long.
-    credential.expires_at = now + timedelta(days=validity) if validity else None
-    expires_at = int(credential.expires_at.timestamp()) if credential.expires_at else None
+    # The schema's validity counts from the signature; the JWKS keeps the signing key as long
+    # as the last copy is valid.
+    expires = now + timedelta(days=validity) if validity else None
     signed = sign_sd_jwt_vc(
         private_key=keys.private_key(key),
         kid=key.kid,
@@ -409,17 +493,18 @@ def _sign(
         vct=credential.vct,
         claims=claims_of(credential),
         holder_jwk=holder_jwk,
-        status_uri=links.status_list_uri(organization.id, credential.status_list),
-        status_idx=credential.status_index,
-        issued_at=issued_at,
-        expires_at=expires_at,
+        status_uri=links.status_list_uri(organization.id, copy.status_list),
+        status_idx=copy.status_index,
+        issued_at=int(now.timestamp()),
+        expires_at=int(expires.timestamp()) if expires else None,
     )
-    credential.issued_at = now
-    credential.signing_key_id = key.id
-    credential.holder_key_thumbprint = jwk_thumbprint(holder_jwk)
-    db.session.execute(delete(AccessToken).where(AccessToken.credential_id == credential.id))
-    db.session.flush()
-    outbox.emit("credential.issued", credential, organization.id, credential.id)
+    copy.issued_at = now
+    copy.holder_key_thumbprint = jwk_thumbprint(holder_jwk)
+    if copy.number == 0:
+        credential.issued_at = now
+        credential.signing_key_id = key.id
+        credential.holder_key_thumbprint = copy.holder_key_thumbprint
+    credential.expires_at = expires
     return signed
 
 
@@ -431,10 +516,13 @@ def status_list_token(organization: Organization, number: int, links: IssuerLink
     that was never started. Signed on every fetch, so a revocation shows at once."""
     if not list_started(organization.id, number):
         return None
+    # A revoked credential's every copy: a batch is revoked as a whole.
     revoked = db.session.scalars(
-        select(Credential.status_index).where(
-            Credential.organization_id == organization.id,
-            Credential.status_list == number,
+        select(CredentialCopy.status_index)
+        .join(Credential, Credential.id == CredentialCopy.credential_id)
+        .where(
+            CredentialCopy.organization_id == organization.id,
+            CredentialCopy.status_list == number,
             Credential.recorded_status == CredentialStatus.REVOKED,
         )
     )
