@@ -151,6 +151,18 @@ def authorization_server_metadata(org_id: str) -> Response:
     return _document(wallet.oauth_metadata(_issuer(org_id), _links()))
 
 
+@bp.get("/issuers/<org_id>/.well-known/oauth-authorization-server")
+@read_only
+@documented(
+    "The same Authorization Server Metadata at the address wallets built to drafts 13 to 15 "
+    "of OpenID4VCI look for (the well-known segment appended to the issuer identifier)",
+    tags=("issuer",),
+)
+def authorization_server_metadata_draft(org_id: str) -> Response:
+    """Draft-15 wallets (npm @sphereon/oid4vci-client 0.20) look only here."""
+    return _document(wallet.oauth_metadata(_issuer(org_id), _links()))
+
+
 @bp.get("/.well-known/jwt-vc-issuer/issuers/<org_id>")
 @read_only
 @documented(

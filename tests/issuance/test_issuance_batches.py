@@ -251,3 +251,85 @@ def test_the_metadata_is_also_at_the_draft_15_address(client, org) -> None:
         "/issuers/00000000-0000-0000-0000-000000000000/.well-known/openid-credential-issuer"
     )
     assert missing.status_code == 404 and missing.get_json()["error"] == "not_found"
+
+
+# -- wallets we did not write, against a served issuer -----------------------------------------
+
+
+def test_the_owf_wallet_takes_batches_on_one_token_and_each_copy_is_verified(serve) -> None:
+    """npm @openid4vc/openid4vci sends a batch of three proofs, then a second request of two
+    on the same access token; @sd-jwt/sd-jwt-vc verifies every copy, our verifier answers
+    VERIFIED for each, and after revocation every copy's status bit is set and FAILs."""
+    from issuance.node_client import run
+    from issuance.test_issuance_presentation import present
+
+    served = serve(TRUST_ALLOW_PRIVATE=False)
+    client = served.app.test_client()
+    org = make_org(served.app)
+    credential = issue(client, org)
+    wallets = batch(5)
+    private = [json.loads(wallet.key.export_private()) for wallet in wallets]
+
+    received = run(
+        {
+            "action": "receive_batch",
+            "offer_url": credential["offer_url"],
+            "holder_private_jwks": [private[:3], private[3:]],
+        }
+    )
+
+    assert received["batch_size"] == 10
+    assert [len(batch_) for batch_ in received["batches"]] == [3, 2]
+    copies = [copy for batch_ in received["batches"] for copy in batch_]
+    assert [copy["payload"]["cnf"]["jwk"]["x"] for copy in copies] == [
+        w.public["x"] for w in wallets
+    ]
+    assert len({copy["payload"]["status"]["status_list"]["idx"] for copy in copies}) == 5
+    assert all(copy["status"] == 0 and copy["claims"]["given_name"] == "Ada" for copy in copies)
+    verification = client.post(
+        "/verifications",
+        json={
+            "name": "Graduates",
+            "schema_id": org.schema_id,
+            "claims": ["given_name", "degree"],
+            "trusted_issuers": [credential["issuer"]],
+        },
+        headers=org.headers,
+    ).get_json()
+    for number, (wallet, copy) in enumerate(zip(wallets, copies, strict=True)):
+        verified = present(
+            client, org, wallet, verification["id"], f"graduate-{number}", copy["credential"]
+        )
+        assert verified["status"] == "VERIFIED", verified
+
+    assert (
+        client.post(f"/credentials/{credential['id']}/revoke", headers=org.headers).status_code
+        == 200
+    )
+
+    for number, (wallet, copy) in enumerate(zip(wallets, copies, strict=True)):
+        assert run({"action": "verify", "credential": copy["credential"]})["status"] == 1
+        failed = present(
+            client, org, wallet, verification["id"], f"revoked-{number}", copy["credential"]
+        )
+        assert failed["status"] == "FAILED"
+        assert failed["validation_error"] == "Credential has been revoked by its issuer"
+
+
+def test_a_draft_15_wallet_takes_a_credential_unaided(serve) -> None:
+    """npm @sphereon/oid4vci-client 0.20 (draft 15): metadata at the issuer's own
+    well-known address, ``proof`` singular; the credential is then verified independently."""
+    from issuance.node_client import run
+
+    served = serve()
+    client = served.app.test_client()
+    org = make_org(served.app)
+    credential = issue(client, org)
+
+    received = run({"offer_url": credential["offer_url"]}, script="wallet_sphereon.mjs")
+
+    checked = run({"action": "verify", "credential": received["credential"]})
+    assert checked["payload"]["cnf"]["jwk"]["x"] == received["holder_jwk"]["x"]
+    assert checked["claims"]["degree"] == "Mathematics" and checked["status"] == 0
+    stored = client.get(f"/credentials/{credential['id']}", headers=org.headers).get_json()
+    assert stored["status"] == "ISSUED"
