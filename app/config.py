@@ -119,6 +119,11 @@ def from_environment() -> dict[str, Any]:
         # ISO 3166-1 alpha-2 country named in the organizations' mdoc IACA and document
         # signer certificates (ISO/IEC 18013-5 Annex B); "UT" is 18013-5's test country.
         "ISSUER_COUNTRY": env("ISSUER_COUNTRY", "UT"),
+        # Batches (OpenID4VCI 1.0 §12.2.4 batch_size, at least 2): the most proofs, so copies,
+        # one credential request may carry; and the most copies of one credential a wallet
+        # may take in all, over every request its access token serves.
+        "ISSUER_BATCH_SIZE": _int("ISSUER_BATCH_SIZE", 10),
+        "ISSUER_MAX_COPIES": _int("ISSUER_MAX_COPIES", 50),
         # Where new issuer keys are made and kept: "database" (sealed under ISSUER_KEY_SECRET)
         # or "pkcs11" (generated in the PKCS#11 token below, never leaving it).
         "KEY_STORE": env("KEY_STORE", "database"),

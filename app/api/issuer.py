@@ -127,6 +127,18 @@ def credential_issuer_metadata(org_id: str) -> Response:
     return _document(wallet.issuer_metadata(_issuer(org_id), _links()))
 
 
+@bp.get("/issuers/<org_id>/.well-known/openid-credential-issuer")
+@read_only
+@documented(
+    "The same Credential Issuer Metadata at the address drafts 13 to 15 of OpenID4VCI used "
+    "(the well-known segment appended to the issuer identifier)",
+    tags=("issuer",),
+)
+def credential_issuer_metadata_draft(org_id: str) -> Response:
+    """Draft 15 §11.2.2 appended the segment; wallets built to it look only there."""
+    return _document(wallet.issuer_metadata(_issuer(org_id), _links()))
+
+
 @bp.get("/.well-known/oauth-authorization-server/issuers/<org_id>")
 @read_only
 @documented(
@@ -136,6 +148,18 @@ def credential_issuer_metadata(org_id: str) -> Response:
 )
 def authorization_server_metadata(org_id: str) -> Response:
     """RFC 8414 §3: the issuer is its own authorization server."""
+    return _document(wallet.oauth_metadata(_issuer(org_id), _links()))
+
+
+@bp.get("/issuers/<org_id>/.well-known/oauth-authorization-server")
+@read_only
+@documented(
+    "The same Authorization Server Metadata at the address wallets built to drafts 13 to 15 "
+    "of OpenID4VCI look for (the well-known segment appended to the issuer identifier)",
+    tags=("issuer",),
+)
+def authorization_server_metadata_draft(org_id: str) -> Response:
+    """Draft-15 wallets (npm @sphereon/oid4vci-client 0.20) look only here."""
     return _document(wallet.oauth_metadata(_issuer(org_id), _links()))
 
 
@@ -253,8 +277,9 @@ def nonce(org_id: str) -> Response:
 
 @bp.post("/issuers/<org_id>/credential")
 @documented(
-    "Credential Endpoint: the credential (SD-JWT VC, mdoc or VC-JWT, by the configuration's "
-    "format) bound to the proof's key (§8); access token in the "
+    "Credential Endpoint: one credential per proof (a batch of up to ISSUER_BATCH_SIZE) in the "
+    "configuration's format (SD-JWT VC, mdoc or VC-JWT), each bound to its proof's key (§8); "
+    "the access token serves further requests until it expires; access token in the "
     "Authorization header only (Bearer, or DPoP with its proof in the DPoP header)",
     tags=("issuer",),
 )
@@ -276,7 +301,7 @@ def credential(org_id: str) -> Response:
     signed = wallet.issue_to_wallet(
         organization, _authorization(), body, _links(), request.headers.get("DPoP")
     )
-    response = jsonify({"credentials": [{"credential": signed}]})
+    response = jsonify({"credentials": [{"credential": credential} for credential in signed]})
     response.headers.update(NO_STORE)
     return response
 

@@ -126,6 +126,36 @@ class Credential(IdMixin, TimestampMixin, db.Model):
         return str(self.schema_id)
 
 
+class CredentialCopy(IdMixin, db.Model):
+    """One signed copy of a credential: its own status list entry and holder key.
+
+    A wallet takes several copies in one batch, or in later requests on its access token
+    (OpenID4VCI 1.0 §8), so a verifier cannot link presentations by key or status index.
+    Copy 0 is made with the offer and holds the entry the offer reserved (the credential's
+    own ``status_list``/``status_index``); its holder key is filled in when it is signed.
+    Every entry an organization hands out has a row here, so the unique constraint decides
+    every race for an index. Revoking the credential sets the bit of every copy.
+    """
+
+    __tablename__ = "credential_copies"
+    __table_args__ = (
+        UniqueConstraint("organization_id", "status_list", "status_index"),
+        UniqueConstraint("credential_id", "number"),
+    )
+
+    credential_id: Mapped[uuid.UUID] = mapped_column(
+        ForeignKey("credentials.id", ondelete="CASCADE"), index=True
+    )
+    organization_id: Mapped[uuid.UUID] = mapped_column(
+        ForeignKey("organizations.id", ondelete="CASCADE")
+    )
+    number: Mapped[int]
+    status_list: Mapped[int]
+    status_index: Mapped[int]
+    holder_key_thumbprint: Mapped[str | None] = mapped_column(String(64))
+    issued_at: Mapped[datetime | None]
+
+
 class IssuerKey(IdMixin, db.Model):
     """An organization's ES256 signing key: the private half sealed with AES-GCM in
     ``sealed_private_key``, or kept in a PKCS#11 token under ``token_key_label``."""
@@ -154,7 +184,8 @@ class IssuerKey(IdMixin, db.Model):
 
 
 class AccessToken(IdMixin, db.Model):
-    """An access token from the token endpoint, good for one credential (its own)."""
+    """An access token from the token endpoint for one credential (its own): it serves
+    credential requests until it expires, each for more copies (OpenID4VCI 1.0 §8)."""
 
     __tablename__ = "issuer_access_tokens"
 

@@ -26,7 +26,13 @@ from app.extensions import db
 from app.issuance import settings
 from app.issuance.claims import check_claims
 from app.issuance.links import IssuerLinks
-from app.issuance.models import TX_CODE_LENGTH, AccessToken, Credential, CredentialStatus
+from app.issuance.models import (
+    TX_CODE_LENGTH,
+    AccessToken,
+    Credential,
+    CredentialCopy,
+    CredentialStatus,
+)
 from app.oid4vp.formats import FORMATS
 from app.organizations.models import Organization
 from app.organizations.operations import require_paid_plan
@@ -155,25 +161,59 @@ def _offer(organization: Organization, body: IssueCredential, schema: Schema) ->
 
 
 def _store_with_status_entry(credential: Credential) -> None:
-    """Insert with a random free entry of the organization's current status list (Token
-    Status List §13.2: random indices keep one credential's bit from telling its issuance
-    order). The unique constraint decides a race for the same index; the loser draws again."""
-    used = db.session.scalar(
-        select(func.count())
-        .select_from(Credential)
-        .where(Credential.organization_id == credential.organization_id)
-    )
-    credential.status_list = (used or 0) // settings.STATUS_LIST_FILL
+    """Insert with copy 0 holding a random free entry of the organization's current status
+    list (Token Status List §13.2: random indices keep one credential's bit from telling its
+    issuance order). The unique constraints decide a race for the same index; the loser draws
+    again."""
+    credential.id = credential.id or uuid.uuid4()
     for _ in range(ALLOCATION_ATTEMPTS):
-        credential.status_index = secrets.randbelow(settings.STATUS_LIST_SIZE)
+        copy = _draw_entry(credential.organization_id, credential.id, 0)
+        credential.status_list = copy.status_list
+        credential.status_index = copy.status_index
         try:
             with db.session.begin_nested():
                 db.session.add(credential)
+                db.session.flush()
+                db.session.add(copy)
                 db.session.flush()
             return
         except IntegrityError:
             continue
     raise Conflict("No free status list entry was found; try again")
+
+
+def new_copy(credential: Credential, number: int) -> CredentialCopy:
+    """Copy ``number`` of an issued credential, stored with a status list entry of its own
+    (a batch, or a later request on the access token: OpenID4VCI 1.0 §8)."""
+    for _ in range(ALLOCATION_ATTEMPTS):
+        copy = _draw_entry(credential.organization_id, credential.id, number)
+        try:
+            with db.session.begin_nested():
+                db.session.add(copy)
+                db.session.flush()
+            return copy
+        except IntegrityError:
+            continue
+    raise Conflict("No free status list entry was found; try again")
+
+
+def _draw_entry(
+    organization_id: uuid.UUID, credential_id: uuid.UUID, number: int
+) -> CredentialCopy:
+    """A random index of the organization's current list: a new list is started once the
+    entries handed out fill half of one (``settings.STATUS_LIST_FILL``)."""
+    used = db.session.scalar(
+        select(func.count())
+        .select_from(CredentialCopy)
+        .where(CredentialCopy.organization_id == organization_id)
+    )
+    return CredentialCopy(
+        credential_id=credential_id,
+        organization_id=organization_id,
+        number=number,
+        status_list=(used or 0) // settings.STATUS_LIST_FILL,
+        status_index=secrets.randbelow(settings.STATUS_LIST_SIZE),
+    )
 
 
 def _new_offer(credential: Credential, *, with_tx_code: bool) -> str | None:

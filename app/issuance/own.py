@@ -15,7 +15,7 @@ from sqlalchemy import exists, select
 from app.extensions import db
 from app.issuance import keys, settings
 from app.issuance.mdoc_signer import existing_signer
-from app.issuance.models import Credential, CredentialStatus
+from app.issuance.models import Credential, CredentialCopy, CredentialStatus
 from app.organizations.models import Organization
 from app.statuslist import INVALID, VALID
 from app.trust import OwnIssuers
@@ -47,9 +47,10 @@ def status_entry(organization_id: uuid.UUID, number: int, idx: int) -> int | Non
     revoked = db.session.scalar(
         select(
             exists().where(
-                Credential.organization_id == organization_id,
-                Credential.status_list == number,
-                Credential.status_index == idx,
+                CredentialCopy.organization_id == organization_id,
+                CredentialCopy.status_list == number,
+                CredentialCopy.status_index == idx,
+                CredentialCopy.credential_id == Credential.id,
                 Credential.recorded_status == CredentialStatus.REVOKED,
             )
         )
@@ -58,16 +59,16 @@ def status_entry(organization_id: uuid.UUID, number: int, idx: int) -> int | Non
 
 
 def list_started(organization_id: uuid.UUID, number: int) -> bool:
-    """List 0 is every organization's first; a later one exists once a credential has an
-    entry in it."""
+    """List 0 is every organization's first; a later one exists once a copy has an entry
+    in it."""
     if number == 0:
         return True
     return bool(
         db.session.scalar(
             select(
                 exists().where(
-                    Credential.organization_id == organization_id,
-                    Credential.status_list == number,
+                    CredentialCopy.organization_id == organization_id,
+                    CredentialCopy.status_list == number,
                 )
             )
         )

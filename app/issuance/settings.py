@@ -35,6 +35,8 @@ class IssuingSettings:
     par_seconds: int = 300
     authorization_code_seconds: int = 60
     dpop_required: bool = False
+    batch_size: int = 10
+    max_copies: int = 50
     # "pkcs11": new issuer keys are made in ``token``, which also holds keys made before.
     key_store: str = "database"
     token: TokenSettings | None = None
@@ -75,6 +77,8 @@ def from_config(config: Mapping[str, Any]) -> IssuingSettings:
         par_seconds=config.get("ISSUER_PAR_SECONDS", 300),
         authorization_code_seconds=config.get("ISSUER_AUTHORIZATION_CODE_SECONDS", 60),
         dpop_required=dpop_required(config.get("ISSUER_DPOP") or "accepted"),
+        batch_size=batch_size(config.get("ISSUER_BATCH_SIZE", 10)),
+        max_copies=max(int(config.get("ISSUER_MAX_COPIES", 50)), 1),
         key_store=config.get("KEY_STORE") or "database",
         token=token_settings(config) if config.get("PKCS11_MODULE") else None,
         country=country_code(config.get("ISSUER_COUNTRY") or "UT"),
@@ -93,6 +97,13 @@ def dpop_required(value: str) -> bool:
     if value not in ("accepted", "required"):
         raise ValueError(f"ISSUER_DPOP must be 'accepted' or 'required', not {value!r}")
     return value == "required"
+
+
+def batch_size(value: int) -> int:
+    """``ISSUER_BATCH_SIZE``: OpenID4VCI 1.0 §12.2.4 wants a batch size of 2 or more."""
+    if int(value) < 2:
+        raise ValueError(f"ISSUER_BATCH_SIZE must be 2 or more, not {value!r}")
+    return int(value)
 
 
 def token_settings(config: Mapping[str, Any]) -> TokenSettings:

@@ -22,8 +22,14 @@ from app.extensions import db
 from app.issuance import attestation, dpop, keys, mdoc_signer, settings
 from app.issuance.authorization import issue_access_token
 from app.issuance.links import IssuerLinks
-from app.issuance.models import AccessToken, CNonce, Credential, CredentialStatus
-from app.issuance.operations import claims_of, issuer_state, pre_authorized_code, tx_code_hash
+from app.issuance.models import AccessToken, CNonce, Credential, CredentialCopy, CredentialStatus
+from app.issuance.operations import (
+    claims_of,
+    issuer_state,
+    new_copy,
+    pre_authorized_code,
+    tx_code_hash,
+)
 from app.issuance.own import list_started
 from app.mdoc.issuing import cose_key, issue_mdoc
 from app.oid4vci.credential import sign_sd_jwt_vc
@@ -52,7 +58,7 @@ from app.oid4vci.metadata import (
     scope_of,
 )
 from app.oid4vci.nonce import mint_nonce, nonce_expiry
-from app.oid4vci.request import TokenRequest, read_credential_request
+from app.oid4vci.request import CredentialRequest, TokenRequest, read_credential_request
 from app.oid4vci.statuslist import sign_status_list, sign_status_list_cwt
 from app.oid4vp.formats import JWT_VC_JSON, MSO_MDOC, SD_JWT_VC
 from app.organizations.models import Organization, WalletAttestation
@@ -113,7 +119,10 @@ def configurations(organization: Organization) -> list[CredentialConfiguration]:
 
 def issuer_metadata(organization: Organization, links: IssuerLinks) -> dict[str, Any]:
     return credential_issuer_metadata(
-        links.issuer(organization.id), configurations(organization), organization.name
+        links.issuer(organization.id),
+        configurations(organization),
+        organization.name,
+        settings.current().batch_size,
     )
 
 
@@ -319,15 +328,20 @@ def issue_to_wallet(
     body: bytes,
     links: IssuerLinks,
     dpop_proof: str | None = None,
-) -> str:
-    """§8: the credential in its schema's format (SD-JWT VC, mdoc or VC-JWT; ``SIGNERS``),
-    bound to the key of the request's proof. Checked in the order
-    §8.3.1 reads: the token (and its DPoP proof), the request (its raw bytes: JSON is read
-    only for a valid token), the configuration, the proof, its nonce. ``authorization`` is the
-    Authorization header's scheme and token."""
+) -> list[str]:
+    """§8: one credential per proof, in the schema's format (SD-JWT VC, mdoc or VC-JWT;
+    ``SIGNERS``), each a copy of the token's credential bound to that proof's key, with salts and a status list entry of its own (a batch: §12.2.4). Checked in
+    the order §8.3.1 reads: the token (and its DPoP proof), the request (its raw bytes: JSON
+    is read only for a valid token), the configuration, the proofs, their nonces.
+    ``authorization`` is the Authorization header's scheme and token.
+
+    The token serves further requests until it expires (§8, "multiple accesses"), each for
+    more copies, up to ``max_copies`` of the credential in all; past that the issuer issues
+    fewer credentials than proofs (§8.3 allows it), and none is ``credential_request_denied``."""
     token = _access_token(organization, authorization, dpop_proof, links)
     credential = token.credential
-    request = read_credential_request(body)
+    current = settings.current()
+    request = read_credential_request(body, current.batch_size)
     if request.credential_identifier is not None:
         if token.credential_identifier is None:
             raise InvalidCredentialRequest(
@@ -339,22 +353,56 @@ def issue_to_wallet(
         raise UnknownCredentialConfiguration(
             "The access token grants another credential configuration"
         )
-    issuer = links.issuer(organization.id)
     now = clock.now()
-    proof = attestation.holder_key(
-        organization,
-        request.proof_type,
-        request.proofs[0],
-        audience=issuer,
-        key_attestations_required=bool(credential.schema.key_attestations_required),
-    )
+    proofs = _checked_proofs(organization, request, credential, links.issuer(organization.id))
+    first = _take(credential)
+    copies = _copies_to_sign(credential, len(proofs), current.max_copies)
+    signed = [
+        _sign(organization, credential, copy, proof.jwk, links, now)
+        for copy, proof in zip(copies, proofs, strict=False)
+    ]
+    db.session.flush()
+    if first:
+        outbox.emit("credential.issued", credential, organization.id, credential.id)
+    return signed
+
+
+def _checked_proofs(
+    organization: Organization, request: CredentialRequest, credential: Credential, issuer: str
+) -> list[attestation.HolderKey]:
+    """Every proof valid (with its key attestation where present or required) and made with a
+    key of its own (a copy per key, so presentations of two copies cannot be linked by key),
+    each key fit for the format (an mdoc's device key is a COSE_Key), then every nonce they
+    carry spent: each proof carries one, in a batch normally the same."""
+    proofs = [
+        attestation.holder_key(
+            organization,
+            request.proof_type,
+            proof,
+            audience=issuer,
+            key_attestations_required=bool(credential.schema.key_attestations_required),
+        )
+        for proof in request.proofs
+    ]
+    thumbprints = {jwk_thumbprint(proof.jwk) for proof in proofs}
+    if len(thumbprints) != len(proofs):
+        raise InvalidProof("Each proof of a batch must be made with a key of its own")
     if credential.schema.format == MSO_MDOC:
-        try:
-            cose_key(proof.jwk)
-        except ValueError as exc:
-            raise InvalidProof(f"The proof's key cannot be an mdoc device key: {exc}") from exc
-    _consume_nonce(organization, proof.nonce)
-    taken = db.session.execute(
+        for proof in proofs:
+            try:
+                cose_key(proof.jwk)
+            except ValueError as exc:
+                raise InvalidProof(f"The proof's key cannot be an mdoc device key: {exc}") from exc
+    for nonce in dict.fromkeys(proof.nonce for proof in proofs):
+        _consume_nonce(organization, nonce)
+    return proofs
+
+
+def _take(credential: Credential) -> bool:
+    """Move an offer to ISSUED (True: this request is its first issuance), or confirm an
+    issued credential still stands. Both are conditional UPDATEs: the row lock they take
+    orders this request against a revocation and against other requests on the token."""
+    first = db.session.execute(
         update(Credential)
         .where(
             Credential.id == credential.id,
@@ -363,10 +411,47 @@ def issue_to_wallet(
         .values(recorded_status=CredentialStatus.ISSUED)
         .execution_options(synchronize_session=False)
     )
-    if taken.rowcount != 1:
-        raise CredentialRequestDenied("The credential was withdrawn or already issued")
+    if first.rowcount == 1:
+        db.session.refresh(credential)
+        return True
+    still = db.session.execute(
+        update(Credential)
+        .where(
+            Credential.id == credential.id,
+            Credential.recorded_status == CredentialStatus.ISSUED,
+        )
+        .values(recorded_status=CredentialStatus.ISSUED)
+        .execution_options(synchronize_session=False)
+    )
+    if still.rowcount != 1:
+        raise CredentialRequestDenied("The credential was withdrawn or revoked")
     db.session.refresh(credential)
-    return _sign(organization, credential, proof.jwk, links, now)
+    return False
+
+
+def _copies_to_sign(credential: Credential, wanted: int, max_copies: int) -> list[CredentialCopy]:
+    """The copies this request signs: copy 0 first (its entry was reserved with the offer),
+    then new ones, as many as the proofs while the credential has fewer than ``max_copies``."""
+    copies = list(
+        db.session.scalars(
+            select(CredentialCopy)
+            .where(CredentialCopy.credential_id == credential.id)
+            .order_by(CredentialCopy.number)
+        )
+    )
+    unsigned = [copy for copy in copies if copy.issued_at is None]
+    signed_before = len(copies) - len(unsigned)
+    count = min(wanted, max_copies - signed_before)
+    if count <= 0:
+        raise CredentialRequestDenied(
+            f"Every copy of this credential this issuer gives ({max_copies}) was issued"
+        )
+    chosen = unsigned[:count]
+    number = max((copy.number for copy in copies), default=-1)
+    while len(chosen) < count:
+        number += 1
+        chosen.append(new_copy(credential, number))
+    return chosen
 
 
 def _access_token(
@@ -424,34 +509,43 @@ def _invalid_token(description: str, scheme: str) -> InvalidToken:
 def _sign(
     organization: Organization,
     credential: Credential,
+    copy: CredentialCopy,
     holder_jwk: dict[str, Any],
     links: IssuerLinks,
-    now: Any,
+    now: datetime,
 ) -> str:
+    """One copy in the schema's format: the credential's claims with fresh salts, bound to
+    ``holder_jwk``, carrying the copy's status list entry."""
     validity = credential.schema.validity_days
-    # The schema's validity counts from the signature; the JWKS keeps the signing key that long.
-    credential.expires_at = now + timedelta(days=validity) if validity else None
+    # The schema's validity counts from the signature; the JWKS keeps the signing key as long
+    # as the last copy is valid. ISO/IEC 18013-5 has no open-ended MSO, so an mdoc without
+    # validity_days is valid for MDOC_DEFAULT_DAYS.
+    expires = now + timedelta(days=validity) if validity else None
+    if expires is None and credential.schema.format == MSO_MDOC:
+        expires = now + timedelta(days=MDOC_DEFAULT_DAYS)
     signing_key_id, signed = SIGNERS.get(credential.schema.format, _sign_sd_jwt_vc)(
-        organization, credential, holder_jwk, links, now
+        organization, credential, copy, holder_jwk, links, now, expires
     )
-    credential.issued_at = now
-    credential.signing_key_id = signing_key_id
-    credential.holder_key_thumbprint = jwk_thumbprint(holder_jwk)
-    db.session.execute(delete(AccessToken).where(AccessToken.credential_id == credential.id))
-    db.session.flush()
-    outbox.emit("credential.issued", credential, organization.id, credential.id)
+    copy.issued_at = now
+    copy.holder_key_thumbprint = jwk_thumbprint(holder_jwk)
+    if copy.number == 0:
+        credential.issued_at = now
+        credential.signing_key_id = signing_key_id
+        credential.holder_key_thumbprint = copy.holder_key_thumbprint
+    credential.expires_at = expires
     return signed
 
 
 def _sign_sd_jwt_vc(
     organization: Organization,
     credential: Credential,
+    copy: CredentialCopy,
     holder_jwk: dict[str, Any],
     links: IssuerLinks,
     now: datetime,
+    expires: datetime | None,
 ) -> tuple[uuid.UUID | None, str]:
     key = keys.current_key(organization.id)
-    expires_at = int(credential.expires_at.timestamp()) if credential.expires_at else None
     return key.id, sign_sd_jwt_vc(
         private_key=keys.private_key(key),
         kid=key.kid,
@@ -459,27 +553,27 @@ def _sign_sd_jwt_vc(
         vct=credential.vct,
         claims=claims_of(credential),
         holder_jwk=holder_jwk,
-        status_uri=links.status_list_uri(organization.id, credential.status_list),
-        status_idx=credential.status_index,
+        status_uri=links.status_list_uri(organization.id, copy.status_list),
+        status_idx=copy.status_index,
         issued_at=int(now.timestamp()),
-        expires_at=expires_at,
+        expires_at=int(expires.timestamp()) if expires else None,
     )
 
 
 def _sign_mdoc(
     organization: Organization,
     credential: Credential,
+    copy: CredentialCopy,
     holder_jwk: dict[str, Any],
     links: IssuerLinks,
     now: datetime,
+    expires: datetime | None,
 ) -> tuple[uuid.UUID | None, str]:
-    """ISO/IEC 18013-5 has no open-ended MSO: without the schema's validity_days an mdoc is
-    valid for MDOC_DEFAULT_DAYS. Its status entry names the CWT form of the same list."""
+    """Signed by the organization's document signer; the status entry names the CWT form of
+    the same list."""
     schema = credential.schema
     signer = mdoc_signer.current_signer(organization, links.issuer(organization.id))
-    valid_until = credential.expires_at or now + timedelta(days=MDOC_DEFAULT_DAYS)
-    credential.expires_at = valid_until
-    uri = links.status_list_uri(organization.id, credential.status_list)
+    uri = links.status_list_uri(organization.id, copy.status_list)
     return None, issue_mdoc(
         private_key=mdoc_signer.signing_key(signer),
         certificate=mdoc_signer.certificate(signer),
@@ -487,8 +581,8 @@ def _sign_mdoc(
         namespaces=_by_namespace(schema, claims_of(credential)),
         device_jwk=holder_jwk,
         signed=now,
-        valid_until=valid_until,
-        status={"status_list": {"idx": credential.status_index, "uri": uri}},
+        valid_until=expires or now + timedelta(days=MDOC_DEFAULT_DAYS),
+        status={"status_list": {"idx": copy.status_index, "uri": uri}},
     )
 
 
@@ -504,25 +598,26 @@ def _by_namespace(schema: Schema, claims: dict[str, Any]) -> dict[str, dict[str,
 def _sign_vc_jwt(
     organization: Organization,
     credential: Credential,
+    copy: CredentialCopy,
     holder_jwk: dict[str, Any],
     links: IssuerLinks,
     now: datetime,
+    expires: datetime | None,
 ) -> tuple[uuid.UUID | None, str]:
     key = keys.current_key(organization.id)
-    expires_at = int(credential.expires_at.timestamp()) if credential.expires_at else None
     return key.id, sign_vc_jwt(
         private_key=keys.private_key(key),
         kid=key.kid,
         issuer=links.issuer(organization.id),
-        credential_id=f"urn:uuid:{credential.id}",
+        credential_id=f"urn:uuid:{credential.id}" + (f"#{copy.number}" if copy.number else ""),
         types=list(credential.schema.types or ()),
         claims=claims_of(credential),
         holder_jwk=holder_jwk,
         issued_at=int(now.timestamp()),
-        expires_at=expires_at,
-        status_list_credential=links.status_list_uri(organization.id, credential.status_list)
+        expires_at=int(expires.timestamp()) if expires else None,
+        status_list_credential=links.status_list_uri(organization.id, copy.status_list)
         + BITSTRING_SUFFIX,
-        status_idx=credential.status_index,
+        status_idx=copy.status_index,
     )
 
 
@@ -540,13 +635,7 @@ def status_list_token(organization: Organization, number: int, links: IssuerLink
     that was never started. Signed on every fetch, so a revocation shows at once."""
     if not list_started(organization.id, number):
         return None
-    revoked = db.session.scalars(
-        select(Credential.status_index).where(
-            Credential.organization_id == organization.id,
-            Credential.status_list == number,
-            Credential.recorded_status == CredentialStatus.REVOKED,
-        )
-    )
+    revoked = _revoked_indices(organization, number)
     # Read-only (see keys.published_keys): without a key no credential was signed yet.
     key = keys.existing_key(organization.id)
     if key is None:
@@ -557,7 +646,7 @@ def status_list_token(organization: Organization, number: int, links: IssuerLink
         private_key=keys.private_key(key),
         kid=key.kid,
         uri=links.status_list_uri(organization.id, number),
-        revoked=list(revoked),
+        revoked=revoked,
         size=settings.STATUS_LIST_SIZE,
         issued_at=now,
         ttl=current.status_list_ttl,
@@ -573,20 +662,14 @@ def status_list_cwt(organization: Organization, number: int, links: IssuerLinks)
     signer = mdoc_signer.existing_signer(organization.id)
     if signer is None or not list_started(organization.id, number):
         return None
-    revoked = db.session.scalars(
-        select(Credential.status_index).where(
-            Credential.organization_id == organization.id,
-            Credential.status_list == number,
-            Credential.recorded_status == CredentialStatus.REVOKED,
-        )
-    )
+    revoked = _revoked_indices(organization, number)
     current = settings.current()
     now = int(clock.now().timestamp())
     return sign_status_list_cwt(
         private_key=mdoc_signer.signing_key(signer),
         certificate_der=signer.document_signer_certificate,
         uri=links.status_list_uri(organization.id, number),
-        revoked=list(revoked),
+        revoked=revoked,
         size=settings.STATUS_LIST_SIZE,
         issued_at=now,
         ttl=current.status_list_ttl,
@@ -610,13 +693,7 @@ def status_list_credential(
     key = keys.existing_key(organization.id)
     if key is None or not list_started(organization.id, number):
         return None
-    revoked = db.session.scalars(
-        select(Credential.status_index).where(
-            Credential.organization_id == organization.id,
-            Credential.status_list == number,
-            Credential.recorded_status == CredentialStatus.REVOKED,
-        )
-    )
+    revoked = _revoked_indices(organization, number)
     current = settings.current()
     now = int(clock.now().timestamp())
     return sign_bitstring_status_list(
@@ -624,9 +701,25 @@ def status_list_credential(
         kid=key.kid,
         issuer=links.issuer(organization.id),
         uri=links.status_list_uri(organization.id, number) + BITSTRING_SUFFIX,
-        revoked=list(revoked),
+        revoked=revoked,
         size=settings.STATUS_LIST_SIZE,
         issued_at=now,
         ttl_seconds=current.status_list_ttl,
         expires_at=now + current.status_list_valid_seconds,
+    )
+
+
+def _revoked_indices(organization: Organization, number: int) -> list[int]:
+    """The revoked bits of list ``number``: every copy of a revoked credential, since a batch
+    is revoked as a whole. All three forms of a list (JWT, CWT, Bitstring) read them here."""
+    return list(
+        db.session.scalars(
+            select(CredentialCopy.status_index)
+            .join(Credential, Credential.id == CredentialCopy.credential_id)
+            .where(
+                CredentialCopy.organization_id == organization.id,
+                CredentialCopy.status_list == number,
+                Credential.recorded_status == CredentialStatus.REVOKED,
+            )
+        )
     )

@@ -37,6 +37,9 @@ JWT_VC_JSON = "jwt_vc_json"
 # OpenID4VCI 1.0 Appendix A.2.2: an mso_mdoc configuration names its algorithms as COSE
 # algorithm identifiers (RFC 9053: -7 is ES256).
 COSE_SIGNING_ALGS = (-7,)
+# The most proofs one Credential Request may carry unless the issuer says otherwise (§12.2.4
+# ``batch_size``, at least 2).
+DEFAULT_BATCH_SIZE = 10
 
 
 class ClaimMetadata(NamedTuple):
@@ -95,14 +98,21 @@ def scope_of(configuration_id: str) -> str:
 
 
 def credential_issuer_metadata(
-    issuer: str, configurations: Iterable[CredentialConfiguration], display_name: str
+    issuer: str,
+    configurations: Iterable[CredentialConfiguration],
+    display_name: str,
+    batch_size: int = DEFAULT_BATCH_SIZE,
 ) -> dict[str, Any]:
     """OpenID4VCI 1.0 §12.2.4. ``authorization_servers`` is omitted: the issuer acts as its
-    own authorization server (§12.2.4, "If this parameter is omitted...")."""
+    own authorization server (§12.2.4, "If this parameter is omitted..."). ``batch_size``
+    is the most proofs (so credentials) one Credential Request may carry."""
+    if batch_size < 2:
+        raise ValueError("batch_size is at least 2 (OpenID4VCI 1.0 §12.2.4)")
     return {
         "credential_issuer": issuer,
         "credential_endpoint": credential_endpoint(issuer),
         "nonce_endpoint": nonce_endpoint(issuer),
+        "batch_credential_issuance": {"batch_size": batch_size},
         "display": [{"name": display_name}],
         "credential_configurations_supported": {
             configuration.id: _configuration(configuration) for configuration in configurations

@@ -13,14 +13,17 @@ from typing import Any
 
 from app import json_input
 from app.oid4vci.errors import InvalidCredentialRequest, InvalidProof, TokenError
-from app.oid4vci.metadata import AUTHORIZATION_CODE_GRANT, PRE_AUTHORIZED_GRANT
+from app.oid4vci.metadata import (
+    AUTHORIZATION_CODE_GRANT,
+    DEFAULT_BATCH_SIZE,
+    PRE_AUTHORIZED_GRANT,
+)
 
 # Bounds on what a wallet may send: generous for any real wallet, small enough that a hostile
 # body costs nothing to refuse.
 MAX_PARAMETER_CHARS = 4096
 # Appendix F.1 and F.3.
 PROOF_TYPES = ("jwt", "attestation")
-MAX_PROOFS = 1  # one credential per offer: a batch is not offered (no batch_credential_issuance)
 
 
 @dataclass(frozen=True)
@@ -88,7 +91,7 @@ def parse_token_request(form: Mapping[str, Any]) -> TokenRequest | Authorization
     return TokenRequest(code, _text(form.get("tx_code"), "tx_code"))
 
 
-def read_credential_request(raw: bytes) -> CredentialRequest:
+def read_credential_request(raw: bytes, batch_size: int = DEFAULT_BATCH_SIZE) -> CredentialRequest:
     """The Credential Request from the body's bytes, through the one JSON reader every endpoint
     uses (64 levels at most, no NUL, no lone surrogate): a hostile body is
     ``invalid_credential_request``, never a ``RecursionError``."""
@@ -98,14 +101,18 @@ def read_credential_request(raw: bytes) -> CredentialRequest:
         body = json_input.loads(raw)
     except json_input.JsonInputError as exc:
         raise InvalidCredentialRequest(f"Credential request is not valid JSON: {exc}") from None
-    return parse_credential_request(body)
+    return parse_credential_request(body, batch_size)
 
 
-def parse_credential_request(body: Any) -> CredentialRequest:
+def parse_credential_request(body: Any, batch_size: int = DEFAULT_BATCH_SIZE) -> CredentialRequest:
     """§8.2: exactly one of ``credential_configuration_id`` and ``credential_identifier``
     (the latter handed out only after ``authorization_details``, which the caller checks) and
-    ``proofs`` with exactly one proof type, ``jwt``, holding a non-empty array of compact
-    JWTs (Appendix F)."""
+    ``proofs`` with exactly one proof type, ``jwt``, holding a non-empty array of at most
+    ``batch_size`` compact JWTs (Appendix F, §12.2.4 ``batch_credential_issuance``).
+
+    Drafts 13 to 15 sent one ``proof`` object (``{"proof_type": "jwt", "jwt": ...}``); it is
+    read as ``proofs`` with one JWT, so those wallets get a credential from a request that is
+    otherwise 1.0. Sending both is ambiguous and refused."""
     if not isinstance(body, dict):
         raise InvalidCredentialRequest("Credential request is not a JSON object")
     identifier = body.get("credential_identifier")
@@ -119,13 +126,34 @@ def parse_credential_request(body: Any) -> CredentialRequest:
             raise InvalidCredentialRequest("credential_identifier is not a string")
     elif not isinstance(configuration_id, str) or not configuration_id:
         raise InvalidCredentialRequest("credential_configuration_id is missing")
-    if "proof" in body:
-        # Drafts before 1.0 sent a single "proof"; 1.0 final knows only "proofs" (§8.2).
-        raise InvalidCredentialRequest("proof is not a 1.0 parameter: send proofs")
     if "credential_response_encryption" in body:
         raise InvalidCredentialRequest("Credential response encryption is not supported")
-    proof_type, proofs = _proofs(body.get("proofs"))
+    if "proof" in body:
+        if "proofs" in body:
+            raise InvalidCredentialRequest("Send proofs or proof (drafts 13 to 15), not both")
+        proof_type, proofs = "jwt", _draft_proof(body["proof"])
+    else:
+        proof_type, proofs = _proofs(body.get("proofs"))
+    if len(proofs) > batch_size:
+        # §8.3.1.2: a value the issuer does not support (its batch_size, §12.2.4) makes the
+        # request invalid; invalid_proof is for a proof that is itself wrong.
+        raise InvalidCredentialRequest(
+            f"proofs.{proof_type} holds {len(proofs)} proofs; this issuer's batch_size is "
+            f"{batch_size}"
+        )
     return CredentialRequest(configuration_id, proofs, identifier, proof_type)
+
+
+def _draft_proof(proof: Any) -> tuple[str, ...]:
+    """The single ``proof`` of drafts 13 to 15 (their §7.2.1): a ``jwt`` proof only."""
+    if not isinstance(proof, dict):
+        raise InvalidProof("proof is not an object")
+    if proof.get("proof_type") != "jwt":
+        raise InvalidProof("Only the jwt proof type is supported")
+    jwt = proof.get("jwt")
+    if not isinstance(jwt, str) or not jwt:
+        raise InvalidProof("proof.jwt is not a compact JWT")
+    return (jwt,)
 
 
 def _proofs(proofs: Any) -> tuple[str, tuple[str, ...]]:
@@ -139,8 +167,6 @@ def _proofs(proofs: Any) -> tuple[str, tuple[str, ...]]:
     jwts = proofs[proof_type]
     if not isinstance(jwts, list) or not jwts:
         raise InvalidProof(f"proofs.{proof_type} is not a non-empty array")
-    if len(jwts) > MAX_PROOFS:
-        raise InvalidProof("One proof per request: batch issuance is not offered")
     if not all(isinstance(jwt, str) and jwt for jwt in jwts):
         raise InvalidProof(f"proofs.{proof_type} holds something other than a compact JWT")
     return proof_type, tuple(jwts)

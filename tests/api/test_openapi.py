@@ -91,6 +91,9 @@ ISSUER_OPERATIONS = {
     ("GET", "/.well-known/openid-credential-issuer/issuers/{org_id}"),
     ("GET", "/.well-known/oauth-authorization-server/issuers/{org_id}"),
     ("GET", "/.well-known/jwt-vc-issuer/issuers/{org_id}"),
+    # The same documents at the addresses wallets on drafts 13 to 15 look for.
+    ("GET", "/issuers/{org_id}/.well-known/openid-credential-issuer"),
+    ("GET", "/issuers/{org_id}/.well-known/oauth-authorization-server"),
     ("GET", "/issuers/{org_id}/offers/{token}"),
     ("POST", "/issuers/{org_id}/par"),
     ("POST", "/issuers/{org_id}/token"),

@@ -297,11 +297,15 @@ def test_a_credential_is_issued_once(app, client) -> None:
         (b"not json", "invalid_credential_request"),
         (b"[]", "invalid_credential_request"),
         (b'{"proofs": {"jwt": ["x"]}}', "invalid_credential_request"),
+        # A draft-15 proof without its proof_type: a proof that is wrong, not a request.
+        (b'{"credential_configuration_id": "x", "proof": {"jwt": "x"}}', "invalid_proof"),
+        # More proofs than the batch_size the metadata advertises (10 by default).
         (
-            b'{"credential_configuration_id": "x", "proof": {"jwt": "x"}}',
+            json.dumps(
+                {"credential_configuration_id": "x", "proofs": {"jwt": ["a"] * 11}}
+            ).encode(),
             "invalid_credential_request",
         ),
-        (b'{"credential_configuration_id": "x", "proofs": {"jwt": ["a", "b"]}}', "invalid_proof"),
     ],
 )
 def test_a_malformed_credential_request_is_refused(ctx: Context, body: bytes, error: str) -> None:

@@ -21,6 +21,10 @@
 //     wallet provider, its wallet attestation (and a key attestation of the holder key in the
 //     proof's header); the person's part (load the authorization page, press Continue) is done with
 //     fetch, as a browser would, and the redirect to the wallet is read, not followed.
+//   {"action": "receive_batch", "offer_url": "...", "holder_private_jwks": [[jwk, ...], ...]}:
+//     the pre-authorized code flow, then one credential request per inner list on the same
+//     access token, each carrying one proof per key (a batch), all with the same c_nonce;
+//     prints {"batches": [[verified credential, ...], ...]}.
 //   {"action": "verify", "credential": "<sd-jwt>"}
 // Prints JSON on stdout: {"credential", "payload", "claims", "status", "status_list_typ",
 // "issuer_kid", "holder_jwk"}; on failure prints {"error": "..."} and exits 1.
@@ -138,6 +142,51 @@ async function receive(job) {
   })
   const credential = response.credentialResponse.credentials[0].credential
   return { ...(await verify(credential)), holder_jwk: holder.publicJwk }
+}
+
+// OpenID4VCI 1.0 §8: several proofs in one request (batch_credential_issuance), then further
+// requests on the same access token ("multiple accesses").
+async function receiveBatch(job) {
+  const client = new Openid4vciClient({ callbacks: callbacks(null) })
+  const credentialOffer = await client.resolveCredentialOffer(job.offer_url)
+  const issuerMetadata = await client.resolveIssuerMetadata(credentialOffer.credential_issuer)
+  const { accessTokenResponse } = await client.retrievePreAuthorizedCodeAccessTokenFromOffer({
+    credentialOffer,
+    issuerMetadata,
+  })
+  const credentialConfigurationId = credentialOffer.credential_configuration_ids[0]
+  const batches = []
+  for (const privateJwks of job.holder_private_jwks) {
+    const { c_nonce: nonce } = await client.requestNonce({ issuerMetadata })
+    const jwts = []
+    for (const privateJwk of privateJwks) {
+      const holder = holderKey(privateJwk)
+      const { jwt } = await new Openid4vciClient({
+        callbacks: callbacks(holder),
+      }).createCredentialRequestJwtProof({
+        issuerMetadata,
+        credentialConfigurationId,
+        signer: { method: 'jwk', alg: 'ES256', publicJwk: holder.publicJwk },
+        nonce,
+      })
+      jwts.push(jwt)
+    }
+    const response = await client.retrieveCredentials({
+      issuerMetadata,
+      accessToken: accessTokenResponse.access_token,
+      credentialConfigurationId,
+      proofs: { jwt: jwts },
+    })
+    const verified = []
+    for (const { credential } of response.credentialResponse.credentials) {
+      verified.push(await verify(credential))
+    }
+    batches.push(verified)
+  }
+  return {
+    batches,
+    batch_size: issuerMetadata.credentialIssuer.batch_credential_issuance?.batch_size ?? null,
+  }
 }
 
 const REDIRECT_URI = 'https://wallet.example.test/callback'
@@ -309,7 +358,7 @@ async function main() {
   const chunks = []
   for await (const chunk of process.stdin) chunks.push(chunk)
   const job = JSON.parse(Buffer.concat(chunks).toString('utf8'))
-  const actions = { receive, receive_authorized: receiveAuthorized }
+  const actions = { receive, receive_authorized: receiveAuthorized, receive_batch: receiveBatch }
   const result = actions[job.action] ? await actions[job.action](job) : await verify(job.credential)
   process.stdout.write(JSON.stringify(result))
 }

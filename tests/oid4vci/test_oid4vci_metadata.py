@@ -3,6 +3,8 @@ SD-JWT VC give them."""
 
 from __future__ import annotations
 
+import pytest
+
 from app.oid4vci.keys import generate_signing_key, public_jwk
 from app.oid4vci.metadata import (
     ClaimMetadata,
@@ -63,6 +65,17 @@ def test_each_configuration_is_an_sd_jwt_vc_bound_to_a_jwk_proved_with_es256():
 def test_no_configuration_no_entries():
     metadata = credential_issuer_metadata(ISSUER, [], "Acme Corp")
     assert metadata["credential_configurations_supported"] == {}
+
+
+def test_the_batch_size_is_advertised_and_at_least_two():
+    """§12.2.4 ``batch_credential_issuance.batch_size``: 2 or more."""
+    metadata = credential_issuer_metadata(ISSUER, [BADGE], "Acme Corp", batch_size=4)
+    assert metadata["batch_credential_issuance"] == {"batch_size": 4}
+    assert credential_issuer_metadata(ISSUER, [], "Acme")["batch_credential_issuance"] == {
+        "batch_size": 10
+    }
+    with pytest.raises(ValueError, match="at least 2"):
+        credential_issuer_metadata(ISSUER, [], "Acme Corp", batch_size=1)
 
 
 def test_authorization_server_metadata_for_anonymous_pre_authorized_codes():

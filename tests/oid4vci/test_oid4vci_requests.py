@@ -70,15 +70,28 @@ def test_a_1_0_credential_request():
             InvalidCredentialRequest,
         ),
         (
-            {"credential_configuration_id": "b", "proof": {"proof_type": "jwt", "jwt": "a.b.c"}},
+            {
+                "credential_configuration_id": "b",
+                "proof": {"proof_type": "jwt", "jwt": "a.b.c"},
+                "proofs": {"jwt": ["a.b.c"]},
+            },
             InvalidCredentialRequest,
         ),
+        ({"credential_configuration_id": "b", "proof": "a.b.c"}, InvalidProof),
+        (
+            {"credential_configuration_id": "b", "proof": {"proof_type": "cwt", "cwt": "x"}},
+            InvalidProof,
+        ),
+        ({"credential_configuration_id": "b", "proof": {"proof_type": "jwt"}}, InvalidProof),
         ({"credential_configuration_id": "b"}, InvalidProof),
         ({"credential_configuration_id": "b", "proofs": {"jwt": []}}, InvalidProof),
         ({"credential_configuration_id": "b", "proofs": {"jwt": "a.b.c"}}, InvalidProof),
         ({"credential_configuration_id": "b", "proofs": {"di_vp": [{}]}}, InvalidProof),
         ({"credential_configuration_id": "b", "proofs": {"jwt": [1]}}, InvalidProof),
-        ({"credential_configuration_id": "b", "proofs": {"jwt": ["a.b.c", "d.e.f"]}}, InvalidProof),
+        (
+            {"credential_configuration_id": "b", "proofs": {"jwt": ["a.b.c"] * 11}},
+            InvalidCredentialRequest,
+        ),
         (
             {"credential_configuration_id": "b", "proofs": {"jwt": ["a.b.c"], "attestation": []}},
             InvalidProof,
@@ -88,6 +101,24 @@ def test_a_1_0_credential_request():
 def test_credential_requests_refused_with_their_code(body, error_class):
     with pytest.raises(error_class):
         parse_credential_request(body)
+
+
+def test_a_batch_holds_up_to_the_batch_size_of_proofs():
+    """§12.2.4: ``batch_size`` is the most proofs a request may carry; one more is a value
+    the issuer does not support (§8.3.1.2 ``invalid_credential_request``)."""
+    body = {"credential_configuration_id": "b", "proofs": {"jwt": ["a.b.c", "d.e.f", "g.h.i"]}}
+    assert parse_credential_request(body, batch_size=3).proofs == ("a.b.c", "d.e.f", "g.h.i")
+    with pytest.raises(InvalidCredentialRequest, match="batch_size is 2"):
+        parse_credential_request(body, batch_size=2)
+
+
+def test_a_draft_proof_is_read_as_one_jwt_proof():
+    """Drafts 13 to 15 sent ``proof`` (singular) in an otherwise 1.0 request."""
+    request = parse_credential_request(
+        {"credential_configuration_id": "b", "proof": {"proof_type": "jwt", "jwt": "a.b.c"}}
+    )
+    assert request.proofs == ("a.b.c",)
+    assert request.credential_configuration_id == "b"
 
 
 @pytest.mark.parametrize(
