@@ -232,7 +232,8 @@ def create_schema():
     """Drafts can be edited freely; publishing makes them usable for issuing."""
     body = parse_body(p.SchemaIn)
     return json_response(
-        render.schema(schemas.create_schema(acting_organization(), body.model_dump())), 201
+        render.schema(schemas.create_schema(acting_organization(), body.model_dump(), base_url())),
+        201,
     )
 
 

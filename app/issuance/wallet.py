@@ -19,7 +19,7 @@ from sqlalchemy.exc import IntegrityError
 
 from app import clock
 from app.extensions import db
-from app.issuance import dpop, keys, settings
+from app.issuance import certificates, dpop, keys, settings
 from app.issuance.authorization import issue_access_token
 from app.issuance.links import IssuerLinks
 from app.issuance.models import AccessToken, CNonce, Credential, CredentialStatus
@@ -41,6 +41,7 @@ from app.oid4vci.keys import jwk_thumbprint
 from app.oid4vci.metadata import (
     ClaimMetadata,
     CredentialConfiguration,
+    IssuerDisplay,
     authorization_server_metadata,
     credential_endpoint,
     credential_issuer_metadata,
@@ -53,8 +54,10 @@ from app.oid4vci.proof import verify_proof_jwt
 from app.oid4vci.request import TokenRequest, read_credential_request
 from app.oid4vci.statuslist import sign_status_list
 from app.organizations.models import Organization
+from app.schemas import type_metadata
 from app.schemas.models import Schema
 from app.tokens import hash_secret, same
+from app.verifier_identity.models import VerifierProfile
 from app.webhooks import outbox
 
 MAX_TX_CODE_FAILURES = 5
@@ -89,6 +92,8 @@ def configurations(organization: Organization) -> list[CredentialConfiguration]:
             vct=schema.vct,
             display_name=schema.name,
             description=schema.description or None,
+            rendering=type_metadata.rendering(schema),
+            locale=type_metadata.DISPLAY_LOCALE,
             claims=[
                 ClaimMetadata(
                     a["name"],
@@ -103,8 +108,14 @@ def configurations(organization: Organization) -> list[CredentialConfiguration]:
 
 
 def issuer_metadata(organization: Organization, links: IssuerLinks) -> dict[str, Any]:
+    """The issuer is shown by the organization's name and the logo its verifier profile
+    gives (the one logo an organization keeps)."""
+    profile = db.session.get(VerifierProfile, organization.id)
+    display = IssuerDisplay(
+        organization.name, profile.logo_uri if profile else None, type_metadata.DISPLAY_LOCALE
+    )
     return credential_issuer_metadata(
-        links.issuer(organization.id), configurations(organization), organization.name
+        links.issuer(organization.id), configurations(organization), display
     )
 
 
@@ -402,10 +413,13 @@ def _sign(
     # The schema's validity counts from the signature; the JWKS keeps the signing key that long.
     credential.expires_at = now + timedelta(days=validity) if validity else None
     expires_at = int(credential.expires_at.timestamp()) if credential.expires_at else None
+    issuer = links.issuer(organization.id)
     signed = sign_sd_jwt_vc(
         private_key=keys.private_key(key),
         kid=key.kid,
-        issuer=links.issuer(organization.id),
+        x5c=certificates.x5c_for_signing(key, organization, issuer),
+        vct_integrity=_vct_integrity(credential, links),
+        issuer=issuer,
         vct=credential.vct,
         claims=claims_of(credential),
         holder_jwk=holder_jwk,
@@ -421,6 +435,15 @@ def _sign(
     db.session.flush()
     outbox.emit("credential.issued", credential, organization.id, credential.id)
     return signed
+
+
+def _vct_integrity(credential: Credential, links: IssuerLinks) -> str | None:
+    """SD-JWT VC §6.5: the hash of the type metadata this deployment serves at the
+    credential's ``vct``; None for a ``vct`` served elsewhere (a wallet fetches it there)."""
+    schema = credential.schema
+    if schema.vct != credential.vct or not type_metadata.served_here(schema, links.base_url):
+        return None
+    return type_metadata.integrity(type_metadata.document_bytes(schema))
 
 
 # -- status lists -----------------------------------------------------------------------------
@@ -444,14 +467,16 @@ def status_list_token(organization: Organization, number: int, links: IssuerLink
         return None
     current = settings.current()
     now = int(clock.now().timestamp())
+    issuer = links.issuer(organization.id)
     return sign_status_list(
         private_key=keys.private_key(key),
         kid=key.kid,
+        x5c=certificates.stored_x5c(key, issuer),
         uri=links.status_list_uri(organization.id, number),
         revoked=list(revoked),
         size=settings.STATUS_LIST_SIZE,
         issued_at=now,
         ttl=current.status_list_ttl,
         expires_at=now + current.status_list_valid_seconds,
-        issuer=links.issuer(organization.id),
+        issuer=issuer,
     )

@@ -49,6 +49,19 @@ class CredentialConfiguration:
     display_name: str
     claims: Sequence[ClaimMetadata | tuple[str, str, str]] = field(default_factory=tuple)
     description: str | None = None
+    # Appendix B.2 display members beyond the name: background_color, text_color and
+    # logo {uri, alt_text}, as the schema gives them.
+    rendering: dict[str, Any] = field(default_factory=dict)
+    locale: str | None = None
+
+
+@dataclass(frozen=True)
+class IssuerDisplay:
+    """§12.2.4 ``display`` of the issuer: who wallets say issued the credential."""
+
+    name: str
+    logo_uri: str | None = None
+    locale: str | None = None
 
 
 def _endpoint(issuer: str, path: str) -> str:
@@ -82,15 +95,24 @@ def scope_of(configuration_id: str) -> str:
 
 
 def credential_issuer_metadata(
-    issuer: str, configurations: Iterable[CredentialConfiguration], display_name: str
+    issuer: str,
+    configurations: Iterable[CredentialConfiguration],
+    display: IssuerDisplay | str,
 ) -> dict[str, Any]:
     """OpenID4VCI 1.0 §12.2.4. ``authorization_servers`` is omitted: the issuer acts as its
     own authorization server (§12.2.4, "If this parameter is omitted...")."""
+    if isinstance(display, str):
+        display = IssuerDisplay(display)
+    shown: dict[str, Any] = {"name": display.name}
+    if display.locale:
+        shown["locale"] = display.locale
+    if display.logo_uri:
+        shown["logo"] = {"uri": display.logo_uri, "alt_text": display.name}
     return {
         "credential_issuer": issuer,
         "credential_endpoint": credential_endpoint(issuer),
         "nonce_endpoint": nonce_endpoint(issuer),
-        "display": [{"name": display_name}],
+        "display": [shown],
         "credential_configurations_supported": {
             configuration.id: _configuration(configuration) for configuration in configurations
         },
@@ -102,8 +124,11 @@ def _configuration(configuration: CredentialConfiguration) -> dict[str, Any]:
     ``vct`` (Appendix A.3.2) and 1.0's ``credential_metadata`` for display and claims; its
     ``scope`` names it in an Authorization Request (§5.1.2)."""
     display: dict[str, Any] = {"name": configuration.display_name}
+    if configuration.locale:
+        display["locale"] = configuration.locale
     if configuration.description:
         display["description"] = configuration.description
+    display.update(configuration.rendering)
     return {
         "format": SD_JWT_VC_TYP,
         "scope": scope_of(configuration.id),
@@ -115,15 +140,21 @@ def _configuration(configuration: CredentialConfiguration) -> dict[str, Any]:
         },
         "credential_metadata": {
             "display": [display],
-            "claims": [_claim(ClaimMetadata(*claim)) for claim in configuration.claims],
+            "claims": [
+                _claim(ClaimMetadata(*claim), configuration.locale)
+                for claim in configuration.claims
+            ],
         },
     }
 
 
-def _claim(claim: ClaimMetadata) -> dict[str, Any]:
+def _claim(claim: ClaimMetadata, locale: str | None = None) -> dict[str, Any]:
     """Appendix B.2 claims description: a ``path`` to the claim (a dotted attribute name is a
     path into nested objects, as the credential nests it) and its display name."""
-    return {"path": claim.name.split("."), "display": [{"name": claim.display_name}]}
+    display: dict[str, Any] = {"name": claim.display_name}
+    if locale:
+        display["locale"] = locale
+    return {"path": claim.name.split("."), "display": [display]}
 
 
 def authorization_server_metadata(issuer: str, scopes: Sequence[str] = ()) -> dict[str, Any]:

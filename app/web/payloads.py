@@ -225,6 +225,29 @@ CredentialFormat = Literal["dc+sd-jwt", "mso_mdoc", "jwt_vc_json"]
 TypeValue = Annotated[str, StringConstraints(min_length=1, max_length=200)]
 
 
+# What wallets show (SD-JWT VC Type Metadata §6.3.2, OpenID4VCI 1.0 Appendix B.2): optional;
+# null clears.
+def _colour() -> Any:
+    return Field(
+        default=None,
+        pattern=r"^#[0-9A-Fa-f]{6}$",
+        description="An RGB colour wallets show the credential in, #RRGGBB",
+    )
+
+
+def _logo_uri() -> Any:
+    return Field(
+        default=None,
+        max_length=2000,
+        pattern=r"^https://\S+$",
+        description="An https address of the logo wallets show on the credential",
+    )
+
+
+def _logo_alt_text() -> Any:
+    return Field(default=None, max_length=200, description="The logo's alternative text")
+
+
 class SchemaIn(Body):
     name: str = Name
     description: str = Text
@@ -235,7 +258,11 @@ class SchemaIn(Body):
         "and namespace) or jwt_vc_json (W3C VC signed as a JWT, named by types)",
     )
     vct: str | None = Field(
-        default=None, min_length=1, max_length=500, description="dc+sd-jwt: the credential type"
+        default=None,
+        min_length=1,
+        max_length=500,
+        description="dc+sd-jwt: the credential type; left out, <PUBLIC_URL>/types/<schema id>, "
+        "where the type metadata wallets show the credential with is served",
     )
     doctype: str | None = Field(
         default=None, min_length=1, max_length=200, description="mso_mdoc: the document type"
@@ -267,6 +294,10 @@ class SchemaIn(Body):
         description="In the OpenID4VCI authorization code flow, a one-time code is emailed to "
         "the recipient and asked for on the authorization page",
     )
+    background_color: str | None = _colour()
+    text_color: str | None = _colour()
+    logo_uri: str | None = _logo_uri()
+    logo_alt_text: str | None = _logo_alt_text()
 
 
 class SchemaPatch(Body):
@@ -282,6 +313,10 @@ class SchemaPatch(Body):
     attributes: list[SchemaAttribute] | None = Field(default=None, min_length=1, max_length=100)
     validity_days: int | None = Field(default=None, strict=True, ge=1, le=3650)
     authorization_code_by_mail: bool | None = None
+    background_color: str | None = _colour()
+    text_color: str | None = _colour()
+    logo_uri: str | None = _logo_uri()
+    logo_alt_text: str | None = _logo_alt_text()
 
 
 class SchemaAttributeOut(Out):
@@ -306,6 +341,10 @@ class SchemaOut(Out):
     attributes: list[SchemaAttributeOut]
     validity_days: int | None
     authorization_code_by_mail: bool
+    background_color: str | None = None
+    text_color: str | None = None
+    logo_uri: str | None = None
+    logo_alt_text: str | None = None
     created_at: datetime
     updated_at: datetime
 
