@@ -35,7 +35,8 @@ from app.oid4vci.certificates import (
     x5c_of,
 )
 from app.oid4vci.keys import generate_signing_key, open_private_key, seal_private_key
-from app.organizations.models import Organization
+from app.organizations.models import Membership, Organization
+from app.organizations.operations import require_manager
 
 
 def x5c_for_signing(key: IssuerKey, organization: Organization, issuer: str) -> tuple[str, ...]:
@@ -142,9 +143,25 @@ def _root_private_key(root: IssuerRoot) -> ec.EllipticCurvePrivateKey:
     return open_private_key(root.sealed_private_key, settings.current().kek)
 
 
-def upload_chain(organization: Organization, pem: str, issuer: str) -> IssuerKey:
+def describe(organization: Organization, issuer: str) -> dict[str, Any]:
+    """What staff hand to verifiers: the root to trust and the chain credentials carry. The
+    root is made here when there is none yet, so it can be shared before the first issuance."""
+    root = current_root(organization)
+    key = keys.existing_key(organization.id)
+    chain = stored_x5c(key, issuer) if key is not None else ()
+    return {
+        "root_pem": root.certificate_pem,
+        "uploaded": not root.generated,
+        "kid": key.kid if key is not None else None,
+        "chain_pem": key.certificate_chain_pem if chain and key is not None else None,
+    }
+
+
+def upload_chain(member: Membership, pem: str, issuer: str) -> IssuerKey:
     """Staff's chain from their CA for the current issuer key: its root becomes the
     organization's (the one made here, if any, is kept for credentials signed under it)."""
+    require_manager(member)
+    organization = member.organization
     key = keys.current_key(organization.id)
     public = keys.private_key(key).public_key()
     try:

@@ -575,6 +575,16 @@ class CertificateChainIn(Body):
     )
 
 
+class IssuerCertificateOut(Out):
+    root_pem: str = Field(description="The organization's issuer root: the anchor to trust")
+    uploaded: bool = Field(description="Whether the root came from the organization's CA")
+    kid: str | None = Field(description="The issuer key in use; null before the first credential")
+    chain_pem: str | None = Field(
+        description="The x5c chain credentials carry (PEM, issuing certificate first, no root); "
+        "null until the first credential signed with the key in use"
+    )
+
+
 class VerifierProfilePatch(Body):
     logo_uri: str | None = Field(
         default=None,
