@@ -53,7 +53,10 @@ def test_issuer_metadata_lists_one_configuration_per_published_schema(app, clien
         "jwt": {"proof_signing_alg_values_supported": ["ES256"]}
     }
     claims = diploma["credential_metadata"]["claims"]
-    assert {"path": ["address", "country"], "display": [{"name": "Country", "locale": "en"}]} in claims
+    assert {
+        "path": ["address", "country"],
+        "display": [{"name": "Country", "locale": "en"}],
+    } in claims
 
 
 def test_another_organizations_schemas_are_not_in_the_metadata(app, client) -> None:
