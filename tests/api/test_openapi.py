@@ -97,9 +97,10 @@ ISSUER_OPERATIONS = {
     ("POST", "/issuers/{org_id}/nonce"),
     ("POST", "/issuers/{org_id}/credential"),
     ("GET", "/issuers/{org_id}/status-lists/{number}"),
+    ("GET", "/types/{name}"),
 }
 UNAUTHENTICATED_OPERATIONS |= ISSUER_OPERATIONS
-WALLET_PATHS = ("/issuers/", "/.well-known/")
+WALLET_PATHS = ("/issuers/", "/.well-known/", "/types/")
 # Everything else is the dashboard's: session token only.
 SESSION_ONLY = [{"session": []}]
 HTTP_METHODS = {"get", "put", "post", "delete", "patch"}
