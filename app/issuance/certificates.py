@@ -10,6 +10,7 @@ credentials go without ``x5c`` (their ``iss`` still resolves through jwt-vc-issu
 
 from __future__ import annotations
 
+import functools
 import uuid
 from typing import Any
 
@@ -43,9 +44,9 @@ def x5c_for_signing(key: IssuerKey, organization: Organization, issuer: str) -> 
     """The ``x5c`` to sign with ``key`` as ``issuer``, making the issuing certificate (and the
     organization's root) when there is none for this issuer yet. Empty: an uploaded chain
     naming another issuer."""
-    chain = _stored_chain(key)
-    if chain and names_issuer(chain[0], issuer):
-        return x5c_of(chain)
+    stored = _x5c_naming(key.certificate_chain_pem, issuer)
+    if stored:
+        return stored
     root = current_root(organization)
     if not root.generated:
         return ()
@@ -67,12 +68,18 @@ def x5c_for_signing(key: IssuerKey, organization: Organization, issuer: str) -> 
 def stored_x5c(key: IssuerKey, issuer: str) -> tuple[str, ...]:
     """The ``x5c`` already made for ``key`` as ``issuer``; reads only (status list tokens are
     signed in read-only requests), empty when there is none."""
-    chain = _stored_chain(key)
-    return x5c_of(chain) if chain and names_issuer(chain[0], issuer) else ()
+    return _x5c_naming(key.certificate_chain_pem, issuer)
 
 
-def _stored_chain(key: IssuerKey) -> list[x509.Certificate]:
-    return from_pem(key.certificate_chain_pem) if key.certificate_chain_pem else []
+@functools.lru_cache(maxsize=256)
+def _x5c_naming(chain_pem: str | None, issuer: str) -> tuple[str, ...]:
+    """The stored chain as ``x5c`` when its first certificate names ``issuer``; empty
+    otherwise. Kept by value: every credential of a key carries the same chain, and parsing
+    it again for each would cost more than the signature."""
+    if not chain_pem:
+        return ()
+    chain = from_pem(chain_pem)
+    return x5c_of(chain) if names_issuer(chain[0], issuer) else ()
 
 
 def roots(organization_id: uuid.UUID) -> list[x509.Certificate]:

@@ -22,7 +22,6 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
 ROOT_VALIDITY = timedelta(days=3650)
-ISSUING_VALIDITY = timedelta(days=730)
 # Clocks of verifiers run behind too: a certificate is valid from a little before it is made.
 BACKDATE = timedelta(minutes=5)
 
@@ -74,8 +73,12 @@ def make_issuing_certificate(
     organization: str,
     now: datetime,
 ) -> x509.Certificate:
-    """The end-entity certificate of the issuer key, signed by the root, naming ``issuer``."""
-    ends = min(now + ISSUING_VALIDITY, root.not_valid_after_utc)
+    """The end-entity certificate of the issuer key, signed by the root, naming ``issuer``.
+
+    Valid as long as the root: verifiers check the chain when a credential is presented, so
+    an issuing certificate shorter than the credentials it signs would end them early (a
+    credential may be valid for up to ten years, or carry no ``exp`` at all)."""
+    ends = root.not_valid_after_utc
     return (
         x509.CertificateBuilder()
         .subject_name(_name(f"{organization} credential issuer"[:64], organization))
