@@ -129,12 +129,10 @@ def test_changed_display_changes_the_metadata_and_the_next_credentials_integrity
 ) -> None:
     org, schema = shown_org(app, client)
     before = segment(receive(client, org, Wallet(), issue(client, org)), 1)["vct#integrity"]
-    from app.extensions import db
-    from app.schemas.models import Schema
-
-    with app.app_context():  # a published schema is edited by the operator, not the API
-        db.session.get(Schema, __import__("uuid").UUID(schema["id"])).background_color = "#000000"
-        db.session.commit()
+    changed = client.put(
+        f"/schemas/{schema['id']}", json={"background_color": "#000000"}, headers=org.headers
+    )
+    assert changed.status_code == 200, changed.get_json()
     after = segment(receive(client, org, Wallet(), issue(client, org)), 1)["vct#integrity"]
     served = client.get(f"/types/{schema['id']}").data
     assert before != after
