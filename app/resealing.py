@@ -21,7 +21,7 @@ from sqlalchemy import select
 from app import clock
 from app.extensions import db
 from app.issuance import settings as issuing_settings
-from app.issuance.models import Credential, CredentialStatus, IssuerKey
+from app.issuance.models import Credential, CredentialStatus, IssuerKey, IssuerRoot
 from app.issuance.operations import pre_authorized_code
 from app.oid4vci.keys import SealedKeyError, key_encryption_key, open_private_key
 from app.oid4vci.keys import seal_private_key as seal_key
@@ -69,10 +69,15 @@ def reseal(previous_secret: str) -> ResealReport:
 
 
 def _reseal_issuer_keys(old_kek: bytes, new_kek: bytes) -> tuple[int, int, int]:
+    """Issuer signing keys and the organizations' issuer root keys (which sign issuing
+    certificates), counted together; an uploaded root has no key here and is not counted."""
     moved = already = in_token = 0
-    for key in db.session.scalars(select(IssuerKey).order_by(IssuerKey.created_at)):
+    signing = db.session.scalars(select(IssuerKey).order_by(IssuerKey.created_at))
+    roots = db.session.scalars(select(IssuerRoot).order_by(IssuerRoot.created_at))
+    for key in [*signing, *roots]:
+        name = key.kid if isinstance(key, IssuerKey) else f"root {key.id}"
         if key.sealed_private_key is None:
-            in_token += 1
+            in_token += key.token_key_label is not None
             continue
         try:
             open_private_key(key.sealed_private_key, new_kek)
@@ -84,7 +89,7 @@ def _reseal_issuer_keys(old_kek: bytes, new_kek: bytes) -> tuple[int, int, int]:
             private = open_private_key(key.sealed_private_key, old_kek)
         except SealedKeyError:
             raise ResealError(
-                f"issuer key {key.kid} opens under neither the previous nor the new secret"
+                f"issuer key {name} opens under neither the previous nor the new secret"
             ) from None
         key.sealed_private_key = seal_key(private, new_kek)
         moved += 1

@@ -27,6 +27,8 @@ from app.oid4vci.errors import CredentialError, TokenError
 from app.oid4vci.request import AuthorizationCodeRequest, parse_token_request
 from app.oid4vci.statuslist import STATUS_LIST_CWT_TYPE, STATUS_LIST_TYP
 from app.organizations.models import Organization
+from app.schemas import operations as schemas
+from app.schemas import type_metadata as types
 
 bp = Blueprint("issuer", __name__)
 
@@ -174,6 +176,24 @@ def jwt_vc_issuer_metadata(org_id: str) -> Response:
     that our own verifier can fetch it on SQLite while its presentation transaction holds the
     write lock (no key is made here: the first credential makes it)."""
     return _document(wallet.sd_jwt_vc_metadata(_issuer(org_id), _links()))
+
+
+@bp.get("/types/<path:name>")
+@read_only
+@documented(
+    "SD-JWT VC Type Metadata (draft-ietf-oauth-sd-jwt-vc §6) of a published schema whose vct "
+    "is this address: name, description, display (colours, logo) and claim labels. "
+    "Credentials carry the SHA-256 of these exact bytes as vct#integrity",
+    tags=("issuer",),
+)
+def type_metadata(name: str) -> Response:
+    """Any origin may read it, like the issuer metadata."""
+    schema = schemas.schema_of_type(types.type_url(base_url(), name))
+    if schema is None:
+        raise _Missing("No credential type is published at this address")
+    response = Response(types.document_bytes(schema), mimetype="application/json")
+    response.headers["Access-Control-Allow-Origin"] = "*"
+    return response
 
 
 # -- offer, token, nonce, credential ----------------------------------------------------------

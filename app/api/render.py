@@ -87,6 +87,10 @@ def schema(row: Schema) -> dict[str, Any]:
         "validity_days": row.validity_days,
         "authorization_code_by_mail": bool(row.authorization_code_by_mail),
         "key_attestations_required": bool(row.key_attestations_required),
+        "background_color": row.background_color,
+        "text_color": row.text_color,
+        "logo_uri": row.logo_uri,
+        "logo_alt_text": row.logo_alt_text,
         "created_at": _time(row.created_at),
         "updated_at": _time(row.updated_at),
     }

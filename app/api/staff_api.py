@@ -23,6 +23,8 @@ from app.api.common import (
 from app.billing import operations as billing
 from app.errors import NotFound
 from app.integrations import operations as integrations
+from app.issuance import certificates as issuer_certificates
+from app.issuance.links import IssuerLinks
 from app.organizations import operations as organizations
 from app.organizations.models import Plan, Role
 from app.schemas import operations as schemas
@@ -251,7 +253,8 @@ def create_schema():
     """Drafts can be edited freely; publishing makes them usable for issuing."""
     body = parse_body(p.SchemaIn)
     return json_response(
-        render.schema(schemas.create_schema(acting_organization(), body.model_dump())), 201
+        render.schema(schemas.create_schema(acting_organization(), body.model_dump(), base_url())),
+        201,
     )
 
 
@@ -477,6 +480,47 @@ def create_signing_request():
         acting_membership(), body.country, body.name_host, deployment_host()
     )
     return json_response(shown.signing_request(key), 201)
+
+
+# -- issuer certificates --------------------------------------------------------------------
+
+
+def _issuer_certificate():
+    organization = acting_organization()
+    issuer = IssuerLinks(base_url()).issuer(organization.id)
+    return json_response(issuer_certificates.describe(organization, issuer))
+
+
+@bp.get("/issuer/certificate")
+@require_session
+@documented(
+    "The organization's issuer root certificate (made on first use) and the x5c chain its "
+    "SD-JWT VCs and status lists carry",
+    responses={200: p.IssuerCertificateOut},
+    tags=("issuer",),
+)
+def get_issuer_certificate():
+    """Verifiers outside the deployment trust the root (a PEM trust source)."""
+    return _issuer_certificate()
+
+
+@bp.put("/issuer/certificate")
+@require_session
+@documented(
+    "Upload a chain from the organization's CA for the current issuer key (PEM, issuing "
+    "certificate first, root last; the first names the issuer URL as a URI subjectAltName); "
+    "credentials carry it from now on (owners and admins)",
+    body=p.CertificateChainIn,
+    responses={200: p.IssuerCertificateOut},
+    tags=("issuer",),
+)
+def upload_issuer_certificate():
+    """400 INVALID_CERTIFICATE_CHAIN for a chain not for the key, the issuer, or in order."""
+    body = parse_body(p.CertificateChainIn)
+    membership = acting_membership()
+    issuer = IssuerLinks(base_url()).issuer(membership.organization_id)
+    issuer_certificates.upload_chain(membership, body.chain_pem, issuer)
+    return _issuer_certificate()
 
 
 @bp.put("/verifier-identity/certificate")

@@ -181,6 +181,42 @@ class IssuerKey(IdMixin, db.Model):
     token_key_label: Mapped[str | None] = mapped_column(String(128))
     created_at: Mapped[datetime]
     retired_at: Mapped[datetime | None]
+    # The x5c chain credentials signed with this key carry (HAIP 1.0 §6.1.1): PEM, the issuing
+    # certificate first, then any intermediates; never the root. None until the first
+    # signature makes one (or staff upload one).
+    certificate_chain_pem: Mapped[str | None] = mapped_column(Text)
+
+
+class IssuerRoot(IdMixin, db.Model):
+    """An organization's issuer root certificate: the trust anchor its issuing certificates
+    chain to. Made by the deployment (its private key sealed, or in the PKCS#11 token, to sign
+    issuing certificates), or uploaded from the organization's CA (no private key here).
+    Replaced roots stay: credentials signed under them still chain to them."""
+
+    __tablename__ = "issuer_roots"
+    __table_args__ = (
+        Index(
+            "uq_issuer_roots_current",
+            "organization_id",
+            unique=True,
+            sqlite_where=text("retired_at IS NULL"),
+            postgresql_where=text("retired_at IS NULL"),
+        ),
+    )
+
+    organization_id: Mapped[uuid.UUID] = mapped_column(
+        ForeignKey("organizations.id", ondelete="CASCADE"), index=True
+    )
+    certificate_pem: Mapped[str] = mapped_column(Text)
+    sealed_private_key: Mapped[bytes | None] = mapped_column(LargeBinary)
+    token_key_label: Mapped[str | None] = mapped_column(String(128))
+    created_at: Mapped[datetime]
+    retired_at: Mapped[datetime | None]
+
+    @property
+    def generated(self) -> bool:
+        """Whether this deployment holds the root's key (it made it) and can issue under it."""
+        return self.sealed_private_key is not None or self.token_key_label is not None
 
 
 class AccessToken(IdMixin, db.Model):

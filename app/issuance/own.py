@@ -10,10 +10,11 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
+from cryptography import x509
 from sqlalchemy import exists, select
 
 from app.extensions import db
-from app.issuance import keys, settings
+from app.issuance import certificates, keys, settings
 from app.issuance.mdoc_signer import existing_signer
 from app.issuance.models import Credential, CredentialCopy, CredentialStatus
 from app.organizations.models import Organization
@@ -23,7 +24,13 @@ from app.trust import OwnIssuers
 
 def own_issuers(base_url: str) -> OwnIssuers:
     """The issuers of this deployment as reached at ``base_url``, read from the database."""
-    return OwnIssuers(base_url, published_keys, status_entry, mdoc_signer_certificate)
+    return OwnIssuers(
+        base_url,
+        published_keys,
+        status_entry,
+        read_mdoc_signer=mdoc_signer_certificate,
+        read_roots=issuer_roots,
+    )
 
 
 def mdoc_signer_certificate(organization_id: uuid.UUID) -> bytes | None:
@@ -37,6 +44,11 @@ def published_keys(organization_id: uuid.UUID) -> list[dict[str, Any]] | None:
     if not db.session.scalar(select(exists().where(Organization.id == organization_id))):
         return None
     return keys.published_keys(organization_id)
+
+
+def issuer_roots(organization_id: uuid.UUID) -> list[x509.Certificate]:
+    """The organization's issuer roots, current and replaced (``app.issuance.certificates``)."""
+    return certificates.roots(organization_id)
 
 
 def status_entry(organization_id: uuid.UUID, number: int, idx: int) -> int | None:

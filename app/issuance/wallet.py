@@ -19,7 +19,7 @@ from sqlalchemy.exc import IntegrityError
 
 from app import clock
 from app.extensions import db
-from app.issuance import attestation, dpop, keys, mdoc_signer, settings
+from app.issuance import attestation, certificates, dpop, keys, mdoc_signer, settings
 from app.issuance.authorization import issue_access_token
 from app.issuance.links import IssuerLinks
 from app.issuance.models import AccessToken, CNonce, Credential, CredentialCopy, CredentialStatus
@@ -50,6 +50,7 @@ from app.oid4vci.metadata import (
     ATTEST_JWT_CLIENT_AUTH,
     ClaimMetadata,
     CredentialConfiguration,
+    IssuerDisplay,
     authorization_server_metadata,
     credential_endpoint,
     credential_issuer_metadata,
@@ -62,9 +63,11 @@ from app.oid4vci.request import CredentialRequest, TokenRequest, read_credential
 from app.oid4vci.statuslist import sign_status_list, sign_status_list_cwt
 from app.oid4vp.formats import JWT_VC_JSON, MSO_MDOC, SD_JWT_VC
 from app.organizations.models import Organization, WalletAttestation
+from app.schemas import type_metadata
 from app.schemas.models import Schema
 from app.tokens import hash_secret, same
 from app.vcjwt.issuing import sign_bitstring_status_list, sign_vc_jwt
+from app.verifier_identity.models import VerifierProfile
 from app.webhooks import outbox
 
 MAX_TX_CODE_FAILURES = 5
@@ -100,6 +103,8 @@ def configurations(organization: Organization) -> list[CredentialConfiguration]:
             display_name=schema.name,
             description=schema.description or None,
             key_attestations_required=bool(schema.key_attestations_required),
+            rendering=type_metadata.rendering(schema),
+            locale=type_metadata.DISPLAY_LOCALE,
             claims=[
                 ClaimMetadata(
                     a["name"],
@@ -118,10 +123,16 @@ def configurations(organization: Organization) -> list[CredentialConfiguration]:
 
 
 def issuer_metadata(organization: Organization, links: IssuerLinks) -> dict[str, Any]:
+    """The issuer is shown by the organization's name and the logo its verifier profile
+    gives (the one logo an organization keeps)."""
+    profile = db.session.get(VerifierProfile, organization.id)
+    display = IssuerDisplay(
+        organization.name, profile.logo_uri if profile else None, type_metadata.DISPLAY_LOCALE
+    )
     return credential_issuer_metadata(
         links.issuer(organization.id),
         configurations(organization),
-        organization.name,
+        display,
         settings.current().batch_size,
     )
 
@@ -546,10 +557,13 @@ def _sign_sd_jwt_vc(
     expires: datetime | None,
 ) -> tuple[uuid.UUID | None, str]:
     key = keys.current_key(organization.id)
+    issuer = links.issuer(organization.id)
     return key.id, sign_sd_jwt_vc(
         private_key=keys.private_key(key),
         kid=key.kid,
-        issuer=links.issuer(organization.id),
+        x5c=certificates.x5c_for_signing(key, organization, issuer),
+        vct_integrity=_vct_integrity(credential, links),
+        issuer=issuer,
         vct=credential.vct,
         claims=claims_of(credential),
         holder_jwk=holder_jwk,
@@ -627,6 +641,15 @@ BITSTRING_SUFFIX = "/bitstring"
 SIGNERS = {SD_JWT_VC: _sign_sd_jwt_vc, MSO_MDOC: _sign_mdoc, JWT_VC_JSON: _sign_vc_jwt}
 
 
+def _vct_integrity(credential: Credential, links: IssuerLinks) -> str | None:
+    """SD-JWT VC §6.5: the hash of the type metadata this deployment serves at the
+    credential's ``vct``; None for a ``vct`` served elsewhere (a wallet fetches it there)."""
+    schema = credential.schema
+    if schema.vct != credential.vct or not type_metadata.served_here(schema, links.base_url):
+        return None
+    return type_metadata.integrity(type_metadata.document_bytes(schema))
+
+
 # -- status lists -----------------------------------------------------------------------------
 
 
@@ -642,16 +665,18 @@ def status_list_token(organization: Organization, number: int, links: IssuerLink
         return None
     current = settings.current()
     now = int(clock.now().timestamp())
+    issuer = links.issuer(organization.id)
     return sign_status_list(
         private_key=keys.private_key(key),
         kid=key.kid,
+        x5c=certificates.stored_x5c(key, issuer),
         uri=links.status_list_uri(organization.id, number),
         revoked=revoked,
         size=settings.STATUS_LIST_SIZE,
         issued_at=now,
         ttl=current.status_list_ttl,
         expires_at=now + current.status_list_valid_seconds,
-        issuer=links.issuer(organization.id),
+        issuer=issuer,
     )
 
 

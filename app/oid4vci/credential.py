@@ -66,11 +66,15 @@ def sign_sd_jwt_vc(
     issued_at: int,
     expires_at: int | None = None,
     decoys: int = 0,
+    x5c: tuple[str, ...] = (),
+    vct_integrity: str | None = None,
 ) -> str:
     """The compact SD-JWT VC ``<issuer-signed JWT>~<disclosure>~...~`` with no key binding.
 
     ``decoys`` adds that many random digests (RFC 9901 §4.2.5) so the number of claims is not
     given away; the digests are sorted, so their order reveals nothing of the claims' order.
+    ``x5c`` is the issuer's certificate chain for the header (HAIP 1.0 §6.1.1);
+    ``vct_integrity`` the SRI hash of the type metadata at ``vct`` (SD-JWT VC §6.5).
     Raises ``ValueError`` for what no verifier should accept: claim names ``claim_problems``
     lists, values that are not JSON, a holder key with private members, non-integer times.
     """
@@ -83,8 +87,15 @@ def sign_sd_jwt_vc(
     payload = _payload_json(
         issuer, issued_at, expires_at, vct, holder_jwk, status_idx, status_uri, sorted(digests)
     )
+    if vct_integrity is not None:
+        if not isinstance(vct_integrity, str):
+            raise ValueError("vct#integrity is a string")
+        vct_text = f'"vct":{escape_string(vct)},'
+        payload = payload.replace(
+            vct_text, f'{vct_text}"vct#integrity":{escape_string(vct_integrity)},', 1
+        )
     issuer_jwt = sign_es256_jwt(
-        typ=SD_JWT_VC_TYP, kid=kid, payload=payload, private_key=private_key
+        typ=SD_JWT_VC_TYP, kid=kid, payload=payload, private_key=private_key, x5c=x5c
     )
     if not disclosures:
         return f"{issuer_jwt}~"

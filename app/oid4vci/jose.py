@@ -77,19 +77,28 @@ def es256_signature(private_key: ec.EllipticCurvePrivateKey, data: bytes) -> byt
 
 
 @functools.lru_cache(maxsize=256)
-def _es256_header(typ: str, kid: str) -> str:
+def _es256_header(typ: str, kid: str, x5c: tuple[str, ...] = ()) -> str:
     """The encoded header: the same for every token an issuer key signs of one type."""
-    return b64url(compact_json({"alg": "ES256", "typ": typ, "kid": kid}))
+    header: dict[str, Any] = {"alg": "ES256", "typ": typ, "kid": kid}
+    if x5c:
+        header["x5c"] = list(x5c)
+    return b64url(compact_json(header))
 
 
 def sign_es256_jwt(
-    *, typ: str, kid: str, payload: dict[str, Any] | str, private_key: ec.EllipticCurvePrivateKey
+    *,
+    typ: str,
+    kid: str,
+    payload: dict[str, Any] | str,
+    private_key: ec.EllipticCurvePrivateKey,
+    x5c: tuple[str, ...] = (),
 ) -> str:
-    """A compact JWS (RFC 7515 §7.1) with header ``{"alg": "ES256", "typ", "kid"}``;
-    ``payload`` is the claims, or their JSON text already written."""
+    """A compact JWS (RFC 7515 §7.1) with header ``{"alg": "ES256", "typ", "kid"}`` and, when
+    given, the certificate chain ``x5c`` (§4.1.6); ``payload`` is the claims, or their JSON
+    text already written."""
     if not isinstance(private_key.curve, ec.SECP256R1):
         raise ValueError("ES256 needs a P-256 key")
     raw = payload.encode("utf-8") if isinstance(payload, str) else compact_json(payload)
-    signing_input = f"{_es256_header(typ, kid)}.{b64url(raw)}"
+    signing_input = f"{_es256_header(typ, kid, tuple(x5c))}.{b64url(raw)}"
     signature = es256_signature(private_key, signing_input.encode("ascii"))
     return f"{signing_input}.{b64url(signature)}"

@@ -65,6 +65,19 @@ class CredentialConfiguration:
     format: str = SD_JWT_VC_TYP
     doctype: str = ""  # mso_mdoc
     types: Sequence[str] = ()  # jwt_vc_json: the VC type list
+    # Appendix B.2 display members beyond the name: background_color, text_color and
+    # logo {uri, alt_text}, as the schema gives them.
+    rendering: dict[str, Any] = field(default_factory=dict)
+    locale: str | None = None
+
+
+@dataclass(frozen=True)
+class IssuerDisplay:
+    """§12.2.4 ``display`` of the issuer: who wallets say issued the credential."""
+
+    name: str
+    logo_uri: str | None = None
+    locale: str | None = None
 
 
 def _endpoint(issuer: str, path: str) -> str:
@@ -100,7 +113,7 @@ def scope_of(configuration_id: str) -> str:
 def credential_issuer_metadata(
     issuer: str,
     configurations: Iterable[CredentialConfiguration],
-    display_name: str,
+    display: IssuerDisplay | str,
     batch_size: int = DEFAULT_BATCH_SIZE,
 ) -> dict[str, Any]:
     """OpenID4VCI 1.0 §12.2.4. ``authorization_servers`` is omitted: the issuer acts as its
@@ -108,12 +121,19 @@ def credential_issuer_metadata(
     is the most proofs (so credentials) one Credential Request may carry."""
     if batch_size < 2:
         raise ValueError("batch_size is at least 2 (OpenID4VCI 1.0 §12.2.4)")
+    if isinstance(display, str):
+        display = IssuerDisplay(display)
+    shown: dict[str, Any] = {"name": display.name}
+    if display.locale:
+        shown["locale"] = display.locale
+    if display.logo_uri:
+        shown["logo"] = {"uri": display.logo_uri, "alt_text": display.name}
     return {
         "credential_issuer": issuer,
         "credential_endpoint": credential_endpoint(issuer),
         "nonce_endpoint": nonce_endpoint(issuer),
         "batch_credential_issuance": {"batch_size": batch_size},
-        "display": [{"name": display_name}],
+        "display": [shown],
         "credential_configurations_supported": {
             configuration.id: _configuration(configuration) for configuration in configurations
         },
@@ -126,8 +146,11 @@ def _configuration(configuration: CredentialConfiguration) -> dict[str, Any]:
     VC-JWT) and 1.0's ``credential_metadata`` for display and claims; its ``scope`` names it
     in an Authorization Request (§5.1.2)."""
     display: dict[str, Any] = {"name": configuration.display_name}
+    if configuration.locale:
+        display["locale"] = configuration.locale
     if configuration.description:
         display["description"] = configuration.description
+    display.update(configuration.rendering)
     claims = [ClaimMetadata(*claim) for claim in configuration.claims]
     entry: dict[str, Any] = {"format": configuration.format, "scope": scope_of(configuration.id)}
     if configuration.format == MSO_MDOC:
@@ -147,7 +170,7 @@ def _configuration(configuration: CredentialConfiguration) -> dict[str, Any]:
     entry["proof_types_supported"] = _proof_types(configuration)
     entry["credential_metadata"] = {
         "display": [display],
-        "claims": [_claim(claim, configuration.format) for claim in claims],
+        "claims": [_claim(claim, configuration.format, configuration.locale) for claim in claims],
     }
     return entry
 
@@ -169,7 +192,9 @@ def _proof_types(configuration: CredentialConfiguration) -> dict[str, Any]:
     }
 
 
-def _claim(claim: ClaimMetadata, credential_format: str = SD_JWT_VC_TYP) -> dict[str, Any]:
+def _claim(
+    claim: ClaimMetadata, credential_format: str = SD_JWT_VC_TYP, locale: str | None = None
+) -> dict[str, Any]:
     """Appendix B.2 claims description: a ``path`` to the claim and its display name. A
     dotted attribute name is a path into nested objects, as the JSON credentials nest it; an
     mdoc element's path is its namespace and its identifier (B.2, A.2.2)."""
@@ -179,7 +204,10 @@ def _claim(claim: ClaimMetadata, credential_format: str = SD_JWT_VC_TYP) -> dict
         path = ["credentialSubject", *claim.name.split(".")]
     else:
         path = claim.name.split(".")
-    return {"path": path, "display": [{"name": claim.display_name}]}
+    display: dict[str, Any] = {"name": claim.display_name}
+    if locale:
+        display["locale"] = locale
+    return {"path": path, "display": [display]}
 
 
 def authorization_server_metadata(

@@ -35,17 +35,21 @@ def sign_status_list(
     ttl: int,
     expires_at: int,
     issuer: str | None = None,
+    x5c: tuple[str, ...] = (),
 ) -> str:
     """The Status List Token for ``uri`` with the entries in ``revoked`` set to INVALID.
 
     ``sub`` is the list's own URI (§5.1: it must equal the ``uri`` credentials point at);
-    ``ttl`` tells verifiers how long to cache it, ``exp`` when to stop trusting it.
+    ``ttl`` tells verifiers how long to cache it, ``exp`` when to stop trusting it; ``x5c``
+    is the issuer's certificate chain, as its credentials carry it (HAIP 1.0 §6.1.1).
     """
     payload: dict[str, Any] = {"sub": uri, "iat": issued_at, "exp": expires_at, "ttl": ttl}
     if issuer is not None:
         payload = {"iss": issuer, **payload}
     payload["status_list"] = one_bit_status_list(revoked, size)
-    return sign_es256_jwt(typ=STATUS_LIST_TYP, kid=kid, payload=payload, private_key=private_key)
+    return sign_es256_jwt(
+        typ=STATUS_LIST_TYP, kid=kid, payload=payload, private_key=private_key, x5c=x5c
+    )
 
 
 def one_bit_status_list(revoked: Iterable[int], size: int) -> dict[str, Any]:

@@ -51,6 +51,12 @@ class Schema(IdMixin, TimestampMixin, db.Model):
     # OpenID4VCI 1.0 Appendix D: the key proof must come with a wallet provider's key
     # attestation (HAIP 1.0 §4.5).
     key_attestations_required: Mapped[bool] = mapped_column(default=False)
+    # How wallets show the credential (SD-JWT VC Type Metadata ``display.rendering.simple``,
+    # OpenID4VCI 1.0 Appendix B.2): RGB colours "#RRGGBB" and an https logo; None: not said.
+    background_color: Mapped[str | None] = mapped_column(String(7))
+    text_color: Mapped[str | None] = mapped_column(String(7))
+    logo_uri: Mapped[str | None] = mapped_column(String(2000))
+    logo_alt_text: Mapped[str | None] = mapped_column(String(200))
 
     def credential_type(self) -> CredentialType:
         """What a verification of this schema asks wallets for."""

@@ -12,7 +12,10 @@ from app.extensions import db
 from app.oid4vp.formats import MSO_MDOC, SD_JWT_VC
 from app.organizations.models import Organization, Plan
 from app.schemas.models import Schema
+from app.schemas.type_metadata import type_url
 
+# How wallets show the credential (``app.schemas.type_metadata``): optional, clearable.
+DISPLAY_FIELDS = ("background_color", "text_color", "logo_uri", "logo_alt_text")
 ATTRIBUTE_TYPES = ("TEXT", "NUMBER", "BOOLEAN", "URL", "DATETIME", "EMAIL")
 
 
@@ -68,8 +71,18 @@ def get_own_schema(organization: Organization, schema_id: uuid.UUID) -> Schema:
     return schema
 
 
-def create_schema(organization: Organization, fields: dict[str, Any]) -> Schema:
-    schema = Schema(organization_id=organization.id, published=False)
+def create_schema(
+    organization: Organization, fields: dict[str, Any], types_base_url: str | None = None
+) -> Schema:
+    """A draft. An SD-JWT VC schema given no ``vct`` gets the address where this deployment
+    serves its type metadata (``<types_base_url>/types/<schema id>``)."""
+    schema = Schema(id=uuid.uuid4(), organization_id=organization.id, published=False)
+    if (
+        types_base_url
+        and (fields.get("format") or SD_JWT_VC) == SD_JWT_VC
+        and not fields.get("vct")
+    ):
+        fields = {**fields, "vct": type_url(types_base_url, str(schema.id))}
     _apply(schema, fields)
     db.session.add(schema)
     db.session.flush()
@@ -100,6 +113,9 @@ def _apply(schema: Schema, fields: dict[str, Any]) -> None:
             setattr(schema, key, fields[key])
     if "validity_days" in fields:  # an explicit null clears it: credentials without exp
         schema.validity_days = fields["validity_days"]
+    for key in DISPLAY_FIELDS:  # likewise: null or "" clears what wallets were shown
+        if key in fields:
+            setattr(schema, key, fields[key] or None)
     if fields.get("attributes") is not None:
         schema.attributes = _check_attributes(fields["attributes"])
     _check_format(schema)
@@ -135,3 +151,14 @@ def require_schema_entitlement(organization: Organization, schema: Schema) -> No
             f"Schema {schema.name} is reserved for Premium+ organizations",
             code="PREMIUM_PLUS_REQUIRED",
         )
+
+
+def schema_of_type(vct: str) -> Schema | None:
+    """The published SD-JWT VC schema whose ``vct`` is ``vct``: what the type metadata at that
+    address describes. A draft has none yet: nothing was issued under it."""
+    return db.session.scalar(
+        select(Schema)
+        .where(Schema.vct == vct, Schema.format == SD_JWT_VC, Schema.published.is_(True))
+        .order_by(Schema.created_at, Schema.id)
+        .limit(1)
+    )

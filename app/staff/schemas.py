@@ -26,7 +26,7 @@ from app.staff.page_kit import finished, form_values, refusal
 from app.web.access import acting_organization, require_staff
 from app.web.paging import page_args, pager
 from app.web.payloads import SchemaIn, SchemaPatch
-from app.web.requests import parse_id
+from app.web.requests import base_url, parse_id
 
 SCHEMA_FIELDS = (
     "name",
@@ -37,6 +37,7 @@ SCHEMA_FIELDS = (
     "namespace",
     "types",
     "validity_days",
+    *schema_ops.DISPLAY_FIELDS,
 )
 FORMAT_FIELDS = ("vct", "doctype", "namespace")
 ADD_ATTRIBUTE = "add-attribute"
@@ -68,7 +69,9 @@ def schema_body(values: dict[str, str], attributes: list[dict[str, str]]) -> dic
     # A format's fields left empty are fields of another format: the API says which is missing.
     identifiers = {name: (values.get(name) or "").strip() or None for name in FORMAT_FIELDS}
     types = [t.strip() for t in re.split(r"[,\n]", values.get("types") or "") if t.strip()]
-    body = {**values, **identifiers, "types": types or None}
+    # Display fields left empty say nothing (and clear what a draft said).
+    shown = {name: (values.get(name) or "").strip() or None for name in schema_ops.DISPLAY_FIELDS}
+    body = {**values, **identifiers, **shown, "types": types or None}
     if not values.get("format"):
         body.pop("format", None)  # the API's default: SD-JWT VC
     return {**body, "validity_days": validity, "attributes": used}
@@ -146,7 +149,7 @@ def schemas_create() -> ResponseReturnValue:
         return list_page(organization, values=values, attributes=[*attributes, blank_attribute()])
     try:
         body = SchemaIn.model_validate(schema_body(values, attributes))
-        schema = schema_ops.create_schema(organization, body.model_dump())
+        schema = schema_ops.create_schema(organization, body.model_dump(), base_url())
     except (ValidationError, ApiError) as exc:
         message, status = refusal(exc)
         return list_page(organization, status, values, attributes, message)

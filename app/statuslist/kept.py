@@ -29,6 +29,7 @@ from app.statuslist.bitstring import ENTRY_TYPE, check_bitstring_status, parse_e
 from app.statuslist.check import StatusResult, check_status, parse_reference
 from app.statuslist.cwt import anchor_of, check_cwt_status
 from app.statuslist.errors import StatusError
+from app.statuslist.own import OWN_METHODS
 from app.trust.fetch import Fetcher
 from app.trust.issuers import ResolvedIssuer
 from app.trust.own import OwnIssuers, base_of
@@ -63,7 +64,7 @@ def reference_to_keep(
         "method": issuer.method,
         "key": key.decode("ascii"),
     }
-    if own is not None and issuer.method == "jwt-vc-issuer" and own.names(issuer.identifier):
+    if own is not None and issuer.method in OWN_METHODS and own.names(issuer.identifier):
         kept["own"] = True
     return kept
 

@@ -19,11 +19,15 @@ from app.trust.own import STATUS_LISTS_PATH, OwnIssuers
 
 DER = Encoding.DER
 
+# How a credential of this deployment's own issuers is resolved: by its iss, or by its x5c
+# chain to the organization's own root (``app.trust.issuers``).
+OWN_METHODS = ("jwt-vc-issuer", "x5c")
+
 
 def own_entry(uri: str, idx: int, issuer: ResolvedIssuer, own: OwnIssuers) -> int | None:
     """The status at ``idx`` of this deployment's list ``uri``; None when either the issuer
     or the list is not this deployment's. StatusError when no statement can be made."""
-    if issuer.method != "jwt-vc-issuer" or not own.names(issuer.identifier):
+    if issuer.method not in OWN_METHODS or not own.names(issuer.identifier):
         return None
     if not own.names(uri):
         return None

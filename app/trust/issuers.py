@@ -51,11 +51,16 @@ def resolve_issuer_key(
     """Find and bind the issuer's key. An ``x5c`` header wins over ``iss`` (SD-JWT VC 3.5).
 
     An ``iss`` of this deployment (``own``) gets the keys its jwt-vc-issuer metadata would
-    publish, read without a fetch (``app.trust.own``)."""
+    publish, read without a fetch (``app.trust.own``), and with ``x5c`` its chain is validated
+    against its organization's roots from the database."""
     iss = payload.get("iss")
     if iss is not None and (not isinstance(iss, str) or not iss):
         raise TrustError("Credential iss is not a string")
     if "x5c" in header:
+        if own is not None and iss is not None and own.names(iss):
+            # This deployment's own issuer: its chain leads to the organization's own root,
+            # read from the database (a configured anchor cannot speak for it).
+            return _from_x5c(header["x5c"], iss, own.roots(iss), now)
         return _from_x5c(header["x5c"], iss, anchors, now)
     if iss is None:
         raise TrustError("Presented credential carries no issuer: neither iss nor an x5c chain")

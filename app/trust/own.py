@@ -20,6 +20,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from cryptography import x509
+
 from app.sdjwt import PublicKey
 from app.trust.errors import TrustError
 from app.trust.metadata import select_key
@@ -36,6 +38,13 @@ KeyReader = Callable[[uuid.UUID], Sequence[dict[str, Any]] | None]
 StatusReader = Callable[[uuid.UUID, int, int], int | None]
 # The DER of an organization's mdoc document signer certificate, or None before its first mdoc.
 SignerReader = Callable[[uuid.UUID], bytes | None]
+# The organization's issuer root certificates (current and replaced): the anchors its own
+# credentials' x5c chains lead to.
+RootReader = Callable[[uuid.UUID], Sequence[x509.Certificate]]
+
+
+def _no_roots(organization: uuid.UUID) -> Sequence[x509.Certificate]:
+    return ()
 
 
 @dataclass(frozen=True)
@@ -47,6 +56,7 @@ class OwnIssuers:
     read_keys: KeyReader
     read_status: StatusReader
     read_mdoc_signer: SignerReader | None = None
+    read_roots: RootReader = _no_roots
 
     def names(self, url: str) -> bool:
         """Whether ``url`` lies under this deployment's issuers path (an issuer identifier or
@@ -72,6 +82,11 @@ class OwnIssuers:
         if keys is None:
             raise TrustError(f"Issuer {iss} is not an organization of this deployment")
         return select_key({"keys": list(keys)}, kid)
+
+    def roots(self, iss: str) -> Sequence[x509.Certificate]:
+        """The roots an x5c chain of issuer ``iss`` must lead to: its organization's own,
+        read from the database, so no other anchor can vouch for this deployment's issuer."""
+        return self.read_roots(self.organization(iss))
 
     def list_number(self, iss: str, uri: str) -> int | None:
         """The number of ``uri`` as one of issuer ``iss``'s own status lists; None when

@@ -225,6 +225,29 @@ CredentialFormat = Literal["dc+sd-jwt", "mso_mdoc", "jwt_vc_json"]
 TypeValue = Annotated[str, StringConstraints(min_length=1, max_length=200)]
 
 
+# What wallets show (SD-JWT VC Type Metadata §6.3.2, OpenID4VCI 1.0 Appendix B.2): optional;
+# null clears.
+def _colour() -> Any:
+    return Field(
+        default=None,
+        pattern=r"^#[0-9A-Fa-f]{6}$",
+        description="An RGB colour wallets show the credential in, #RRGGBB",
+    )
+
+
+def _logo_uri() -> Any:
+    return Field(
+        default=None,
+        max_length=2000,
+        pattern=r"^https://\S+$",
+        description="An https address of the logo wallets show on the credential",
+    )
+
+
+def _logo_alt_text() -> Any:
+    return Field(default=None, max_length=200, description="The logo's alternative text")
+
+
 class SchemaIn(Body):
     name: str = Name
     description: str = Text
@@ -235,7 +258,11 @@ class SchemaIn(Body):
         "and namespace) or jwt_vc_json (W3C VC signed as a JWT, named by types)",
     )
     vct: str | None = Field(
-        default=None, min_length=1, max_length=500, description="dc+sd-jwt: the credential type"
+        default=None,
+        min_length=1,
+        max_length=500,
+        description="dc+sd-jwt: the credential type; left out, <PUBLIC_URL>/types/<schema id>, "
+        "where the type metadata wallets show the credential with is served",
     )
     doctype: str | None = Field(
         default=None, min_length=1, max_length=200, description="mso_mdoc: the document type"
@@ -272,6 +299,10 @@ class SchemaIn(Body):
         description="Key proofs must come with a key attestation (OpenID4VCI 1.0 Appendix D) "
         "from a wallet provider the organization trusts",
     )
+    background_color: str | None = _colour()
+    text_color: str | None = _colour()
+    logo_uri: str | None = _logo_uri()
+    logo_alt_text: str | None = _logo_alt_text()
 
 
 class SchemaPatch(Body):
@@ -288,6 +319,10 @@ class SchemaPatch(Body):
     validity_days: int | None = Field(default=None, strict=True, ge=1, le=3650)
     authorization_code_by_mail: bool | None = None
     key_attestations_required: bool | None = None
+    background_color: str | None = _colour()
+    text_color: str | None = _colour()
+    logo_uri: str | None = _logo_uri()
+    logo_alt_text: str | None = _logo_alt_text()
 
 
 class SchemaAttributeOut(Out):
@@ -313,6 +348,10 @@ class SchemaOut(Out):
     validity_days: int | None
     authorization_code_by_mail: bool
     key_attestations_required: bool
+    background_color: str | None = None
+    text_color: str | None = None
+    logo_uri: str | None = None
+    logo_alt_text: str | None = None
     created_at: datetime
     updated_at: datetime
 
@@ -548,6 +587,16 @@ class CertificateChainIn(Body):
         min_length=1,
         max_length=64 * 1024,
         description="The chain the registrar or CA returned, PEM, leaf first",
+    )
+
+
+class IssuerCertificateOut(Out):
+    root_pem: str = Field(description="The organization's issuer root: the anchor to trust")
+    uploaded: bool = Field(description="Whether the root came from the organization's CA")
+    kid: str | None = Field(description="The issuer key in use; null before the first credential")
+    chain_pem: str | None = Field(
+        description="The x5c chain credentials carry (PEM, issuing certificate first, no root); "
+        "null until the first credential signed with the key in use"
     )
 
 

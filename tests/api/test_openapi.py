@@ -102,9 +102,10 @@ ISSUER_OPERATIONS = {
     ("GET", "/issuers/{org_id}/status-lists/{number}"),
     ("GET", "/issuers/{org_id}/status-lists/{number}/bitstring"),
     ("GET", "/issuers/{org_id}/iaca"),
+    ("GET", "/types/{name}"),
 }
 UNAUTHENTICATED_OPERATIONS |= ISSUER_OPERATIONS
-WALLET_PATHS = ("/issuers/", "/.well-known/")
+WALLET_PATHS = ("/issuers/", "/.well-known/", "/types/")
 # Everything else is the dashboard's: session token only.
 SESSION_ONLY = [{"session": []}]
 HTTP_METHODS = {"get", "put", "post", "delete", "patch"}

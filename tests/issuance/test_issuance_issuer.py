@@ -42,7 +42,7 @@ def test_issuer_metadata_lists_one_configuration_per_published_schema(app, clien
     assert metadata["credential_issuer"] == org.issuer
     assert metadata["credential_endpoint"] == f"{org.issuer}/credential"
     assert metadata["nonce_endpoint"] == f"{org.issuer}/nonce"
-    assert metadata["display"] == [{"name": "Acme"}]
+    assert metadata["display"] == [{"name": "Acme", "locale": "en"}]
     configurations = metadata["credential_configurations_supported"]
     assert draft["id"] not in configurations
     diploma = configurations[org.schema_id]
@@ -53,7 +53,10 @@ def test_issuer_metadata_lists_one_configuration_per_published_schema(app, clien
         "jwt": {"proof_signing_alg_values_supported": ["ES256"]}
     }
     claims = diploma["credential_metadata"]["claims"]
-    assert {"path": ["address", "country"], "display": [{"name": "Country"}]} in claims
+    assert {
+        "path": ["address", "country"],
+        "display": [{"name": "Country", "locale": "en"}],
+    } in claims
 
 
 def test_another_organizations_schemas_are_not_in_the_metadata(app, client) -> None:
@@ -105,7 +108,13 @@ def test_the_credential_is_signed_by_the_key_the_jwks_publishes(app, client) -> 
     jwks = client.get(f"/.well-known/jwt-vc-issuer/issuers/{org.id}").get_json()
     assert jwks["issuer"] == org.issuer == payload["iss"]
     (key,) = jwks["jwks"]["keys"]
-    assert header == {"alg": "ES256", "typ": "dc+sd-jwt", "kid": key["kid"]}
+    # The issuing certificate travels too (HAIP 1.0 §6.1.1), the root does not.
+    assert {**header, "x5c": len(header["x5c"])} == {
+        "alg": "ES256",
+        "typ": "dc+sd-jwt",
+        "kid": key["kid"],
+        "x5c": 1,
+    }
     assert set(key) == {"kty", "crv", "x", "y", "kid", "alg", "use"}  # no private member
     assert payload["cnf"]["jwk"]["x"] == wallet.public["x"]
     assert payload["_sd_alg"] == "sha-256"

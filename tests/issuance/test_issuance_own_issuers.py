@@ -10,6 +10,7 @@ through OpenID4VCI and presents it through OpenID4VP, over HTTP.
 
 from __future__ import annotations
 
+import base64
 import json
 import re
 import time
@@ -282,3 +283,38 @@ def test_an_own_issuer_naming_no_organization_fails_plainly(deployment, tmp_path
 
     assert decision["status"] == "FAILED", decision
     assert decision["validation_error"] == f"Issuer {iss} is not an organization of this deployment"
+
+
+def test_another_organization_pinning_the_issuers_root_verifies_its_x5c_credential(
+    deployment, tmp_path
+):
+    """The credential carries the organization's chain (HAIP 1.0 §6.1.1); a verification that
+    trusts only that organization's root certificate (PEM) accepts it, one that trusts another
+    root refuses it, with nothing fetched."""
+    issuing, other = deployment.issuing, deployment.other
+    wallet = Wallet.open(tmp_path / "wallet.json")
+    issue(issuing, wallet)
+    (held,) = [c for c in wallet.credentials if c["issuer"] == issuing.issuer]
+    header = json.loads(base64.urlsafe_b64decode(held["credential"].split(".")[0] + "=="))
+    assert header["x5c"]
+    root_pem = issuing.staff("GET", "/issuer/certificate", 200)["root_pem"]
+    other_root = other.staff("GET", "/issuer/certificate", 200)["root_pem"]
+    schema = other.staff("POST", "/schemas", 201, SCHEMA)
+    since = len(deployment.served.log())
+
+    decided = []
+    for pinned in (root_pem, other_root):
+        body = {
+            "name": "Members of the issuing org",
+            "schema_id": schema["id"],
+            "claims": list(CLAIMS),
+            "trusted_issuers": [pinned],
+        }
+        verification = other.staff("POST", "/verifications", 201, body)["id"]
+        decided.append(other.present(verification, wallet))
+
+    assert decided[0]["status"] == "VERIFIED", decided[0]
+    assert decided[0]["issuer"] == issuing.issuer
+    assert decided[1]["status"] == "FAILED"
+    assert "is not trusted by this verification" in decided[1]["validation_error"]
+    assert issuer_fetches(deployment.served, since) == []

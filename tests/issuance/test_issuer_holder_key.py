@@ -54,7 +54,9 @@ def test_cnf_jwk_holds_the_public_key_members_only(app, client) -> None:
     bound = payload_of(sd_jwt)["cnf"]["jwk"]
     assert bound == {key: wallet.public[key] for key in ("kty", "crv", "x", "y")}
     assert jwk_thumbprint(bound) == wallet.key.thumbprint()
-    assert len(sd_jwt) < 2000  # nothing of the 3 KB x5u travels with the credential
+    # Nothing of the 3 KB x5u travels with the credential (its header's x5c is the issuer's
+    # one certificate, some 800 characters).
+    assert len(sd_jwt) < 3000 and "x5u" not in json.dumps(payload_of(sd_jwt))
     stored = client.get(f"/credentials/{credential['id']}", headers=org.headers).get_json()
     assert stored["status"] == "ISSUED"
 

@@ -26,6 +26,10 @@
 //     access token, each carrying one proof per key (a batch), all with the same c_nonce;
 //     prints {"batches": [[verified credential, ...], ...]}.
 //   {"action": "verify", "credential": "<sd-jwt>"}
+//   Any job may carry "root_pem": the issuer key (of the credential and of its status list)
+//     is then the x5c leaf's, checked with node:crypto's X509Certificate to be signed by that
+//     root, valid now and naming the credential's iss as a URI subjectAltName (SD-JWT VC
+//     §3.5), instead of the key the jwt-vc-issuer metadata lists.
 // Prints JSON on stdout: {"credential", "payload", "claims", "status", "status_list_typ",
 // "issuer_kid", "holder_jwk"}; on failure prints {"error": "..."} and exits 1.
 
@@ -141,7 +145,7 @@ async function receive(job) {
     proofs: { jwt: [jwt] },
   })
   const credential = response.credentialResponse.credentials[0].credential
-  return { ...(await verify(credential)), holder_jwk: holder.publicJwk }
+  return { ...(await verify(credential, job.root_pem)), holder_jwk: holder.publicJwk }
 }
 
 // OpenID4VCI 1.0 §8: several proofs in one request (batch_credential_issuance), then further
@@ -306,12 +310,33 @@ async function issuerKey(iss, kid) {
   return key
 }
 
-async function verify(credential) {
+// SD-JWT VC §3.5 with X.509: the leaf of x5c, chained to the root the verifier trusts.
+function x5cKey(header, iss, rootPem) {
+  if (!Array.isArray(header.x5c) || header.x5c.length === 0) throw new Error('no x5c header')
+  const chain = header.x5c.map((der) => new crypto.X509Certificate(Buffer.from(der, 'base64')))
+  const root = new crypto.X509Certificate(rootPem)
+  const now = new Date()
+  const anchored = [...chain, root]
+  for (let index = 0; index + 1 < anchored.length; index++) {
+    const [cert, signer] = [anchored[index], anchored[index + 1]]
+    if (!cert.checkIssued(signer) || !cert.verify(signer.publicKey)) {
+      throw new Error(`x5c certificate ${index} is not signed by the next one`)
+    }
+    if (new Date(cert.validFrom) > now || new Date(cert.validTo) < now) {
+      throw new Error(`x5c certificate ${index} is not valid now`)
+    }
+  }
+  const names = (chain[0].subjectAltName || '').split(', ')
+  if (!names.includes(`URI:${iss}`)) throw new Error('x5c leaf does not name the iss')
+  return { ...chain[0].publicKey.export({ format: 'jwk' }), kid: header.kid }
+}
+
+async function verify(credential, rootPem) {
   const [issuerJwt] = credential.split('~')
   const [headerPart, payloadPart] = issuerJwt.split('.')
   const header = decodePart(headerPart)
   const payload = decodePart(payloadPart)
-  const key = await issuerKey(payload.iss, header.kid)
+  const key = rootPem ? x5cKey(header, payload.iss, rootPem) : await issuerKey(payload.iss, header.kid)
   let status = null
   let statusListTyp = null
   let statusListKey = null
@@ -329,7 +354,9 @@ async function verify(credential) {
       const statusHeader = decodePart(token.split('.')[0])
       statusListTyp = statusHeader.typ
       // The list is signed by the issuer's current key, found like the credential's.
-      statusListKey = await issuerKey(payload.iss, statusHeader.kid)
+      statusListKey = rootPem
+        ? x5cKey(statusHeader, payload.iss, rootPem)
+        : await issuerKey(payload.iss, statusHeader.kid)
       // Read again by the status list package itself, beside the SD-JWT VC library's check.
       const list = getListFromStatusListJWT(token)
       if (list.getBitsPerStatus() !== 1) throw new Error('status list is not one bit per entry')
@@ -351,6 +378,7 @@ async function verify(credential) {
     status,
     status_list_typ: statusListTyp,
     issuer_kid: key.kid,
+    x5c: verified.header.x5c || null,
   }
 }
 
@@ -359,7 +387,9 @@ async function main() {
   for await (const chunk of process.stdin) chunks.push(chunk)
   const job = JSON.parse(Buffer.concat(chunks).toString('utf8'))
   const actions = { receive, receive_authorized: receiveAuthorized, receive_batch: receiveBatch }
-  const result = actions[job.action] ? await actions[job.action](job) : await verify(job.credential)
+  const result = actions[job.action]
+    ? await actions[job.action](job)
+    : await verify(job.credential, job.root_pem)
   process.stdout.write(JSON.stringify(result))
 }
 

@@ -4,10 +4,12 @@ status lists and request objects are signed by the token, and the private keys n
 
 from __future__ import annotations
 
+import base64
 import json
 
 import pkcs11
 import pytest
+from cryptography import x509
 from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.asymmetric import ec
 from factories import make_staff, make_verification
@@ -20,7 +22,7 @@ from wallets import read_request
 
 from app.extensions import db
 from app.hardware_keys import TokenKeyError, TokenSettings, open_token
-from app.issuance.models import IssuerKey
+from app.issuance.models import IssuerKey, IssuerRoot
 from app.sdjwt.jws import read_unverified
 
 
@@ -188,3 +190,28 @@ def test_the_mdoc_iaca_and_document_signer_keys_are_made_in_the_token(token_app,
     document_signer.verify_directly_issued_by(iaca)
     for label in labels:
         assert private_objects(softhsm, label) == [(True, False, False)]
+
+
+def test_the_root_in_the_token_certifies_the_issuer_key_in_the_token(token_app, softhsm):
+    """HAIP 1.0 §6.1.1 with both keys in the token: the root key signs the issuing
+    certificate of the issuer key inside the token, and neither private value leaves it."""
+    org = make_org(token_app)
+    client = token_app.test_client()
+    sd_jwt = receive(client, org, Wallet(), issue(client, org))
+    header = read_unverified(sd_jwt.split("~")[0])[0]
+    root_pem = client.get("/issuer/certificate", headers=org.headers).get_json()["root_pem"]
+    root = x509.load_pem_x509_certificate(root_pem.encode())
+    leaf = x509.load_der_x509_certificate(base64.b64decode(header["x5c"][0]))
+    leaf.verify_directly_issued_by(root)
+    with token_app.app_context():
+        key = db.session.query(IssuerKey).one()
+        root_row = db.session.query(IssuerRoot).one()
+        assert root_row.sealed_private_key is None and root_row.token_key_label
+        assert ECKey.import_key(key.public_jwk).as_dict()["x"] == header_key_x(leaf)
+        label = root_row.token_key_label
+    assert private_objects(softhsm, label) == [(True, False, False)]
+
+
+def header_key_x(leaf) -> str:
+    numbers = leaf.public_key().public_numbers()
+    return base64.urlsafe_b64encode(numbers.x.to_bytes(32, "big")).rstrip(b"=").decode()

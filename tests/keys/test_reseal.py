@@ -3,8 +3,10 @@ webhook secrets or the offers already sent."""
 
 from __future__ import annotations
 
+import base64
 import json
 
+from cryptography import x509
 from issuance.issuance_support import Wallet, issue, make_org, receive
 
 from app.extensions import db
@@ -54,7 +56,7 @@ def test_after_resealing_the_same_key_signs_webhooks_sign_and_sent_links_work(ma
     result = reseal(after)
     assert result.exit_code == 0, result.output
     assert json.loads(result.stdout) == {
-        "issuer_keys": 1,
+        "issuer_keys": 2,  # the signing key and the root key that certified it
         "issuer_keys_already_sealed": 0,
         "issuer_keys_in_token": 0,
         "verifier_keys": 1,
@@ -85,7 +87,27 @@ def test_resealing_twice_moves_nothing_the_second_time(make_app):
     again = reseal(after)
     assert again.exit_code == 0, again.output
     report = json.loads(again.stdout)
-    assert report["issuer_keys"] == 0 and report["issuer_keys_already_sealed"] == 1
+    assert report["issuer_keys"] == 0 and report["issuer_keys_already_sealed"] == 2
+
+
+def test_after_resealing_the_root_still_certifies_a_rotated_key(make_app):
+    before = make_app(ISSUER_KEY_SECRET=OLD)
+    org = make_org(before)
+    client = before.test_client()
+    first = receive(client, org, Wallet(), issue(client, org))
+    after = make_app(ISSUER_KEY_SECRET=NEW)
+    assert reseal(after).exit_code == 0
+    rotated = after.test_cli_runner().invoke(args=["issuers", "rotate-key", org.id])
+    assert rotated.exit_code == 0, rotated.output
+    client = after.test_client()
+    second = receive(client, org, Wallet(), issue(client, org))
+    headers = [read_unverified(c.split("~")[0])[0] for c in (first, second)]
+    assert headers[0]["kid"] != headers[1]["kid"]
+    leaves = [x509.load_der_x509_certificate(base64.b64decode(h["x5c"][0])) for h in headers]
+    root_pem = client.get("/issuer/certificate", headers=org.headers).get_json()["root_pem"]
+    root = x509.load_pem_x509_certificate(root_pem.encode())
+    for leaf in leaves:  # the root made before the reseal signed the new certificate too
+        leaf.verify_directly_issued_by(root)
 
 
 def test_a_wrong_previous_secret_changes_nothing_and_says_so(make_app):

@@ -87,7 +87,6 @@ def test_a_w3c_schema_names_its_types(app, client):
 @pytest.mark.parametrize(
     ("body", "message"),
     [
-        ({"name": "X", "attributes": [{"name": "a"}]}, "vct is required for a dc+sd-jwt schema"),
         (
             {**MDOC_BODY, "doctype": None},
             "doctype is required for an mso_mdoc schema",
@@ -102,13 +101,31 @@ def test_a_w3c_schema_names_its_types(app, client):
             "Only mso_mdoc schema attributes have a namespace",
         ),
     ],
-    ids=["sd-jwt without vct", "mdoc without doctype", "mdoc without namespace", "vc", "ns"],
+    ids=["mdoc without doctype", "mdoc without namespace", "vc", "ns"],
 )
 def test_each_format_needs_its_own_type_identifier(app, client, body, message):
     staff = make_staff(app)
     response = create(client, staff, body)
     assert response.status_code == 400
     assert response.get_json()["error"] == message
+
+
+def test_a_new_sd_jwt_schema_without_vct_gets_the_address_of_its_type_metadata(app, client):
+    staff = make_staff(app)
+    response = create(client, staff, {"name": "X", "attributes": [{"name": "a"}]})
+    assert response.status_code == 201, response.get_json()
+    schema = response.get_json()
+    assert schema["vct"] == f"{app.config['PUBLIC_URL']}/types/{schema['id']}"
+
+
+def test_a_schema_turned_sd_jwt_later_still_needs_its_vct(app, client):
+    staff = make_staff(app)
+    mdoc = create(client, staff, MDOC_BODY).get_json()
+    response = client.put(
+        f"/schemas/{mdoc['id']}", json={"format": "dc+sd-jwt"}, headers=staff.headers()
+    )
+    assert response.status_code == 400
+    assert response.get_json()["error"] == "vct is required for a dc+sd-jwt schema"
 
 
 def test_an_unknown_format_is_refused_naming_the_formats(app, client):

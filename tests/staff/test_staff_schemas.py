@@ -226,3 +226,34 @@ def test_the_form_says_which_field_a_format_needs(browser):
     response = submit(browser, "/dashboard/schemas", {**BADGE, "format": "jwt_vc_json"})
     assert response.status_code == 400
     assert "types is required for a jwt_vc_json schema" in text_of(response)
+
+
+def test_the_form_sets_how_wallets_show_the_schema_and_a_vct_left_empty_is_the_deployments(
+    browser, client, owner
+):
+    shown = {
+        "background_color": "#12107C",
+        "text_color": "#FFFFFF",
+        "logo_uri": "https://acme.test/badge.png",
+        "logo_alt_text": "Acme badge",
+    }
+    schema_id = create(browser, {**BADGE, "vct": "", **shown})
+    stored = api_schema(client, owner, schema_id)
+    assert {name: stored[name] for name in shown} == shown
+    assert stored["vct"].endswith(f"/types/{schema_id}")
+    page = browser.get(f"/dashboard/schemas/{schema_id}")
+    assert 'value="#12107C"' in text_of(page)
+
+    # Emptied on the edit form, a display field says nothing any more.
+    edited = submit(
+        browser, f"/dashboard/schemas/{schema_id}", {**BADGE, **shown, "text_color": ""}
+    )
+    assert edited.status_code == 303, text_of(edited)
+    assert api_schema(client, owner, schema_id)["text_color"] is None
+
+
+def test_a_colour_that_is_not_rgb_is_refused_with_the_values(browser):
+    response = submit(browser, "/dashboard/schemas", {**BADGE, "background_color": "navy"})
+    assert response.status_code == 400
+    page = text_of(response)
+    assert "background_color" in page and 'value="navy"' in page
