@@ -46,6 +46,7 @@ from app.staff.credential_upload import (
     typed_claims,
 )
 from app.staff.page_kit import finished, refusal
+from app.staff.upload_results import results_data_url
 from app.web.access import acting_organization, require_staff
 from app.web.csv_export import csv_download
 from app.web.paging import page_args, pager
@@ -501,6 +502,7 @@ def credentials_upload() -> ResponseReturnValue:
             offers=issued.offers,
             undelivered=set(issued.undelivered),
             stopped=issued.stopped,
+            results_csv=results_data_url(issued.offers, set(issued.undelivered)),
         )
     return page, 201 if issued.stopped is None else 409
 

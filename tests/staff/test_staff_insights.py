@@ -226,3 +226,52 @@ def test_dashboard_writes_appear_on_the_audit_page_and_filter(app, browser, owne
     assert "integration.created" in text_of(browser.get("/dashboard/audit?record_type=integration"))
     assert "No change matches" in text_of(browser.get("/dashboard/audit?action=revoked"))
     assert "No change matches" in text_of(browser.get("/dashboard/audit?actor=nobody"))
+
+
+# -- bulk upload: results to download, progress while it runs ----------------------------------
+
+
+def test_upload_results_are_downloadable_with_their_codes_and_kept_nowhere(app, client):
+    import base64
+    import re
+
+    from factories import make_staff as staff_of
+    from staff_support import sign_in
+    from support.issuing import add_recipient, publish_schema
+
+    owner = staff_of(app)
+    schema = publish_schema(client, owner)
+    add_recipient(app, client, owner, "ada@example.test")
+    sign_in(browser := app.test_client(), owner.token)
+    data = b"recipient_email,licence_number\n" + b"ada@example.test,=RN-1\nada@example.test,RN-2\n"
+    response = submit(
+        browser,
+        "/dashboard/credentials/upload",
+        {"schema_id": schema, "name": "", "description": "", "tx_code": "on",
+         "file": (io.BytesIO(data), "two.csv", "text/csv")},
+        content_type="multipart/form-data",
+    )  # fmt: skip
+    assert response.status_code == 201, text_of(response)
+    page = text_of(response)
+    link = re.search(r'href="data:text/csv;charset=utf-8;base64,([^"]+)" download="([^"]+)"', page)
+    assert link and link.group(2) == "issued-credentials.csv"
+    rows = list(csv.reader(io.StringIO(base64.b64decode(link.group(1)).decode())))
+    assert rows[0] == ["credential_id", "name", "recipient", "recipient_email", "code", "email"]
+    codes = re.findall(r"<td><code>(\d+)</code></td>", page)
+    assert len(rows) == 3 and sorted(r[4] for r in rows[1:]) == sorted(codes)
+    # The codes are nowhere on the server: no other answer carries them.
+    assert all(code not in text_of(browser.get("/dashboard/credentials")) for code in codes)
+
+
+def test_the_upload_progress_counts_the_organizations_credentials(app, client):
+    from issuance.issuance_support import issue, make_org
+    from staff_support import sign_in
+
+    org = make_org(app)
+    sign_in(browser := app.test_client(), org.staff.token)
+    assert browser.get("/dashboard/credentials/upload/progress").get_json() == {"credentials": 0}
+    issue(client, org)
+    issue(client, org)
+    assert browser.get("/dashboard/credentials/upload/progress").get_json() == {"credentials": 2}
+    page = text_of(browser.get("/dashboard/credentials/upload"))
+    assert 'data-progress-url="/dashboard/credentials/upload/progress"' in page
