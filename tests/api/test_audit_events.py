@@ -165,6 +165,23 @@ def _verifier_profile(w: World):
     return response, w.org.id
 
 
+def _pem_source(w: World, name: str):
+    from trust_sources.sources_support import make_party
+
+    body = {"name": name, "kind": "PEM", "certificates": make_party(name, ca=True).pem}
+    response = w.client.post("/trust/sources", json=body, headers=w.session)
+    return response, created_id(response)
+
+
+def _add_trust_source(w: World):
+    return _pem_source(w, "Our CAs")
+
+
+def _delete_trust_source(w: World):
+    _, source_id = _pem_source(w, "Old CAs")
+    return w.client.delete(f"/trust/sources/{source_id}", headers=w.session), source_id
+
+
 WRITES = [
     Write("issue a credential", _issue, "credential.created", "user", ("Lovelace", "Mathematics")),
     Write("revoke a credential", _revoke, "credential.revoked", "user"),
@@ -177,6 +194,8 @@ WRITES = [
     Write("delete a webhook endpoint", _delete_webhook, "webhook_endpoint.deleted", "user"),
     Write("create a schema", _create_schema, "schema.created", "user"),
     Write("publish a schema", _publish_schema, "schema.published", "user"),
+    Write("add a trust source", _add_trust_source, "trust_source.created", "user", ("BEGIN",)),
+    Write("delete a trust source", _delete_trust_source, "trust_source.deleted", "user"),
     Write("set the verifier profile", _verifier_profile, "verifier_identity.created", "user"),
     Write(
         "add a recipient",
@@ -314,3 +333,28 @@ def test_retention_removes_only_events_past_the_setting(app, world: World):
         assert audit.expire_events(clock.now() + timedelta(days=364), 365) == 0
         assert audit.expire_events(clock.now() + timedelta(days=366), 365) == total
         db.session.commit()
+
+
+def test_dashboard_writes_are_recorded_with_their_verbs(app, world: World):
+    """The dashboard's own forms (rotate a secret, disable an endpoint, revoke) go through the
+    same hook as the API: the user, the verb, the record, and no secret."""
+    from staff.staff_support import sign_in, submit
+
+    browser = app.test_client()
+    sign_in(browser, world.org.staff.token)
+    hook = world.client.post(
+        "/webhooks/endpoints", json={"url": "https://hooks.example.test/r"}, headers=world.session
+    ).get_json()
+    rotated = submit(browser, f"/dashboard/webhooks/{hook['id']}/rotate")
+    assert rotated.status_code < 400
+    submit(browser, f"/dashboard/webhooks/{hook['id']}/disable")
+    credential = issue(world.client, world.org)
+    submit(browser, f"/dashboard/credentials/{credential['id']}/revoke")
+    trail = events(world.client, world.session)
+    actions = {(e["action"], e["record_id"]) for e in trail}
+    assert ("webhook_endpoint.secret_rotated", hook["id"]) in actions
+    assert ("webhook_endpoint.disabled", hook["id"]) in actions
+    assert ("credential.revoked", credential["id"]) in actions
+    rotation = next(e for e in trail if e["action"] == "webhook_endpoint.secret_rotated")
+    assert "sealed_secret" in rotation["fields"] and "sealed_secret" not in rotation["changes"]
+    assert "whsec_" not in json.dumps(trail)
