@@ -14,6 +14,8 @@ from app.verifications.reports import Day
 WIDTH, HEIGHT = 600, 200
 # Room under the bars for the day labels, and above them for the top value.
 BOTTOM, TOP = 24, 12
+# Room at each side, so that a day label centred under the first or last bar fits.
+SIDE = 20
 
 
 @dataclass(frozen=True)
@@ -24,7 +26,8 @@ class Bar:
     verified_height: float
     failed_y: float
     failed_height: float
-    label: str | None  # a day under every seventh bar
+    label: str | None  # a day under every seventh bar, centred on it
+    label_x: float
     title: str
 
 
@@ -41,7 +44,7 @@ def outcome_bars(days: list[Day]) -> Chart:
     """Stacked bars, verified below failed, scaled to the busiest day."""
     top_value = max((d.total for d in days), default=0) or 1
     plot = HEIGHT - BOTTOM - TOP
-    slot = WIDTH / max(len(days), 1)
+    slot = (WIDTH - 2 * SIDE) / max(len(days), 1)
     baseline = HEIGHT - BOTTOM
     bars = []
     for index, day in enumerate(days):
@@ -49,13 +52,14 @@ def outcome_bars(days: list[Day]) -> Chart:
         failed = plot * day.failed / top_value
         bars.append(
             Bar(
-                x=round(index * slot + slot * 0.15, 2),
+                x=round(SIDE + index * slot + slot * 0.15, 2),
                 width=round(slot * 0.7, 2),
                 verified_y=round(baseline - verified, 2),
                 verified_height=round(verified, 2),
                 failed_y=round(baseline - verified - failed, 2),
                 failed_height=round(failed, 2),
                 label=day.day.strftime("%d %b") if (len(days) - 1 - index) % 7 == 0 else None,
+                label_x=round(SIDE + index * slot + slot / 2, 2),
                 title=f"{day.day.isoformat()}: {day.verified} verified, {day.failed} failed",
             )
         )
