@@ -9,7 +9,7 @@ from app.api.common import documented, json_response, listing, page_args
 from app.audit import operations as audit
 from app.web import payloads as p
 from app.web.access import acting_organization_id, require_session
-from app.web.audit_filter import audit_filter
+from app.web.filters import audit_filter
 
 bp = Blueprint("audit_api", __name__)
 

@@ -126,10 +126,11 @@ def _note(session: Session, obj: Any, verb: str) -> None:
             changed[attr.key] = history.added[0] if history.added else None
     if verb == "updated" and not changed:
         return
-    notes = _notes(session)
-    note = notes.setdefault(id(obj), {"obj": obj, "verb": verb, "fields": {}})
+    # One note per record and transaction: a record created then changed before the commit
+    # is one "created" with the last values; a deletion is the last word.
+    note = _notes(session).setdefault(id(obj), {"obj": obj, "verb": verb, "fields": {}})
     if verb == "deleted" or note["verb"] != "created":
-        note["verb"] = verb if note["verb"] != "created" or verb == "deleted" else "created"
+        note["verb"] = verb
     note["fields"].update(changed)
 
 
@@ -246,9 +247,10 @@ def list_events(
     """The organization's events matching the filter, newest first."""
     query = select(AuditEvent).where(AuditEvent.organization_id == organization_id)
     if chosen.actor:
-        pattern = f"%{chosen.actor.lower()}%"
+        text = chosen.actor.lower().replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
         query = query.where(
-            func.lower(AuditEvent.actor_name).like(pattern) | (AuditEvent.actor_id == chosen.actor)
+            func.lower(AuditEvent.actor_name).like(f"%{text}%", escape="\\")
+            | (AuditEvent.actor_id == chosen.actor)
         )
     if chosen.action:
         query = query.where(

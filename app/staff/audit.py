@@ -9,7 +9,7 @@ from app.audit import operations as audit
 from app.audit.operations import RECORD_TYPES
 from app.staff.blueprint import bp
 from app.web.access import acting_organization, require_staff
-from app.web.audit_filter import audit_filter, chosen_filters
+from app.web.filters import audit_filter, chosen_filters
 from app.web.paging import page_args, pager
 
 

@@ -43,8 +43,8 @@ from app.verifications.models import Status, Verification
 from app.verifications.search import IndividualFilter
 from app.web import payloads
 from app.web.access import acting_organization, require_staff, tier_gated
-from app.web.audit_filter import day_arg, midnight
 from app.web.csv_export import csv_download
+from app.web.filters import day_arg, midnight
 from app.web.paging import page_args, pager
 from app.web.requests import parse_id
 

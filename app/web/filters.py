@@ -1,4 +1,4 @@
-"""The audit trail's filters, read from the query string the same way by the page and the API."""
+"""Filters read from the query string (days, the audit trail's), alike for pages and the API."""
 
 from __future__ import annotations
 
