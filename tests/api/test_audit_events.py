@@ -358,3 +358,21 @@ def test_dashboard_writes_are_recorded_with_their_verbs(app, world: World):
     rotation = next(e for e in trail if e["action"] == "webhook_endpoint.secret_rotated")
     assert "sealed_secret" in rotation["fields"] and "sealed_secret" not in rotation["changes"]
     assert "whsec_" not in json.dumps(trail)
+
+
+def test_the_retention_sweep_applies_audit_retention_days(app, world: World, monkeypatch):
+    from app.retention import jobs as retention_jobs
+
+    monkeypatch.setitem(app.config, "AUDIT_RETENTION_DAYS", 30)
+    earlier = clock.now() - timedelta(days=31)
+    clock.set_source(lambda: earlier)
+    old = world.verification()  # its event is 31 days old
+    clock.set_source(None)
+    new = world.verification()
+    with app.app_context():
+        retention_jobs.delete_expired_claims()
+        db.session.commit()
+        db.session.remove()
+    kept = events(world.client, world.session, action="verification.created")
+    assert [e["record_id"] for e in kept] == [new["id"]]
+    assert old["id"] != new["id"]
