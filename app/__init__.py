@@ -117,6 +117,7 @@ def register_extensions(app: Flask) -> None:
         watch_storage(db.engine)
     if not event.contains(Session, "before_flush", forbid_writes_when_read_only):
         event.listen(Session, "before_flush", forbid_writes_when_read_only)
+    register_audit()
     migrate.init_app(app, db, directory=str(settings.INSTANCE_DIR.parent / "migrations"))
     app.extensions["billing"] = billing_provider(app.config)
     register_verifier(app)
@@ -125,6 +126,15 @@ def register_extensions(app: Flask) -> None:
     register_trust(app)
     register_jobs(app)
     register_webhooks(app)
+
+
+def register_audit() -> None:
+    """Every write a member of staff or an integration makes leaves an audit event."""
+    from app.audit import operations as audit
+    from app.web.audit import request_actor
+
+    audit.provide_actor(request_actor)
+    audit.listen()
 
 
 def register_webhooks(app: Flask) -> None:
@@ -192,6 +202,7 @@ def register_trust_sources(app: Flask) -> None:
 def register_blueprints(app: Flask) -> None:
     from app import pages, staff
     from app.api import (
+        audit,
         auth,
         backend,
         credentials,
@@ -219,6 +230,7 @@ def register_blueprints(app: Flask) -> None:
         webhooks,
         webhook_endpoints,
         trust_sources,
+        audit,
         dc_api,
         pages,
         staff,

@@ -44,6 +44,7 @@ def from_environment() -> dict[str, Any]:
         "PRESENTATION_REQUEST_SECONDS": _int("PRESENTATION_REQUEST_SECONDS", 600),
         "ORGANIZATION_CODE_DAYS": _int("ORGANIZATION_CODE_DAYS", 7),
         "TRUSTED_PROXY_COUNT": _int("TRUSTED_PROXY_COUNT", 0),
+        "AUDIT_RETENTION_DAYS": _int("AUDIT_RETENTION_DAYS", 365),
         # Empty: the voucher throttle counts in the database, which every worker shares.
         "RATELIMIT_STORAGE_URI": env("RATELIMIT_STORAGE_URI", ""),
         "VOUCHER_EXCHANGE_LIMIT": env("VOUCHER_EXCHANGE_LIMIT", "10/minute"),

@@ -1,5 +1,6 @@
 """Every model, imported in one place so that metadata (and Alembic) sees the whole schema."""
 
+from app.audit.models import AuditEvent
 from app.identity.models import LoginAttempt, SessionToken, User
 from app.integrations.models import Integration
 from app.issuance.models import Credential
@@ -19,6 +20,7 @@ from app.vouchers.models import Voucher, VoucherRedemption
 from app.webhooks.models import WebhookAttempt, WebhookDelivery, WebhookEndpoint, WebhookEvent
 
 __all__ = [
+    "AuditEvent",
     "Credential",
     "Individual",
     "Integration",

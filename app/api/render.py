@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from app.audit.models import AuditEvent
 from app.integrations.models import Integration
 from app.issuance.links import IssuerLinks
 from app.issuance.models import Credential
@@ -149,6 +150,20 @@ def member(row: Membership) -> dict[str, Any]:
         "name": row.user.name,
         "role": row.role.value,
         "joined_at": _time(row.created_at),
+    }
+
+
+def audit_event(row: AuditEvent) -> dict[str, Any]:
+    return {
+        "id": str(row.id),
+        "created_at": _time(row.created_at),
+        "actor": {"type": row.actor_type, "id": row.actor_id, "name": row.actor_name},
+        "action": row.action,
+        "record_type": row.record_type,
+        "record_id": row.record_id,
+        "client_ip": row.client_ip,
+        "fields": row.fields,
+        "changes": row.changes,
     }
 
 

@@ -67,8 +67,9 @@ _KEY_BY_HASH = select(_KEY.c.id, _KEY.c.organization_id, _KEY.c.last_used_at).wh
 )
 
 
-def authenticate_key_id(key: str) -> uuid.UUID:
-    """The organization ID an integration key belongs to; 401 for an unknown key.
+def authenticate_key(key: str) -> tuple[uuid.UUID, uuid.UUID]:
+    """The integration an integration key belongs to and its organization, as IDs; 401 for
+    an unknown key.
 
     One Core read, no ORM object: most apikey requests need only the ID, and the
     organization itself is loaded when a view asks for it.
@@ -85,7 +86,7 @@ def authenticate_key_id(key: str) -> uuid.UUID:
             db.session.execute(
                 update(Integration).where(Integration.id == found.id).values(last_used_at=now)
             )
-    return found.organization_id
+    return found.id, found.organization_id
 
 
 def organization_of_key(organization_id: uuid.UUID) -> Organization:

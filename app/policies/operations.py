@@ -9,6 +9,7 @@ from sqlalchemy import delete, exists, select
 from sqlalchemy.exc import IntegrityError
 
 from app import clock
+from app.audit import operations as audit
 from app.errors import Expired, NotFound
 from app.extensions import db
 from app.organizations.models import Organization
@@ -86,6 +87,7 @@ def erase_policy_request(organization: Organization, policy_id: uuid.UUID) -> No
         .where(PolicyRequest.id == policy.id)
         .execution_options(synchronize_session=False)
     )
+    audit.note_deleted("policy_request", policy.id, organization.id)
     db.session.expunge(policy)
 
 

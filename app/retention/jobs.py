@@ -12,7 +12,10 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
+from flask import current_app
+
 from app import clock, jobs
+from app.audit import operations as audit
 from app.extensions import db
 from app.retention import operations
 from app.statuslist import StatusError, StatusResult
@@ -39,10 +42,16 @@ def provide(status_check: Callable[[], StatusCheck]) -> None:
 
 @jobs.periodic(SWEEP_SCHEDULE, name="retention.delete_expired_claims")
 def delete_expired_claims() -> int:
-    """Delete claims kept past their verification's ``retention_days``."""
-    erased = operations.expire_claims(clock.now())
+    """Delete claims kept past their verification's ``retention_days``, and audit events
+    older than ``AUDIT_RETENTION_DAYS``."""
+    now = clock.now()
+    erased = operations.expire_claims(now)
     if erased:
         log.info("deleted the claims of %d records past their retention", erased)
+    # The audit trail's own retention (AUDIT_RETENTION_DAYS) runs with the same sweep.
+    removed = audit.expire_events(now, current_app.config["AUDIT_RETENTION_DAYS"])
+    if removed:
+        log.info("deleted %d audit events past their retention", removed)
     return erased
 
 

@@ -21,6 +21,7 @@ SECTIONS = (
     ("staff.trust", "Trust"),
     ("staff.plan", "Plan"),
     ("staff.organizations", "Organizations"),
+    ("staff.audit_events", "Audit"),
 )
 
 

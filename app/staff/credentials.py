@@ -11,11 +11,13 @@ offer page link stays there to share another way.
 
 from __future__ import annotations
 
+import json
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from flask import render_template, request, url_for
+from flask import render_template, request
 from flask.typing import ResponseReturnValue
 from pydantic import ValidationError
 
@@ -24,9 +26,11 @@ from app.database import reading
 from app.errors import ApiError, InvalidRequest, NotFound, describe_validation_error
 from app.extensions import db
 from app.issuance import operations as issuing
+from app.issuance import search
 from app.issuance.links import IssuerLinks
-from app.issuance.models import Credential
+from app.issuance.models import Credential, CredentialStatus
 from app.issuance.operations import IssueCredential, IssuedOffer
+from app.issuance.search import CredentialFilter
 from app.organizations.models import Organization
 from app.organizations.operations import require_paid_plan
 from app.recipients.models import Recipient
@@ -42,8 +46,10 @@ from app.staff.credential_upload import (
     typed_claims,
 )
 from app.staff.page_kit import finished, refusal
+from app.staff.upload_results import results_data_url
 from app.web.access import acting_organization, require_staff
-from app.web.paging import Pager, page_args
+from app.web.csv_export import csv_download
+from app.web.paging import page_args, pager
 from app.web.requests import base_url, parse_id
 
 GATED_ACTION = "Issuing a credential"
@@ -86,34 +92,82 @@ def status_filter() -> str | None:
     return status if status in STATUSES else None
 
 
-def status_pager(offset: int, limit: int, total: int, status: str | None) -> Pager:
-    page = offset // limit + 1
-    pages = max(1, -(-total // limit))
-    keep = {"status": status} if status else {}
-    previous_url = url_for("staff.credentials", page=page - 1, **keep) if page > 1 else None
-    more = offset + limit < total
-    next_url = url_for("staff.credentials", page=page + 1, **keep) if more else None
-    return Pager(page, pages, total, previous_url, next_url)
+def credential_filter() -> CredentialFilter:
+    """``?recipient=`` (part of a name or email) and ``?status=``."""
+    status = status_filter()
+    recipient = request.args.get("recipient", "").strip()[:200]
+    return CredentialFilter(
+        recipient=recipient or None, status=CredentialStatus(status) if status else None
+    )
+
+
+def chosen_filters() -> dict[str, str]:
+    """The filters as given, kept in the pager's and the export's links."""
+    chosen = credential_filter()
+    kept = {"recipient": chosen.recipient, "status": chosen.status}
+    return {name: str(value) for name, value in kept.items() if value}
 
 
 @bp.get("/credentials")
 @require_staff
 def credentials() -> ResponseReturnValue:
-    """Newest first, filtered by status; the links to issue one or many."""
+    """Newest first, found by recipient and status; the links to issue one or many, and to
+    export what the filters found."""
     organization = acting_organization()
     offset, limit = page_args()
-    status = status_filter()
-    rows, total = issuing.list_credentials(
-        organization, status=status, page=offset // limit + 1, limit=limit
-    )
+    rows, total = search.find_credentials(organization.id, credential_filter(), offset, limit)
+    chosen = chosen_filters()
     return render_template(
         "staff/credentials/index.html",
         rows=rows,
-        status=status,
+        status=chosen.get("status"),
+        recipient=chosen.get("recipient", ""),
+        chosen=chosen,
         statuses=STATUSES,
         status_words=STATUS_WORDS,
-        pages=status_pager(offset, limit, total, status),
+        pages=pager("staff.credentials", offset, limit, total, **chosen),
     )
+
+
+@bp.get("/credentials/export.csv")
+@require_staff
+def credentials_export() -> ResponseReturnValue:
+    """The credentials the filters find, as CSV; claim values only with ``?claims=1``."""
+    organization_id = acting_organization().id
+    chosen = credential_filter()
+    with_claims = request.args.get("claims") == "1"
+    header = [
+        "id",
+        "name",
+        "status",
+        "recipient",
+        "recipient_email",
+        "schema_id",
+        "created_at",
+        "issued_at",
+        "revoked_at",
+        "offer_expires_at",
+    ]
+
+    def rows() -> Iterator[list[Any]]:
+        with reading():
+            for batch in search.each_credential(organization_id, chosen):
+                for c in batch:
+                    row = [
+                        c.id,
+                        c.name,
+                        c.status.value,
+                        f"{c.recipient.first_name} {c.recipient.last_name}",
+                        c.recipient.email,
+                        c.schema_id,
+                        c.created_at,
+                        c.issued_at,
+                        c.revoked_at,
+                        c.offer_expires_at,
+                    ]
+                    yield [*row, json.dumps(c.claims, ensure_ascii=False)] if with_claims else row
+
+    return csv_download("credentials.csv", [*header, "claims"] if with_claims else header, rows())
 
 
 # -- issuing one ----------------------------------------------------------------------------
@@ -448,6 +502,7 @@ def credentials_upload() -> ResponseReturnValue:
             offers=issued.offers,
             undelivered=set(issued.undelivered),
             stopped=issued.stopped,
+            results_csv=results_data_url(issued.offers, set(issued.undelivered)),
         )
     return page, 201 if issued.stopped is None else 409
 

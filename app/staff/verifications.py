@@ -9,12 +9,16 @@ only spares the reload (fragments from ``verifications_builder`` and ``verificat
 
 from __future__ import annotations
 
+import json
+from collections.abc import Iterator
+from datetime import timedelta
 from typing import Any
 
 from flask import flash, redirect, render_template, request, url_for
 from flask.typing import ResponseReturnValue
 from pydantic import BaseModel, ValidationError
 
+from app.database import reading
 from app.errors import ApiError, NotFound
 from app.organizations.models import Organization
 from app.schemas.models import Schema
@@ -34,11 +38,14 @@ from app.trust_sources.models import ISSUER_KINDS
 from app.trust_sources.operations import KIND_WORDS, list_sources
 from app.trust_sources.use import chosen_sources
 from app.verifications import operations as verification_ops
-from app.verifications import reports
+from app.verifications import reports, search
 from app.verifications.conditions import known_attribute
-from app.verifications.models import Verification
+from app.verifications.models import Status, Verification
+from app.verifications.search import IndividualFilter
 from app.web import payloads
 from app.web.access import acting_organization, require_staff, tier_gated
+from app.web.csv_export import csv_download
+from app.web.filters import day_arg, midnight
 from app.web.paging import page_args, pager
 from app.web.requests import parse_id
 
@@ -278,23 +285,92 @@ def verifications_delete(verification_id: str) -> ResponseReturnValue:
 # -- individuals ----------------------------------------------------------------------------
 
 
+def individual_filter() -> IndividualFilter:
+    """``?customer_id=`` (part of it), ``?status=`` and the days opened (``from``, ``to``)."""
+    status = request.args.get("status", "").upper()
+    since, until = day_arg("from"), day_arg("to")
+    return IndividualFilter(
+        customer_id=request.args.get("customer_id", "").strip()[:200] or None,
+        status=Status(status) if status in STATUS_WORDS else None,
+        since=midnight(since) if since else None,
+        until=midnight(until) + timedelta(days=1) if until else None,
+    )
+
+
+def chosen_individual_filters() -> dict[str, str]:
+    """The filters as given, kept in the pager's and the export's links."""
+    chosen = {n: request.args[n] for n in ("customer_id", "from", "to") if request.args.get(n)}
+    if request.args.get("status", "").upper() in STATUS_WORDS:
+        chosen["status"] = request.args["status"].upper()
+    return chosen
+
+
 @bp.get("/verifications/<verification_id>/individuals")
 @require_staff
 def verifications_individuals(verification_id: str) -> ResponseReturnValue:
-    """Who was asked and what happened, newest first, each with their presentation attempts."""
-    organization = acting_organization()
+    """Who was asked and what happened, newest first, each with their presentation attempts;
+    found by customer ID, status and the day they were opened."""
     verification = the_verification(verification_id)
     offset, limit = page_args()
-    rows, total = verification_ops.list_individuals(organization, verification.id, offset, limit)
+    rows, total = search.find_individuals(verification.id, individual_filter(), offset, limit)
     attempts = reports.attempts_by_individual([row.id for row in rows])
+    chosen = chosen_individual_filters()
     return render_template(
         "staff/verifications/individuals.html",
         verification=verification,
         rows=rows,
         attempts=attempts,
         status_words=STATUS_WORDS,
+        chosen=chosen,
         claims={row.id: shown_claims(row.claims, verification.schema) for row in rows},
         pages=pager(
-            "staff.verifications_individuals", offset, limit, total, verification_id=verification.id
+            "staff.verifications_individuals",
+            offset,
+            limit,
+            total,
+            verification_id=verification.id,
+            **chosen,
         ),
     )
+
+
+@bp.get("/verifications/<verification_id>/individuals/export.csv")
+@require_staff
+def verifications_individuals_export(verification_id: str) -> ResponseReturnValue:
+    """The individuals the filters find, as CSV; the kept claims only with ``?claims=1``."""
+    # Only the ID crosses into the stream: the records loaded here end with the view.
+    found_id = the_verification(verification_id).id
+    chosen = individual_filter()
+    with_claims = request.args.get("claims") == "1"
+    header = [
+        "individual_id",
+        "customer_id",
+        "status",
+        "validation_error",
+        "issuer",
+        "created_at",
+        "connection_at",
+        "verified_at",
+        "revoked_at",
+    ]
+
+    def rows() -> Iterator[list[Any]]:
+        with reading():
+            for batch in search.each_individual(found_id, chosen):
+                for i in batch:
+                    row = [
+                        i.id,
+                        i.customer_id,
+                        i.status.value,
+                        i.validation_error,
+                        i.issuer,
+                        i.created_at,
+                        i.connection_at,
+                        i.verified_at,
+                        i.revoked_at,
+                    ]
+                    if with_claims:
+                        row.append(json.dumps(i.claims, ensure_ascii=False) if i.claims else "")
+                    yield row
+
+    return csv_download("individuals.csv", [*header, "claims"] if with_claims else header, rows())

@@ -11,6 +11,7 @@ from sqlalchemy import Row, bindparam, delete, func, select
 from sqlalchemy.exc import IntegrityError
 
 from app import clock
+from app.audit import operations as audit
 from app.database import read_row, reading
 from app.errors import InvalidRequest, NotFound
 from app.extensions import db
@@ -250,6 +251,7 @@ def erase_individual(
         .where(Individual.id == individual.id)
         .execution_options(synchronize_session=False)
     )
+    audit.note_deleted("individual", individual.id, organization.id)
 
 
 # The hot reads, built once: Core statements with bound parameters, whose rows carry the

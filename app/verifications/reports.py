@@ -1,4 +1,5 @@
-"""What the dashboard's overview shows an organization: counts and recent outcomes.
+"""What the dashboard's overview shows an organization: counts, recent outcomes, outcomes per
+day, failures by family of reason and each verification's funnel.
 
 Read-only queries, kept beside the operations so the pages hold no query logic.
 """
@@ -7,13 +8,15 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, date, datetime, timedelta
+from typing import Any
 
-from sqlalchemy import func, select
+from sqlalchemy import Select, case, func, select
 
 from app.extensions import db
 from app.integrations.models import Integration
 from app.organizations.models import Organization
+from app.presentations.reasons import Family, family_of
 from app.verifications.models import (
     Individual,
     PresentationAttempt,
@@ -111,3 +114,146 @@ def attempts_by_individual(
     for attempt, individual_id in rows:
         found[individual_id].append(attempt)
     return found
+
+
+# -- what happened over time ---------------------------------------------------------------
+
+CHART_DAYS = 30
+
+# What staff read for each family of reasons (the person reads ``reasons.FOR_PERSON``).
+FAMILY_WORDS: dict[Family, str] = {
+    Family.CONDITION: "Conditions not met",
+    Family.MISSING_CLAIM: "Claims not shared",
+    Family.UNTRUSTED_ISSUER: "Untrusted issuer",
+    Family.NO_ISSUER: "No issuer named",
+    Family.WRONG_TYPE: "Wrong credential type",
+    Family.REVOKED: "Revoked",
+    Family.SUSPENDED: "Suspended",
+    Family.STATUS_UNCHECKED: "Status could not be checked",
+    Family.EXPIRED: "Expired",
+    Family.NOT_YET_VALID: "Not valid yet",
+    Family.LATE: "Answer too late",
+    Family.INVALID: "Malformed or invalid",
+}
+
+
+@dataclass(frozen=True)
+class Day:
+    day: date
+    verified: int
+    failed: int
+
+    @property
+    def total(self) -> int:
+        return self.verified + self.failed
+
+
+@dataclass(frozen=True)
+class FamilyCount:
+    family: str
+    label: str
+    count: int
+
+
+@dataclass(frozen=True)
+class Funnel:
+    verification_id: str
+    name: str
+    opened: int
+    link_taken: int
+    presented: int
+    verified: int
+
+
+def _attempts_of(organization: Organization) -> Select[Any]:
+    return (
+        select(PresentationAttempt)
+        .join(PresentationAttempt.request)
+        .join(Individual, PresentationRequest.individual_id == Individual.id)
+        .join(Verification, Individual.verification_id == Verification.id)
+        .where(Verification.organization_id == organization.id)
+    )
+
+
+def _utc_day(column: Any) -> Any:
+    """The UTC calendar day of a timestamp, in SQL (PostgreSQL would use the session's zone)."""
+    if db.engine.dialect.name == "postgresql":
+        return func.date(func.timezone("UTC", column))
+    return func.date(column)
+
+
+def outcomes_per_day(organization: Organization, today: date, days: int = CHART_DAYS) -> list[Day]:
+    """Verified and failed presentations per UTC day, the last ``days`` days (today included),
+    every day present even when nothing happened."""
+    first = today - timedelta(days=days - 1)
+    since = datetime(first.year, first.month, first.day, tzinfo=UTC)
+    day = _utc_day(PresentationAttempt.created_at)
+    attempts = (
+        _attempts_of(organization)
+        .where(PresentationAttempt.created_at >= since)
+        .with_only_columns(day, PresentationAttempt.outcome, func.count())
+        .group_by(day, PresentationAttempt.outcome)
+    )
+    counts: dict[tuple[str, str], int] = {}
+    for when, outcome, count in db.session.execute(attempts):
+        counts[(str(when)[:10], Status(outcome).value)] = count
+    shown = []
+    for offset in range(days):
+        current = first + timedelta(days=offset)
+        key = current.isoformat()
+        shown.append(Day(current, counts.get((key, "VERIFIED"), 0), counts.get((key, "FAILED"), 0)))
+    return shown
+
+
+def failures_by_family(
+    organization: Organization, today: date, days: int = CHART_DAYS
+) -> list[FamilyCount]:
+    """Failed presentations of the last ``days`` days by family of reason, the most first."""
+    first = today - timedelta(days=days - 1)
+    since = datetime(first.year, first.month, first.day, tzinfo=UTC)
+    reasons = (
+        _attempts_of(organization)
+        .where(
+            PresentationAttempt.created_at >= since,
+            PresentationAttempt.outcome == Status.FAILED,
+        )
+        .with_only_columns(PresentationAttempt.validation_error, func.count())
+        .group_by(PresentationAttempt.validation_error)
+    )
+    totals: dict[Family, int] = {}
+    for reason, count in db.session.execute(reasons):
+        family = family_of(reason) or Family.INVALID
+        totals[family] = totals.get(family, 0) + count
+    ranked = sorted(totals.items(), key=lambda item: (-item[1], item[0].value))
+    return [FamilyCount(f.value, FAMILY_WORDS[f], count) for f, count in ranked]
+
+
+def funnels(organization: Organization, limit: int = 20) -> list[Funnel]:
+    """Per live verification: individuals opened, those who took the link, those who presented
+    a credential, and those verified; the busiest verifications first."""
+    presented = (
+        select(PresentationRequest.id)
+        .join(PresentationAttempt, PresentationAttempt.request_id == PresentationRequest.id)
+        .where(PresentationRequest.individual_id == Individual.id)
+        .exists()
+    )
+    opened = func.count(Individual.id)
+    rows = db.session.execute(
+        select(
+            Verification.id,
+            Verification.name,
+            opened,
+            func.count(Individual.connection_at),
+            func.sum(case((presented, 1), else_=0)),
+            func.sum(case((Individual.status == Status.VERIFIED, 1), else_=0)),
+        )
+        .outerjoin(Individual, Individual.verification_id == Verification.id)
+        .where(Verification.organization_id == organization.id, Verification.deleted_at.is_(None))
+        .group_by(Verification.id, Verification.name)
+        .order_by(opened.desc(), Verification.name)
+        .limit(limit)
+    )
+    return [
+        Funnel(str(vid), name, opened or 0, link or 0, int(shown or 0), int(ok or 0))
+        for vid, name, opened, link, shown, ok in rows
+    ]

@@ -19,7 +19,7 @@ from flask import g, request
 from app.errors import Forbidden, Unauthorized, UpgradeRequired
 from app.identity.models import SessionToken, User
 from app.identity.operations import authenticate_session
-from app.integrations.operations import authenticate_key_id, organization_of_key
+from app.integrations.operations import authenticate_key, organization_of_key
 from app.organizations.models import Membership, Organization
 from app.organizations.operations import require_paid_plan, resolve_acting_membership
 
@@ -38,7 +38,7 @@ def require_apikey(view: F) -> F:
         if not key:
             raise Unauthorized("Missing integration key: send the 'apikey' header")
         # The ID now, the organization itself only if the view asks (acting_organization).
-        g.organization_id = authenticate_key_id(key)
+        g.integration_id, g.organization_id = authenticate_key(key)
         g.organization = None
         return view(*args, **kwargs)
 

@@ -1,0 +1,1 @@
+"""The audit trail: who changed which record, when and from where (append-only)."""
