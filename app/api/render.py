@@ -56,6 +56,7 @@ def verification(row: Verification) -> dict[str, Any]:
         "id": str(row.id),
         "name": row.name,
         "description": row.description,
+        "description_translations": dict(row.description_translations or {}),
         "schema_id": str(row.schema_id),
         "type": row.type,
         "claims": row.claims,

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import enum
+import re
 import uuid
+from dataclasses import dataclass
 from datetime import datetime
+from urllib.parse import urlsplit
 
 from sqlalchemy import Enum, ForeignKey, String, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column, relationship
@@ -27,6 +30,41 @@ class Role(enum.StrEnum):
     MEMBER = "MEMBER"
 
 
+@dataclass(frozen=True)
+class SupportContact:
+    """An organization's support contact as a link: ``mailto:`` for an address."""
+
+    label: str
+    href: str
+
+    @classmethod
+    def of(cls, value: str | None) -> SupportContact | None:
+        if not value:
+            return None
+        if value.startswith(("https://", "http://")):
+            return cls(label=value, href=value)
+        return cls(label=value, href=f"mailto:{value}")
+
+
+def check_support_contact(value: str) -> str:
+    """An email address or an http(s) URL, or empty (none); anything else is refused."""
+    value = value.strip()
+    if not value:
+        return ""
+    if len(value) > 320:
+        raise ValueError("The support contact is at most 320 characters")
+    if value.startswith(("https://", "http://")):
+        parts = urlsplit(value)
+        if parts.netloc and not any(c.isspace() for c in value):
+            return value
+    elif SUPPORT_EMAIL.fullmatch(value):
+        return value
+    raise ValueError("The support contact must be an email address or an https:// address")
+
+
+SUPPORT_EMAIL = re.compile(r"[^@\s<>\"]+@[^@\s<>\"]+\.[^@\s<>\"]+")
+
+
 class Organization(IdMixin, TimestampMixin, db.Model):
     __tablename__ = "organizations"
 
@@ -37,6 +75,13 @@ class Organization(IdMixin, TimestampMixin, db.Model):
     # A voucher's period; None means the plan holds until changed (operator or billing).
     plan_expires_at: Mapped[datetime | None]
     billing_customer_id: Mapped[str | None] = mapped_column(String(200))
+    # How the people it verifies or issues to reach it (an email address or an https URL),
+    # named on their pages when something fails.
+    support_contact: Mapped[str | None] = mapped_column(String(320))
+
+    @property
+    def contact(self) -> SupportContact | None:
+        return SupportContact.of(self.support_contact)
 
     def effective_plan(self) -> Plan:
         """The plan in force now: a lapsed voucher period falls back to FREE."""
