@@ -308,14 +308,21 @@ def write_nginx_config(
     )
     site = render(
         (NGINX_DIR / "verity.conf").read_text(),
-        {"UPSTREAM_SERVERS": servers, "LISTEN": listen},
+        {
+            "UPSTREAM_SERVERS": servers,
+            "LISTEN": listen,
+            "ACCESS_LOG": (
+                f"access_log {prefix}/access.log verity_no_paths;"
+                if access_log
+                else "access_log off;"
+            ),
+        },
     )
     main = render(
         (NGINX_DIR / "nginx.conf").read_text(),
         {
             "PREFIX": str(prefix),
             "WORKER_PROCESSES": "1",
-            "ACCESS_LOG": f"{prefix}/access.log" if access_log else "off",
         },
     )
     (prefix / "verity.conf").write_text(site)

@@ -13,6 +13,7 @@ import socket
 import time
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from deploy_support import Answer, free_port, post_json, send
@@ -31,8 +32,9 @@ def listening(address: str) -> bool:
 
 
 @pytest.fixture(scope="module")
-def nginx_alone(tmp_path_factory) -> Iterator[str]:
-    """nginx's base URL, in front of instances that are all down."""
+def nginx_site(tmp_path_factory) -> Iterator[tuple[str, Path]]:
+    """nginx's base URL and prefix directory, in front of instances that are all down, its
+    access log on."""
     if cluster.nginx_binary() is None:
         pytest.skip("nginx is not installed (make test installs Debian's nginx)")
     workdir = tmp_path_factory.mktemp("nginx-alone")
@@ -41,18 +43,23 @@ def nginx_alone(tmp_path_factory) -> Iterator[str]:
     prefix = cluster.nginx_prefix()
     proxy = None
     try:
-        config = cluster.write_nginx_config(prefix, listen, down)
+        config = cluster.write_nginx_config(prefix, listen, down, access_log=True)
         proxy = cluster.launch_nginx(config, listen, workdir / "nginx.log")
         deadline = time.monotonic() + START_TIMEOUT
         while not listening(listen):
             assert proxy.process.poll() is None, proxy.log()
             assert time.monotonic() < deadline, proxy.log()
             time.sleep(0.05)
-        yield proxy.base
+        yield proxy.base, prefix
     finally:
         if proxy is not None:
             proxy.stop()
         shutil.rmtree(prefix, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def nginx_alone(nginx_site) -> str:
+    return nginx_site[0]
 
 
 def assert_service_unavailable(answer: Answer) -> None:
@@ -97,3 +104,21 @@ def test_a_body_over_one_mebibyte_is_refused_as_the_service_refuses_it(nginx_alo
     assert too_large.headers["Content-Type"].startswith("application/json")
     body = too_large.json()
     assert body == {"error": body["error"], "code": "PAYLOAD_TOO_LARGE"}
+
+
+def test_the_access_log_names_no_path_so_no_secret_in_one(nginx_site):
+    """Offer tokens, a person's page and presentation request IDs ride in paths: nginx logs
+    the method and status of each request, never its path or referrer."""
+    nginx_alone, prefix = nginx_site
+    secrets = [uuid.uuid4().hex for _ in range(3)]
+    paths = [f"/o/{secrets[0]}/status", f"/i/{secrets[1]}", f"/oid4vp/requests/{secrets[2]}"]
+    for path in paths:
+        send(nginx_alone, "GET", path, headers={"Referer": f"{nginx_alone}/o/{secrets[0]}"})
+    log = prefix / "access.log"
+    deadline = time.monotonic() + START_TIMEOUT
+    while log.read_text().count("\n") < len(paths):  # nginx writes a line per answer
+        assert time.monotonic() < deadline, log.read_text()
+        time.sleep(0.05)
+    written = log.read_text()
+    assert " GET 502 " in written
+    assert not [secret for secret in secrets if secret in written], written
