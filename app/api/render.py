@@ -126,6 +126,7 @@ def organization(row: Organization) -> dict[str, Any]:
         "plan": row.effective_plan().value,
         "plan_expires_at": _time(row.plan_expires_at),
         "created_at": _time(row.created_at),
+        "support_contact": row.support_contact,
     }
 
 

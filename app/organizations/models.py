@@ -41,21 +41,25 @@ class SupportContact:
     def of(cls, value: str | None) -> SupportContact | None:
         if not value:
             return None
-        if value.startswith(("https://", "http://")):
+        if value.lower().startswith("https://"):
             return cls(label=value, href=value)
         return cls(label=value, href=f"mailto:{value}")
 
 
 def check_support_contact(value: str) -> str:
-    """An email address or an http(s) URL, or empty (none); anything else is refused."""
+    """An email address or an https URL, or empty (none); anything else is refused.
+
+    Plain http is refused: the person follows this link from a page about their credential, and
+    a link the network can rewrite is no way to reach the organization.
+    """
     value = value.strip()
     if not value:
         return ""
     if len(value) > 320:
         raise ValueError("The support contact is at most 320 characters")
-    if value.startswith(("https://", "http://")):
+    if value.lower().startswith("https://"):
         parts = urlsplit(value)
-        if parts.netloc and not any(c.isspace() for c in value):
+        if parts.hostname and not any(c.isspace() for c in value):
             return value
     elif SUPPORT_EMAIL.fullmatch(value):
         return value

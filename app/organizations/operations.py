@@ -12,7 +12,14 @@ from app import clock
 from app.errors import CodeNotFound, Forbidden, InvalidRequest, NotFound, UpgradeRequired
 from app.extensions import db
 from app.identity.models import User
-from app.organizations.models import Membership, Organization, OrganizationCode, Plan, Role
+from app.organizations.models import (
+    Membership,
+    Organization,
+    OrganizationCode,
+    Plan,
+    Role,
+    check_support_contact,
+)
 from app.tokens import hash_secret, new_secret
 
 CODE_PREFIX = "vo_"
@@ -70,6 +77,18 @@ def create_organization(user: User, name: str, plan: Plan = Plan.FREE) -> Organi
     db.session.add(Membership(user_id=user.id, organization_id=organization.id, role=Role.OWNER))
     db.session.flush()
     return organization
+
+
+def set_support_contact(member: Membership, value: str | None) -> Organization:
+    """Owners and admins set how people reach the organization (None or empty removes it)."""
+    require_manager(member)
+    try:
+        checked = check_support_contact(value or "")
+    except ValueError as exc:
+        raise InvalidRequest(str(exc)) from exc
+    member.organization.support_contact = checked or None
+    db.session.flush()
+    return member.organization
 
 
 def organization_for_member(user: User, organization_id: uuid.UUID) -> Organization:

@@ -101,4 +101,5 @@ def init_app(app: Flask, compiled: Path) -> None:
             "language": language,
             "text_direction": direction(language),
             "languages": LANGUAGES,
+            "direction_of": direction,
         }

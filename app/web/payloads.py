@@ -198,6 +198,9 @@ class VerificationOut(Out):
     id: uuid.UUID
     name: str
     description: str
+    description_translations: dict[str, str] = Field(
+        default_factory=dict, description=DESCRIPTION_TRANSLATIONS
+    )
     schema_id: uuid.UUID
     type: str
     claims: list[str]
@@ -304,6 +307,9 @@ class SchemaAttributeOut(Out):
     description: str
     type: str
     namespace: str | None = None
+    description_translations: dict[str, str] | None = Field(
+        default=None, description="The display name in other languages, by language code."
+    )
 
 
 class SchemaOut(Out):
@@ -447,12 +453,23 @@ class OrganizationIn(Body):
     name: str = Name
 
 
+SUPPORT_CONTACT = (
+    "How the people it verifies or issues to reach the organization: an email address or an "
+    "https:// address, named on their pages when a check fails; null removes it."
+)
+
+
+class OrganizationPatch(Body):
+    support_contact: str | None = Field(default=None, max_length=320, description=SUPPORT_CONTACT)
+
+
 class OrganizationOut(Out):
     id: uuid.UUID
     name: str
     plan: Plan
     plan_expires_at: datetime | None
     created_at: datetime
+    support_contact: str | None = Field(default=None, description=SUPPORT_CONTACT)
 
 
 class MembershipOut(Out):

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from babel.messages.extract import extract_from_dir
 from babel.messages.pofile import read_po
-from pages_support import open_individual
+from pages_support import open_individual, present, wallet_link
 
 from app.web.language import LANGUAGES
 
@@ -88,3 +88,20 @@ def test_a_purpose_written_per_language_falls_back_to_english(app, client):
     assert "Um Ihr Alter zu prüfen" in german
     french = client.get(opened.path, headers={"Accept-Language": "fr"}).get_data(as_text=True)
     assert "To check your age" in french
+
+
+def test_a_failure_names_the_support_contact_staff_set_in_the_organization(app, client):
+    opened = open_individual(app, client)
+    staff = opened.staff
+    saved = client.patch(
+        f"/organizations/{staff.organization_id}",
+        json={"support_contact": "help@acme.test"},
+        headers=staff.headers(),
+    )
+    assert saved.status_code == 200, saved.get_json()
+    waiting = client.get(opened.path).get_data(as_text=True)
+    assert "help@acme.test" not in waiting
+    present(client, wallet_link(waiting), good=False)
+    failed = client.get(opened.path, headers={"Accept-Language": "de"}).get_data(as_text=True)
+    assert "Nicht bestätigt." in failed
+    assert '<a href="mailto:help@acme.test">help@acme.test</a>' in failed
