@@ -105,6 +105,7 @@ def configure_logging(app: Flask) -> None:
 def register_extensions(app: Flask) -> None:
     from app import mail, models  # noqa: F401  (every model registered before migrations look)
     from app.billing.setup import billing_provider
+    from app.web import language
 
     if app.config["TRUSTED_PROXY_COUNT"] > 0:
         count = app.config["TRUSTED_PROXY_COUNT"]
@@ -119,6 +120,7 @@ def register_extensions(app: Flask) -> None:
         event.listen(Session, "before_flush", forbid_writes_when_read_only)
     register_audit()
     migrate.init_app(app, db, directory=str(settings.INSTANCE_DIR.parent / "migrations"))
+    language.init_app(app, settings.INSTANCE_DIR / "translations")
     app.extensions["billing"] = billing_provider(app.config)
     register_verifier(app)
     register_issuing(app)

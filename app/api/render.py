@@ -57,6 +57,7 @@ def verification(row: Verification) -> dict[str, Any]:
         "id": str(row.id),
         "name": row.name,
         "description": row.description,
+        "description_translations": dict(row.description_translations or {}),
         "schema_id": str(row.schema_id),
         "type": row.type,
         "claims": row.claims,
@@ -132,6 +133,7 @@ def organization(row: Organization) -> dict[str, Any]:
         "plan_expires_at": _time(row.plan_expires_at),
         "wallet_attestation": row.wallet_attestation.value,
         "created_at": _time(row.created_at),
+        "support_contact": row.support_contact,
     }
 
 

@@ -111,13 +111,35 @@ def get_organization(organization_id: str):
     member = organizations.membership(current_user(), parse_id(organization_id))
     if member is None:
         raise NotFound()
-    return json_response(
-        {
-            **render.organization(member.organization),
-            "role": member.role.value,
-            "members": [render.member(m) for m in organizations.members_of(member.organization)],
-        }
-    )
+    return json_response(organization_detail(member))
+
+
+def organization_detail(member) -> dict:
+    return {
+        **render.organization(member.organization),
+        "role": member.role.value,
+        "members": [render.member(m) for m in organizations.members_of(member.organization)],
+    }
+
+
+@bp.patch("/organizations/<organization_id>")
+@require_session
+@documented(
+    "Change an organization's settings (owners and admins): its support contact",
+    body=p.OrganizationPatch,
+    responses={200: p.OrganizationDetail},
+    tags=("organizations",),
+)
+def patch_organization(organization_id: str):
+    """A member that is not an owner or admin is refused (403); to others it does not exist.
+    A member left out keeps its value."""
+    member = organizations.membership(current_user(), parse_id(organization_id))
+    if member is None:
+        raise NotFound()
+    body = parse_body(p.OrganizationPatch)
+    if "support_contact" in body.model_fields_set:
+        organizations.set_support_contact(member, body.support_contact)
+    return json_response(organization_detail(member))
 
 
 @bp.post("/organizations/<organization_id>/codes")

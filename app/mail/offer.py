@@ -13,6 +13,9 @@ from datetime import datetime
 from email.message import EmailMessage
 from email.utils import formataddr, make_msgid
 
+from flask_babel import gettext as _
+from flask_babel import ngettext
+
 WHITESPACE = re.compile(r"\s+")
 
 
@@ -36,24 +39,31 @@ def one_line(text: str) -> str:
 
 def offer_text(mail: OfferMail) -> str:
     lines = [
-        f"Hello {one_line(mail.recipient_name)},",
+        _("Hello %(name)s,", name=one_line(mail.recipient_name)),
         "",
-        f"{one_line(mail.organization)} has issued you a credential: {one_line(mail.credential)}.",
+        _(
+            "%(organization)s has issued you a credential: %(credential)s.",
+            organization=one_line(mail.organization),
+            credential=one_line(mail.credential),
+        ),
         "",
-        "Open this page to add it to your digital identity wallet:",
+        _("Open this page to add it to your digital identity wallet:"),
         mail.offer_page,
         "",
     ]
     if mail.expires_at is not None:
         when = mail.expires_at.strftime("%Y-%m-%d %H:%M UTC")
-        lines += [f"The offer can be taken once, until {when}.", ""]
+        lines += [_("The offer can be taken once, until %(moment)s.", moment=when), ""]
     if mail.tx_code_required:
         lines += [
-            f"Your wallet will ask for a code. {one_line(mail.organization)} gives it to you "
-            "separately; it is not in this email.",
+            _(
+                "Your wallet will ask for a code. %(organization)s gives it to you separately; "
+                "it is not in this email.",
+                organization=one_line(mail.organization),
+            ),
             "",
         ]
-    lines += ["If you were not expecting this, you can ignore this email."]
+    lines += [_("If you were not expecting this, you can ignore this email.")]
     return "\n".join(lines) + "\n"
 
 
@@ -76,16 +86,25 @@ def authorization_code_text(mail: AuthorizationCodeMail) -> str:
     return (
         "\n".join(
             [
-                f"Hello {one_line(mail.recipient_name)},",
+                _("Hello %(name)s,", name=one_line(mail.recipient_name)),
                 "",
-                f"Your wallet asked {one_line(mail.organization)} for your credential: "
-                f"{one_line(mail.credential)}.",
+                _(
+                    "Your wallet asked %(organization)s for your credential: %(credential)s.",
+                    organization=one_line(mail.organization),
+                    credential=one_line(mail.credential),
+                ),
                 "",
-                f"Your code: {mail.code}",
+                _("Your code: %(code)s", code=mail.code),
                 "",
-                f"Type it on the page your wallet opened. It works for {mail.minutes} minutes.",
+                ngettext(
+                    "Type it on the page your wallet opened. It works for %(num)d minute.",
+                    "Type it on the page your wallet opened. It works for %(num)d minutes.",
+                    mail.minutes,
+                ),
                 "",
-                "If you did not ask for it, ignore this email: without the code nothing is issued.",
+                _(
+                    "If you did not ask for it, ignore this email: without the code nothing is issued."
+                ),
             ]
         )
         + "\n"
@@ -96,7 +115,7 @@ def authorization_code_message(mail: AuthorizationCodeMail, sender: str) -> Emai
     message = EmailMessage()
     message["From"] = sender
     message["To"] = formataddr((one_line(mail.recipient_name), mail.to))
-    message["Subject"] = f"Your code for {one_line(mail.credential)}"
+    message["Subject"] = _("Your code for %(credential)s", credential=one_line(mail.credential))
     message["Message-ID"] = make_msgid(domain=sender.rpartition("@")[2].strip(">") or None)
     message.set_content(authorization_code_text(mail))
     return message
@@ -106,8 +125,10 @@ def offer_message(mail: OfferMail, sender: str) -> EmailMessage:
     message = EmailMessage()
     message["From"] = sender
     message["To"] = formataddr((one_line(mail.recipient_name), mail.to))
-    message["Subject"] = (
-        f"{one_line(mail.organization)} offers you a credential: {one_line(mail.credential)}"
+    message["Subject"] = _(
+        "%(organization)s offers you a credential: %(credential)s",
+        organization=one_line(mail.organization),
+        credential=one_line(mail.credential),
     )
     message["Message-ID"] = make_msgid(domain=sender.rpartition("@")[2].strip(">") or None)
     message.set_content(offer_text(mail))

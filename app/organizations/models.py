@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import enum
+import re
 import uuid
+from dataclasses import dataclass
 from datetime import datetime
+from urllib.parse import urlsplit
 
 from sqlalchemy import Enum, ForeignKey, String, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column, relationship
@@ -39,6 +42,45 @@ class WalletAttestation(enum.StrEnum):
     OFF = "off"
 
 
+@dataclass(frozen=True)
+class SupportContact:
+    """An organization's support contact as a link: ``mailto:`` for an address."""
+
+    label: str
+    href: str
+
+    @classmethod
+    def of(cls, value: str | None) -> SupportContact | None:
+        if not value:
+            return None
+        if value.lower().startswith("https://"):
+            return cls(label=value, href=value)
+        return cls(label=value, href=f"mailto:{value}")
+
+
+def check_support_contact(value: str) -> str:
+    """An email address or an https URL, or empty (none); anything else is refused.
+
+    Plain http is refused: the person follows this link from a page about their credential, and
+    a link the network can rewrite is no way to reach the organization.
+    """
+    value = value.strip()
+    if not value:
+        return ""
+    if len(value) > 320:
+        raise ValueError("The support contact is at most 320 characters")
+    if value.lower().startswith("https://"):
+        parts = urlsplit(value)
+        if parts.hostname and not any(c.isspace() for c in value):
+            return value
+    elif SUPPORT_EMAIL.fullmatch(value):
+        return value
+    raise ValueError("The support contact must be an email address or an https:// address")
+
+
+SUPPORT_EMAIL = re.compile(r"[^@\s<>\"]+@[^@\s<>\"]+\.[^@\s<>\"]+")
+
+
 class Organization(IdMixin, TimestampMixin, db.Model):
     __tablename__ = "organizations"
 
@@ -59,6 +101,14 @@ class Organization(IdMixin, TimestampMixin, db.Model):
         ),
         default=WalletAttestation.OPTIONAL,
     )
+
+    # How the people it verifies or issues to reach it (an email address or an https URL),
+    # named on their pages when something fails.
+    support_contact: Mapped[str | None] = mapped_column(String(320))
+
+    @property
+    def contact(self) -> SupportContact | None:
+        return SupportContact.of(self.support_contact)
 
     def effective_plan(self) -> Plan:
         """The plan in force now: a lapsed voucher period falls back to FREE."""

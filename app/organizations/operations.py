@@ -19,6 +19,7 @@ from app.organizations.models import (
     Plan,
     Role,
     WalletAttestation,
+    check_support_contact,
 )
 from app.tokens import hash_secret, new_secret
 
@@ -77,6 +78,18 @@ def create_organization(user: User, name: str, plan: Plan = Plan.FREE) -> Organi
     db.session.add(Membership(user_id=user.id, organization_id=organization.id, role=Role.OWNER))
     db.session.flush()
     return organization
+
+
+def set_support_contact(member: Membership, value: str | None) -> Organization:
+    """Owners and admins set how people reach the organization (None or empty removes it)."""
+    require_manager(member)
+    try:
+        checked = check_support_contact(value or "")
+    except ValueError as exc:
+        raise InvalidRequest(str(exc)) from exc
+    member.organization.support_contact = checked or None
+    db.session.flush()
+    return member.organization
 
 
 def organization_for_member(user: User, organization_id: uuid.UUID) -> Organization:

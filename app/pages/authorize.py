@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 from flask import current_app, g, redirect, request
 from flask.typing import ResponseReturnValue
+from flask_babel import ngettext
 
 from app.errors import Forbidden, NotFound
 from app.extensions import db
@@ -27,6 +28,7 @@ from app.issuance.links import IssuerLinks
 from app.issuance.models import AuthorizationRequest
 from app.organizations.models import Organization
 from app.pages.views import bp, render
+from app.web.language import current_language
 from app.web.requests import base_url
 
 COOKIE = "verity_authorize"
@@ -92,7 +94,10 @@ def _page(
         organization=organization.name,
         credential=credential.name,
         description=credential.description or "",
-        claims=[schema.display_name(c["name"]) or c["name"] for c in credential.claims],
+        claims=[
+            schema.display_name(c["name"], current_language()) or c["name"]
+            for c in credential.claims
+        ],
         action=request.path,
         client_id=pending.client_id,
         request_uri=request_uri,
@@ -156,7 +161,11 @@ def authorize_decision(org_id: str) -> ResponseReturnValue:
             organization,
             pending,
             request_uri,
-            f"That is not the code we emailed. {exc.left} tries left.",
+            ngettext(
+                "That is not the code we emailed. %(num)d try left.",
+                "That is not the code we emailed. %(num)d tries left.",
+                exc.left,
+            ),
         )
         return render("person/authorize.html", page=shown), 400
     except authorization.AuthorizationUnavailable as exc:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from flask import Response
 
+from app.web.language import current_language
+
 # Nothing inline and nothing from elsewhere: scripts and styles are files under /static,
 # the QR code is inline SVG markup (not a style), Pico's icons are data: URIs.
 CONTENT_SECURITY_POLICY = "; ".join(
@@ -30,4 +32,5 @@ def protect(response: Response) -> Response:
     response.headers["X-Content-Type-Options"] = "nosniff"
     # frame-ancestors for browsers that read CSP; X-Frame-Options for those that predate it.
     response.headers["X-Frame-Options"] = "DENY"
+    response.headers["Content-Language"] = current_language()
     return response

@@ -9,6 +9,7 @@ from urllib.parse import urlencode, urlsplit
 from flask import url_for
 from sqlalchemy.orm import joinedload
 
+from app.organizations.models import SupportContact
 from app.policies.operations import connect_policy, policy_for_token
 from app.presentations.operations import (
     answerable_and_attempts,
@@ -62,6 +63,10 @@ class PageState:
     @property
     def organization(self) -> str:
         return self.verification.organization.name
+
+    @property
+    def contact(self) -> SupportContact | None:
+        return self.verification.organization.contact
 
     @property
     def status(self) -> Status:

@@ -11,7 +11,7 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
-from flask import Blueprint, current_app, render_template, request, url_for
+from flask import Blueprint, current_app, redirect, render_template, request, url_for
 from flask.typing import ResponseReturnValue
 from markupsafe import Markup
 from werkzeug.exceptions import HTTPException
@@ -26,6 +26,7 @@ from app.pages.qr import QrCache
 from app.presentations.glance import glance_individual
 from app.presentations.reasons import for_person
 from app.verifications.models import PresentationSubject, Status
+from app.web import language
 from app.web.links import links
 from app.web.requests import parse_id
 
@@ -55,6 +56,24 @@ HTMX_CONFIG = {
 @bp.app_template_global()
 def htmx_config() -> dict:
     return HTMX_CONFIG
+
+
+@bp.get("/language/<code>")
+def choose_language(code: str) -> ResponseReturnValue:
+    """The switcher: remember the person's language (a cookie, a year) and go back. A GET
+    that changes only this browser's own preference, so it needs no form token."""
+    response = redirect(language.safe_next(request.args.get("next")), code=303)
+    if code in language.LANGUAGES:
+        response.set_cookie(
+            language.COOKIE,
+            code,
+            max_age=language.COOKIE_SECONDS,
+            path="/",
+            secure=request.is_secure,
+            httponly=True,
+            samesite="Lax",
+        )
+    return response
 
 
 @bp.get("/i/<individual_id>")
@@ -201,26 +220,34 @@ def result_page(subject: PresentationSubject, holds: bool, path: str) -> Respons
         reason=for_person(subject.validation_error),
         verified=subject.status == Status.VERIFIED,
         organization=verification.organization.name,
+        contact=verification.organization.contact,
         verification=verification,
         retry_path=path if subject.retries_after_failure else None,
         return_url=state.safe_return_url(verification.return_url),
     )
 
 
-ASK_AGAIN = "Check the link you were given, or ask the organization that sent you for a new one."
+def N_(text: str) -> str:
+    """Marks a message for the catalogs; the template translates it when it is shown."""
+    return text
+
+
+ASK_AGAIN = N_(
+    "Check the link you were given, or ask the organization that sent you for a new one."
+)
 ERROR_TEXT = {
-    404: ("This page does not exist", ASK_AGAIN),
-    410: ("This request has expired", "Ask the organization that sent you for a new link."),
-    500: ("Something went wrong on our side", "Please try again in a moment."),
+    404: (N_("This page does not exist"), ASK_AGAIN),
+    410: (N_("This request has expired"), N_("Ask the organization that sent you for a new link.")),
+    500: (N_("Something went wrong on our side"), N_("Please try again in a moment.")),
     # Storage unreachable: nothing is lost, the page will work again shortly.
-    502: ("We are having a short pause", "Nothing is lost. Please try again in a moment."),
+    502: (N_("We are having a short pause"), N_("Nothing is lost. Please try again in a moment.")),
 }
 
 
 def error_page(status: int) -> ResponseReturnValue:
     """A page for people (or, to a polling region, a fragment that stops the polling)."""
     fallback = (
-        ERROR_TEXT[500] if status >= 500 else ("This request could not be handled", ASK_AGAIN)
+        ERROR_TEXT[500] if status >= 500 else (N_("This request could not be handled"), ASK_AGAIN)
     )
     heading, advice = ERROR_TEXT.get(status, fallback)
     template = "person/_error.html" if request.endpoint in FRAGMENTS else "person/error.html"

@@ -64,31 +64,41 @@ _PATTERNS: tuple[tuple[Family, re.Pattern[str]], ...] = tuple(
     )
 )
 
+
+# The sentences below are English message IDs of the person's pages' catalogs (extracted by
+# their ``N_`` mark, translated where they are shown); this module stays free of Flask.
+def N_(text: str) -> str:
+    return text
+
+
 FOR_PERSON: dict[Family, str] = {
-    Family.CONDITION: "This credential does not meet what this verification asks for.",
-    Family.MISSING_CLAIM: (
+    Family.CONDITION: N_(
+        "Your credential does not show what this check needs, for example an age or a "
+        "place it asks for."
+    ),
+    Family.MISSING_CLAIM: N_(
         "Your wallet did not share everything this verification asks for. Please try again "
         "and share all the information requested."
     ),
-    Family.UNTRUSTED_ISSUER: (
+    Family.UNTRUSTED_ISSUER: N_(
         "This credential comes from an issuer this organization does not accept. Please use "
         "a credential from another issuer."
     ),
-    Family.NO_ISSUER: (
+    Family.NO_ISSUER: N_(
         "This credential does not say who issued it, and this organization only accepts "
         "credentials from issuers it names."
     ),
-    Family.WRONG_TYPE: "This is not the kind of credential this verification asks for.",
-    Family.REVOKED: "This credential has been revoked by its issuer.",
-    Family.SUSPENDED: "This credential is suspended by its issuer for now.",
-    Family.STATUS_UNCHECKED: (
+    Family.WRONG_TYPE: N_("This is not the kind of credential this verification asks for."),
+    Family.REVOKED: N_("This credential has been revoked by its issuer."),
+    Family.SUSPENDED: N_("This credential is suspended by its issuer for now."),
+    Family.STATUS_UNCHECKED: N_(
         "We could not confirm with its issuer that this credential is still valid. Please try "
         "again in a moment."
     ),
-    Family.EXPIRED: "This credential has expired. Please use a current one.",
-    Family.NOT_YET_VALID: "This credential is not valid yet.",
-    Family.LATE: "Your wallet's answer came too late, please try again.",
-    Family.INVALID: (
+    Family.EXPIRED: N_("This credential has expired. Please use a current one."),
+    Family.NOT_YET_VALID: N_("This credential is not valid yet."),
+    Family.LATE: N_("Your wallet's answer came too late, please try again."),
+    Family.INVALID: N_(
         "This credential could not be checked, so it was not accepted. Please try again, or "
         "use another wallet."
     ),

@@ -92,11 +92,17 @@ class Schema(IdMixin, TimestampMixin, db.Model):
     def attribute_names(self) -> list[str]:
         return [a["name"] for a in self.attributes]
 
-    def display_name(self, name: str) -> str | None:
-        """What people read for the attribute ``name``: its description, where the schema
-        gives one (``Date of birth`` for ``birthdate``); None otherwise."""
+    def display_name(self, name: str, language: str | None = None) -> str | None:
+        """What people read for the attribute ``name``: its description in ``language``
+        where staff wrote one, else its description (``Date of birth`` for ``birthdate``);
+        None when the schema gives neither."""
         for attribute in self.attributes:
-            if attribute.get("name") == name and (attribute.get("description") or "").strip():
+            if attribute.get("name") != name:
+                continue
+            translated = (attribute.get("description_translations") or {}).get(language or "")
+            if isinstance(translated, str) and translated.strip():
+                return translated.strip()
+            if (attribute.get("description") or "").strip():
                 return str(attribute["description"]).strip()
         return None
 

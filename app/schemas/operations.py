@@ -35,6 +35,8 @@ def _attribute(attribute: dict[str, Any]) -> dict[str, Any]:
     }
     if attribute.get("namespace"):
         kept["namespace"] = attribute["namespace"]
+    if attribute.get("description_translations"):
+        kept["description_translations"] = dict(attribute["description_translations"])
     return kept
 
 

@@ -24,10 +24,10 @@ from app.errors import (
 from app.organizations import operations as org_ops
 from app.organizations.models import Membership, Role
 from app.staff.blueprint import bp
-from app.staff.page_kit import refusal
+from app.staff.page_kit import finished, refusal
 from app.staff.session import ORGANIZATION_COOKIE, set_cookie
 from app.web.access import acting_membership, current_user, require_staff, upgrade_prompt
-from app.web.payloads import CodeIn, IssuerSettingsIn, JoinIn, OrganizationIn
+from app.web.payloads import CodeIn, IssuerSettingsIn, JoinIn, OrganizationIn, OrganizationPatch
 from app.web.requests import parse_id
 
 GATED_ACTION = "Minting invitation codes"
@@ -150,6 +150,25 @@ def organizations_issuer(organization_id: str) -> ResponseReturnValue:
     org_ops.set_issuer_settings(acting, body.wallet_attestation)
     flash("Issuer settings saved.")
     return redirect(url_for("staff.organizations_detail", organization_id=organization_id), 303)
+
+
+@bp.post("/organizations/<organization_id>/support-contact")
+@require_staff
+def organizations_support_contact(organization_id: str) -> ResponseReturnValue:
+    """Owners and admins set the support contact; a refused one is shown with what was typed."""
+    member = member_of(organization_id)
+    values = {"support_contact": request.form.get("support_contact", "")}
+    try:
+        body = OrganizationPatch.model_validate(values)
+        org_ops.set_support_contact(member, body.support_contact)
+    except (ValidationError, InvalidRequest, Forbidden) as exc:
+        message, status = refusal(exc, missing_record_is_a_page=False)
+        return detail_page(member, status, values=values, contact_error=message)
+    return finished(
+        "Support contact saved.",
+        "staff.organizations_detail",
+        organization_id=member.organization_id,
+    )
 
 
 @bp.post("/organizations/<organization_id>/codes")

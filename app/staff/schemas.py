@@ -24,6 +24,7 @@ from app.schemas.models import Schema
 from app.staff.blueprint import bp
 from app.staff.page_kit import finished, form_values, refusal
 from app.web.access import acting_organization, require_staff
+from app.web.language import DEFAULT, LANGUAGES
 from app.web.paging import page_args, pager
 from app.web.payloads import SchemaIn, SchemaPatch
 from app.web.requests import base_url, parse_id
@@ -41,25 +42,43 @@ SCHEMA_FIELDS = (
 )
 FORMAT_FIELDS = ("vct", "doctype", "namespace")
 ADD_ATTRIBUTE = "add-attribute"
+TRANSLATED = [code for code in LANGUAGES if code != DEFAULT]
 
 
 def blank_attribute() -> dict[str, str]:
     return {"name": "", "description": "", "type": schema_ops.ATTRIBUTE_TYPES[0]}
 
 
-def submitted() -> tuple[dict[str, str], list[dict[str, str]]]:
-    """The schema's fields and its attribute rows, in the order the form lists them."""
+def submitted() -> tuple[dict[str, str], list[dict[str, Any]]]:
+    """The schema's fields and its attribute rows, in the order the form lists them.
+
+    Each row sends its description in every other language, empty where staff wrote none, so
+    the n-th value of each language belongs to the n-th row.
+    """
     rows = zip(
         request.form.getlist("attribute_name"),
         request.form.getlist("attribute_description"),
         request.form.getlist("attribute_type"),
         strict=False,
     )
-    attributes = [{"name": n, "description": d, "type": t} for n, d, t in rows]
+    translations = {
+        code: request.form.getlist(f"attribute_description_{code}") for code in TRANSLATED
+    }
+    attributes: list[dict[str, Any]] = []
+    for index, (name, description, kind) in enumerate(rows):
+        attribute: dict[str, Any] = {"name": name, "description": description, "type": kind}
+        written = {
+            code: texts[index].strip()
+            for code, texts in translations.items()
+            if index < len(texts) and texts[index].strip()
+        }
+        if written:
+            attribute["description_translations"] = written
+        attributes.append(attribute)
     return form_values(SCHEMA_FIELDS), attributes
 
 
-def schema_body(values: dict[str, str], attributes: list[dict[str, str]]) -> dict[str, Any]:
+def schema_body(values: dict[str, str], attributes: list[dict[str, Any]]) -> dict[str, Any]:
     """The JSON API's body; a row left entirely empty is a row the person did not use."""
     used = [a for a in attributes if a["name"].strip() or a["description"].strip()]
     # An empty validity means credentials without ``exp``.
@@ -92,7 +111,7 @@ def list_page(
     organization: Organization,
     status: int = 200,
     values: dict[str, str] | None = None,
-    attributes: list[dict[str, str]] | None = None,
+    attributes: list[dict[str, Any]] | None = None,
     error: str | None = None,
 ):
     offset, limit = page_args()
@@ -114,7 +133,7 @@ def detail_page(
     schema: Schema,
     status: int = 200,
     values: dict[str, str] | None = None,
-    attributes: list[dict[str, str]] | None = None,
+    attributes: list[dict[str, Any]] | None = None,
     error: str | None = None,
 ):
     """Own drafts come with the edit form and the Publish button; the rest is read-only."""

@@ -24,6 +24,7 @@ from app.verifications.models import (
     DEFAULT_STATUS_CHECK_HOURS,
     Verification,
 )
+from app.web.language import DEFAULT, LANGUAGES
 
 # The builder posts ``conditions-<n>-<part>``; indexes need not be contiguous (htmx appends
 # rows with the next free index, and removed rows leave gaps).
@@ -31,6 +32,8 @@ ROW_FIELD = re.compile(r"^conditions-(\d{1,3})-(attribute|operator|value|remove)
 # Beyond the JSON API's 50 conditions, so that too many rows are refused by the same model
 # (with its message) instead of being cut silently, yet a forged form cannot make us loop.
 MAX_ROWS = 60
+# The purpose in the person's other languages: one field each, ``description-de`` and so on.
+TRANSLATED = [code for code in LANGUAGES if code != DEFAULT]
 
 PEM_BEGIN = "-----BEGIN CERTIFICATE-----"
 PEM_END = "-----END CERTIFICATE-----"
@@ -71,6 +74,8 @@ class VerificationForm:
 
     name: str = ""
     description: str = ""
+    # By language code; a language left empty shows the English description.
+    description_translations: dict[str, str] = field(default_factory=dict)
     schema_id: str = ""
     claims: list[str] = field(default_factory=list)
     conditions: list[ConditionRow] = field(default_factory=list)
@@ -87,6 +92,7 @@ class VerificationForm:
         return cls(
             name=verification.name,
             description=verification.description or "",
+            description_translations=dict(verification.description_translations or {}),
             schema_id=str(verification.schema_id),
             claims=list(verification.claims or []),
             conditions=[
@@ -124,6 +130,9 @@ class VerificationForm:
         return cls(
             name=data.get("name", ""),
             description=data.get("description", ""),
+            description_translations={
+                code: data.get(f"description-{code}", "") for code in TRANSLATED
+            },
             schema_id=data.get("schema_id", "").strip(),
             claims=[c for c in data.getlist("claims") if c],
             conditions=conditions,
@@ -159,6 +168,12 @@ class VerificationForm:
         body: dict[str, Any] = {
             "name": self.name,
             "description": self.description,
+            # Every language, the empty ones left out: an edit that empties one removes it.
+            "description_translations": {
+                code: text.strip()
+                for code, text in self.description_translations.items()
+                if text.strip()
+            },
             "schema_id": self.schema_id,
             "claims": self.claims,
             "attributes": [

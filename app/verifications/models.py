@@ -75,6 +75,9 @@ class Verification(IdMixin, TimestampMixin, db.Model):
     schema_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("schemas.id"))
     name: Mapped[str] = mapped_column(String(200))
     description: Mapped[str] = mapped_column(Text, default="")
+    # The purpose in other languages, by language code ({"de": "..."}); English (the
+    # description) is the fallback.
+    description_translations: Mapped[dict[str, str] | None] = mapped_column(JSON, default=dict)
     type: Mapped[str] = mapped_column(String(10), default="SINGLE")
     claims: Mapped[list[str]] = mapped_column(JSON, default=list)
     attributes: Mapped[list[dict[str, Any]]] = mapped_column(JSON, default=list)
@@ -92,6 +95,11 @@ class Verification(IdMixin, TimestampMixin, db.Model):
 
     organization: Mapped[Organization] = relationship()
     schema: Mapped[Schema] = relationship()
+
+    def description_in(self, language: str) -> str:
+        """The purpose in the person's language where staff wrote one, else the description."""
+        translated = (self.description_translations or {}).get(language, "")
+        return translated.strip() or self.description
 
     def requested_claims(self) -> list[str]:
         """Claims asked of the wallet: those wanted plus those conditions read, nothing else."""

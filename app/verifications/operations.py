@@ -91,6 +91,7 @@ def _apply(organization: Organization, verification: Verification, fields: dict[
     for key in (
         "name",
         "description",
+        "description_translations",
         "type",
         "return_url",
         "retention_days",

@@ -22,6 +22,12 @@ Name = Field(min_length=1, max_length=200)
 Text = Field(default="", max_length=5000)
 
 
+DESCRIPTION_TRANSLATIONS = (
+    "The purpose in other languages of the person's page, by language code "
+    '({"de": "..."}); the description (English) is shown where none is given.'
+)
+
+
 class Body(BaseModel):
     """Request bodies: unknown fields are refused so that typos do not pass silently."""
 
@@ -131,6 +137,9 @@ class Condition(Body):
 class VerificationIn(Body):
     name: str = Name
     description: str = Text
+    description_translations: dict[str, str] | None = Field(
+        default=None, description=DESCRIPTION_TRANSLATIONS
+    )
     schema_id: uuid.UUID
     type: Literal["SINGLE", "MULTI"] = "SINGLE"
     claims: list[str] = Field(default_factory=list, max_length=100)
@@ -154,6 +163,9 @@ class VerificationIn(Body):
 class VerificationPatch(Body):
     name: str | None = Field(default=None, min_length=1, max_length=200)
     description: str | None = Field(default=None, max_length=5000)
+    description_translations: dict[str, str] | None = Field(
+        default=None, description=DESCRIPTION_TRANSLATIONS
+    )
     schema_id: uuid.UUID | None = None
     type: Literal["SINGLE", "MULTI"] | None = None
     claims: list[str] | None = Field(default=None, max_length=100)
@@ -186,6 +198,9 @@ class VerificationOut(Out):
     id: uuid.UUID
     name: str
     description: str
+    description_translations: dict[str, str] = Field(
+        default_factory=dict, description=DESCRIPTION_TRANSLATIONS
+    )
     schema_id: uuid.UUID
     type: str
     claims: list[str]
@@ -212,6 +227,9 @@ class SchemaAttribute(Body):
         min_length=1, max_length=200, pattern=r"^[A-Za-z0-9_\-]+(\.[A-Za-z0-9_\-]+)*$"
     )
     description: str = Field(default="", max_length=1000)
+    description_translations: dict[str, str] | None = Field(
+        default=None, description="The display name in other languages, by language code."
+    )
     type: Literal["TEXT", "NUMBER", "BOOLEAN", "URL", "DATETIME", "EMAIL"] = "TEXT"
     namespace: str | None = Field(
         default=None,
@@ -330,6 +348,9 @@ class SchemaAttributeOut(Out):
     description: str
     type: str
     namespace: str | None = None
+    description_translations: dict[str, str] | None = Field(
+        default=None, description="The display name in other languages, by language code."
+    )
 
 
 class SchemaOut(Out):
@@ -478,6 +499,16 @@ class OrganizationIn(Body):
     name: str = Name
 
 
+SUPPORT_CONTACT = (
+    "How the people it verifies or issues to reach the organization: an email address or an "
+    "https:// address, named on their pages when a check fails; null removes it."
+)
+
+
+class OrganizationPatch(Body):
+    support_contact: str | None = Field(default=None, max_length=320, description=SUPPORT_CONTACT)
+
+
 class OrganizationOut(Out):
     id: uuid.UUID
     name: str
@@ -485,6 +516,7 @@ class OrganizationOut(Out):
     plan_expires_at: datetime | None
     wallet_attestation: Literal["required", "optional", "off"]
     created_at: datetime
+    support_contact: str | None = Field(default=None, description=SUPPORT_CONTACT)
 
 
 class IssuerSettingsIn(Body):

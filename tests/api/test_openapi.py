@@ -400,6 +400,26 @@ def test_document_is_openapi_3_1_with_every_contract_operation(client) -> None:
     assert document == schema.raw_schema
 
 
+def test_the_words_per_language_and_the_support_contact_are_documented(client) -> None:
+    """Clients generated from the document see the optional members the person's pages use."""
+    document = client.get("/openapi.json").get_json()
+    models = document["components"]["schemas"]
+    for name in ("VerificationIn", "VerificationPatch", "VerificationOut"):
+        member = models[name]["properties"]["description_translations"]
+        assert "English" in member.get("description", ""), name
+        assert "description_translations" not in models[name].get("required", []), name
+    for name in ("SchemaAttribute", "SchemaAttributeOut"):
+        assert "description_translations" in models[name]["properties"], name
+        assert "description_translations" not in models[name].get("required", []), name
+    for name in ("OrganizationOut", "OrganizationPatch"):
+        assert "support_contact" in models[name]["properties"], name
+        assert "support_contact" not in models[name].get("required", []), name
+    patch = document["paths"]["/organizations/{organization_id}"]["patch"]
+    assert patch["requestBody"]["content"]["application/json"]["schema"]["$ref"].endswith(
+        "/OrganizationPatch"
+    )
+
+
 def test_every_operation_declares_its_security(client) -> None:
     document = client.get("/openapi.json").get_json()
     assert document["components"]["securitySchemes"] == {

@@ -82,7 +82,7 @@ def test_a_tx_code_is_hinted_at_never_shown(app, client):
     offered = offer_credential(app, client, tx_code=True)
     code = offered.credential["tx_code"]
     page = text(client.get(offered.path))
-    assert f"Your wallet will ask for a\n  {len(code)}-digit code." in page
+    assert f"Your wallet will ask for a {len(code)}-digit code." in page
     assert "Acme gives it to you separately" in page
     assert code not in page.replace(offered.path, "")
 
@@ -145,7 +145,7 @@ def test_a_page_left_open_stops_polling_after_a_while(app, client):
     fragment = text(client.get(poll_url(page)))
     assert "No longer checking." in fragment
     assert "hx-trigger" not in fragment
-    assert f'<a href="{offered.path}">Reload the page</a>' in fragment
+    assert f'<a href="{offered.path}">Reload the page to continue.</a>' in fragment
 
 
 @pytest.mark.parametrize("path", ["/o/unknown-token", "/o/unknown-token/status?shown=OFFERED"])

@@ -162,8 +162,9 @@ def test_a_failed_result_says_why_and_offers_a_retry(app, client):
     assert "You could not be verified" in text
     assert "This credential could not be checked, so it was not accepted." in text
     assert "nonce" not in text.lower() and "key binding" not in text.lower()
-    assert f'<a href="{opened.path}">Try again</a>' in text
-    assert f'href="{RETURN_URL}">Return to Acme</a>' in text
+    # One next step: trying again, not also going back or closing the page.
+    assert f'<a role="button" href="{opened.path}" id="next-step">Try again</a>' in text
+    assert "Return to Acme" not in text and "close this page" not in text
 
 
 @pytest.mark.parametrize("code", ["wrong", "", "x" * 32])
@@ -303,7 +304,7 @@ def test_a_forgotten_page_stops_polling(app, client):
     assert '<div id="connect" hx-swap-oob="true">' in fragment
     assert "<svg" not in fragment
     assert "No longer checking" in fragment
-    assert f'<a href="{opened.path}">Reload the page</a>' in fragment
+    assert f'<a href="{opened.path}">Reload the page to continue.</a>' in fragment
 
 
 def test_no_rendered_html_has_inline_script_style_or_handlers(app, client):

@@ -89,7 +89,9 @@ def test_with_htmx_add_an_attribute_returns_one_row_fragment(browser):
     assert fragment.count('name="attribute_name"') == 1
     for kind in ("TEXT", "NUMBER", "BOOLEAN", "URL", "DATETIME", "EMAIL"):
         assert f'<option value="{kind}"' in fragment
-    assert fragment.count("<label for=") == 3
+    # Name, description and type, then the description in each of the eight other languages.
+    assert fragment.count("<label for=") == 3 + 8
+    assert fragment.count('name="attribute_description_') == 8
 
 
 def test_empty_rows_are_ignored_and_no_attribute_at_all_is_refused_with_the_values(
