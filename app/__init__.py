@@ -132,10 +132,13 @@ def register_extensions(app: Flask) -> None:
 
 def register_audit() -> None:
     """Every write a member of staff or an integration makes leaves an audit event."""
+    from flask import current_app
+
     from app.audit import operations as audit
     from app.web.audit import request_actor
 
     audit.provide_actor(request_actor)
+    audit.provide_retention_days(lambda: current_app.config["AUDIT_RETENTION_DAYS"])
     audit.listen()
 
 

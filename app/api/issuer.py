@@ -29,6 +29,7 @@ from app.oid4vci.statuslist import STATUS_LIST_CWT_TYPE, STATUS_LIST_TYP
 from app.organizations.models import Organization
 from app.schemas import operations as schemas
 from app.schemas import type_metadata as types
+from app.verifier_identity import operations as verifier_identity
 
 bp = Blueprint("issuer", __name__)
 
@@ -126,7 +127,15 @@ def _document(body: dict[str, Any]) -> Response:
 )
 def credential_issuer_metadata(org_id: str) -> Response:
     """§12.2.2: the well-known segment inserted between host and path."""
-    return _document(wallet.issuer_metadata(_issuer(org_id), _links()))
+    return _document(_issuer_metadata(org_id))
+
+
+def _issuer_metadata(org_id: str) -> dict[str, Any]:
+    """The issuer is shown with the logo its organization's verifier profile gives (the one
+    logo an organization keeps)."""
+    organization = _issuer(org_id)
+    logo_uri = verifier_identity.logo_uri_of(organization.id)
+    return wallet.issuer_metadata(organization, _links(), logo_uri)
 
 
 @bp.get("/issuers/<org_id>/.well-known/openid-credential-issuer")
@@ -138,7 +147,7 @@ def credential_issuer_metadata(org_id: str) -> Response:
 )
 def credential_issuer_metadata_draft(org_id: str) -> Response:
     """Draft 15 §11.2.2 appended the segment; wallets built to it look only there."""
-    return _document(wallet.issuer_metadata(_issuer(org_id), _links()))
+    return _document(_issuer_metadata(org_id))
 
 
 @bp.get("/.well-known/oauth-authorization-server/issuers/<org_id>")

@@ -86,6 +86,20 @@ def current_actor() -> Actor | None:
     return _actor_provider[0]() if _actor_provider else None
 
 
+# How long the running application keeps audit events (AUDIT_RETENTION_DAYS), provided by the
+# application factory so the retention job reads it without Flask.
+_retention_provider: list[Callable[[], int]] = []
+
+
+def provide_retention_days(provider: Callable[[], int]) -> None:
+    _retention_provider[:] = [provider]
+
+
+def retention_days() -> int:
+    """Days audit events are kept; 0 keeps them for good (and when nothing was provided)."""
+    return _retention_provider[0]() if _retention_provider else 0
+
+
 def listen() -> None:
     if not event.contains(Session, "before_flush", _note_changes):
         event.listen(Session, "before_flush", _note_changes)

@@ -32,6 +32,7 @@ from app.issuance.operations import (
 )
 from app.issuance.own import list_started
 from app.mdoc.issuing import cose_key, issue_mdoc
+from app.mdoc.status_list import sign_status_list_cwt
 from app.oid4vci.credential import sign_sd_jwt_vc
 from app.oid4vci.dpop import DpopError
 from app.oid4vci.errors import (
@@ -60,14 +61,13 @@ from app.oid4vci.metadata import (
 )
 from app.oid4vci.nonce import mint_nonce, nonce_expiry
 from app.oid4vci.request import CredentialRequest, TokenRequest, read_credential_request
-from app.oid4vci.statuslist import sign_status_list, sign_status_list_cwt
+from app.oid4vci.statuslist import sign_status_list
 from app.oid4vp.formats import JWT_VC_JSON, MSO_MDOC, SD_JWT_VC
 from app.organizations.models import Organization, WalletAttestation
 from app.schemas import type_metadata
 from app.schemas.models import Schema
 from app.tokens import hash_secret, same
 from app.vcjwt.issuing import sign_bitstring_status_list, sign_vc_jwt
-from app.verifier_identity.models import VerifierProfile
 from app.webhooks import outbox
 
 MAX_TX_CODE_FAILURES = 5
@@ -122,13 +122,11 @@ def configurations(organization: Organization) -> list[CredentialConfiguration]:
     ]
 
 
-def issuer_metadata(organization: Organization, links: IssuerLinks) -> dict[str, Any]:
-    """The issuer is shown by the organization's name and the logo its verifier profile
-    gives (the one logo an organization keeps)."""
-    profile = db.session.get(VerifierProfile, organization.id)
-    display = IssuerDisplay(
-        organization.name, profile.logo_uri if profile else None, type_metadata.DISPLAY_LOCALE
-    )
+def issuer_metadata(
+    organization: Organization, links: IssuerLinks, logo_uri: str | None = None
+) -> dict[str, Any]:
+    """The issuer is shown by the organization's name and ``logo_uri``."""
+    display = IssuerDisplay(organization.name, logo_uri, type_metadata.DISPLAY_LOCALE)
     return credential_issuer_metadata(
         links.issuer(organization.id),
         configurations(organization),

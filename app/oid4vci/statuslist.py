@@ -12,16 +12,12 @@ import zlib
 from collections.abc import Iterable
 from typing import Any
 
-import cbor2
 from cryptography.hazmat.primitives.asymmetric import ec
 
-from app.mdoc.issuing import tagged_sign1
 from app.oid4vci.jose import b64url, sign_es256_jwt
 
 STATUS_LIST_TYP = "statuslist+jwt"  # Token Status List §5.1
 STATUS_LIST_CWT_TYPE = "application/statuslist+cwt"  # §5.2
-# CWT claim keys (RFC 8392 §4; Token Status List §5.2, §12.2).
-_SUB, _EXP, _IAT, _TTL, _STATUS_LIST, _TYP, _X5CHAIN = 2, 4, 6, 65534, 65533, 16, 33
 
 
 def sign_status_list(
@@ -73,32 +69,3 @@ def compressed_bits(revoked: Iterable[int], size: int) -> bytes:
             raise ValueError(f"Status index {idx!r} is outside a list of {size} entries")
         data[idx >> 3] |= 1 << (idx & 7)
     return zlib.compress(bytes(data), 9)
-
-
-def sign_status_list_cwt(
-    *,
-    private_key: ec.EllipticCurvePrivateKey,
-    certificate_der: bytes,
-    uri: str,
-    revoked: Iterable[int],
-    size: int,
-    issued_at: int,
-    ttl: int,
-    expires_at: int,
-) -> bytes:
-    """§5.2: the same list as a CWT (a tagged COSE_Sign1), signed by the mdoc document signer
-    whose certificate goes in ``x5chain``: §11.3 lets a verifier accept a list signed by the
-    credential's own signer, so an mdoc reader needs no other key."""
-    claims = {
-        _SUB: uri,
-        _IAT: issued_at,
-        _EXP: expires_at,
-        _TTL: ttl,
-        _STATUS_LIST: {"bits": 1, "lst": compressed_bits(revoked, size)},
-    }
-    return tagged_sign1(
-        private_key,
-        cbor2.dumps(claims),
-        {_X5CHAIN: certificate_der},
-        {_TYP: STATUS_LIST_CWT_TYPE},
-    )

@@ -12,8 +12,6 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
-from flask import current_app
-
 from app import clock, jobs
 from app.audit import operations as audit
 from app.extensions import db
@@ -49,7 +47,7 @@ def delete_expired_claims() -> int:
     if erased:
         log.info("deleted the claims of %d records past their retention", erased)
     # The audit trail's own retention (AUDIT_RETENTION_DAYS) runs with the same sweep.
-    removed = audit.expire_events(now, current_app.config["AUDIT_RETENTION_DAYS"])
+    removed = audit.expire_events(now, audit.retention_days())
     if removed:
         log.info("deleted %d audit events past their retention", removed)
     return erased

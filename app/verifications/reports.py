@@ -1,5 +1,5 @@
 """What the dashboard's overview shows an organization: counts, recent outcomes, outcomes per
-day, failures by family of reason and each verification's funnel.
+day, failures by reason and each verification's funnel.
 
 Read-only queries, kept beside the operations so the pages hold no query logic.
 """
@@ -16,7 +16,6 @@ from sqlalchemy import Select, case, func, select
 from app.extensions import db
 from app.integrations.models import Integration
 from app.organizations.models import Organization
-from app.presentations.reasons import Family, family_of
 from app.verifications.models import (
     Individual,
     PresentationAttempt,
@@ -120,22 +119,6 @@ def attempts_by_individual(
 
 CHART_DAYS = 30
 
-# What staff read for each family of reasons (the person reads ``reasons.FOR_PERSON``).
-FAMILY_WORDS: dict[Family, str] = {
-    Family.CONDITION: "Conditions not met",
-    Family.MISSING_CLAIM: "Claims not shared",
-    Family.UNTRUSTED_ISSUER: "Untrusted issuer",
-    Family.NO_ISSUER: "No issuer named",
-    Family.WRONG_TYPE: "Wrong credential type",
-    Family.REVOKED: "Revoked",
-    Family.SUSPENDED: "Suspended",
-    Family.STATUS_UNCHECKED: "Status could not be checked",
-    Family.EXPIRED: "Expired",
-    Family.NOT_YET_VALID: "Not valid yet",
-    Family.LATE: "Answer too late",
-    Family.INVALID: "Malformed or invalid",
-}
-
 
 @dataclass(frozen=True)
 class Day:
@@ -146,13 +129,6 @@ class Day:
     @property
     def total(self) -> int:
         return self.verified + self.failed
-
-
-@dataclass(frozen=True)
-class FamilyCount:
-    family: str
-    label: str
-    count: int
 
 
 @dataclass(frozen=True)
@@ -205,10 +181,10 @@ def outcomes_per_day(organization: Organization, today: date, days: int = CHART_
     return shown
 
 
-def failures_by_family(
+def failure_reasons(
     organization: Organization, today: date, days: int = CHART_DAYS
-) -> list[FamilyCount]:
-    """Failed presentations of the last ``days`` days by family of reason, the most first."""
+) -> list[tuple[str | None, int]]:
+    """Failed presentations of the last ``days`` days, counted by their reason."""
     first = today - timedelta(days=days - 1)
     since = datetime(first.year, first.month, first.day, tzinfo=UTC)
     reasons = (
@@ -220,12 +196,7 @@ def failures_by_family(
         .with_only_columns(PresentationAttempt.validation_error, func.count())
         .group_by(PresentationAttempt.validation_error)
     )
-    totals: dict[Family, int] = {}
-    for reason, count in db.session.execute(reasons):
-        family = family_of(reason) or Family.INVALID
-        totals[family] = totals.get(family, 0) + count
-    ranked = sorted(totals.items(), key=lambda item: (-item[1], item[0].value))
-    return [FamilyCount(f.value, FAMILY_WORDS[f], count) for f, count in ranked]
+    return [(reason, count) for reason, count in db.session.execute(reasons)]
 
 
 def funnels(organization: Organization, limit: int = 20) -> list[Funnel]:

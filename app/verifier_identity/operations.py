@@ -57,6 +57,12 @@ def identity_of(organization: Organization) -> VerifierIdentity:
     )
 
 
+def logo_uri_of(organization_id: uuid.UUID) -> str | None:
+    """The organization's logo as its verifier profile gives it, or None."""
+    profile = db.session.get(VerifierProfile, organization_id)
+    return profile.logo_uri if profile is not None else None
+
+
 def active_key(organization_id: uuid.UUID) -> VerifierKey | None:
     return db.session.scalar(
         select(VerifierKey).where(
