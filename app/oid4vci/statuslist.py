@@ -1,5 +1,5 @@
-"""Sign the issuer's Token Status List (draft-ietf-oauth-status-list §5.1 and, for mdoc
-credentials, its CWT form §5.2).
+"""Sign the issuer's Token Status List (draft-ietf-oauth-status-list §5.1; its CWT form §5.2,
+for mdoc credentials, is signed in ``app.mdoc.status_list``).
 
 One bit per credential (VALID 0, INVALID 1): revocation is final, so suspension's second bit
 would only double the list. The list is served as a signed ``statuslist+jwt`` a verifier
