@@ -1,5 +1,6 @@
 """Every model, imported in one place so that metadata (and Alembic) sees the whole schema."""
 
+from app.idempotency.models import IdempotentRequest
 from app.identity.models import LoginAttempt, SessionToken, User
 from app.integrations.models import Integration
 from app.issuance.models import Credential
@@ -20,6 +21,7 @@ from app.webhooks.models import WebhookAttempt, WebhookDelivery, WebhookEndpoint
 
 __all__ = [
     "Credential",
+    "IdempotentRequest",
     "Individual",
     "Integration",
     "LoginAttempt",

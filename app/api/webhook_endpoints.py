@@ -15,7 +15,16 @@ from flask import Blueprint, current_app, has_request_context
 from pydantic import Field
 
 from app.api import render
-from app.api.common import documented, json_response, listing, page_args, parse_body, parse_id
+from app.api.common import (
+    PAGING_QUERY,
+    documented,
+    json_response,
+    list_args,
+    listing,
+    parse_body,
+    parse_id,
+    refuse_unknown_args,
+)
 from app.issuance.links import IssuerLinks
 from app.web.access import acting_organization, require_session, tier_gated
 from app.web.links import links
@@ -89,6 +98,7 @@ class WebhookDeliveryList(Out):
     tags=("webhooks",),
 )
 def list_endpoints():
+    refuse_unknown_args()
     rows = webhooks.list_endpoints(acting_organization())
     return json_response(listing(rows, len(rows), render.webhook_endpoint))
 
@@ -134,11 +144,11 @@ def delete_endpoint(endpoint_id: str):
 @documented(
     "An endpoint's deliveries, newest first: state, attempts, last response code",
     responses={200: WebhookDeliveryList},
-    query={"page": "Page, from 1", "limit": "1 to 100"},
+    query=PAGING_QUERY,
     tags=("webhooks",),
 )
 def list_deliveries(endpoint_id: str):
-    offset, limit = page_args()
+    offset, limit = list_args()
     rows, total = webhooks.list_deliveries(
         acting_organization(), parse_id(endpoint_id), offset, limit
     )
