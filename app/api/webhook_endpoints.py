@@ -139,6 +139,20 @@ def delete_endpoint(endpoint_id: str):
     return "", 204
 
 
+@bp.post("/webhooks/endpoints/<endpoint_id>/test")
+@require_session
+@documented(
+    "Send a test event (type webhook.test) to this endpoint only, signed like any other; "
+    "its delivery shows in the endpoint's deliveries",
+    responses={202: WebhookDeliveryOut},
+    tags=("webhooks",),
+)
+def send_test_event(endpoint_id: str):
+    """Queued once this request commits; 202 with the delivery to follow."""
+    delivery = webhooks.send_test_event(acting_organization(), parse_id(endpoint_id))
+    return json_response(render.webhook_delivery(delivery), 202)
+
+
 @bp.get("/webhooks/endpoints/<endpoint_id>/deliveries")
 @require_session
 @documented(

@@ -166,6 +166,19 @@ def webhooks_enable(endpoint_id: str) -> ResponseReturnValue:
     )
 
 
+@bp.post("/webhooks/<endpoint_id>/test")
+@require_staff
+def webhooks_test(endpoint_id: str) -> ResponseReturnValue:
+    """Queue a ``webhook.test`` event for this endpoint only; its delivery appears below."""
+    endpoint = the_endpoint(endpoint_id)
+    hooks.send_test_event(acting_organization(), endpoint.id)
+    return finished(
+        "Test event queued: its delivery and the endpoint's answer appear below.",
+        "staff.webhooks_detail",
+        endpoint_id=endpoint.id,
+    )
+
+
 @bp.post("/webhooks/<endpoint_id>/deliveries/<delivery_id>/replay")
 @require_staff
 def webhooks_replay(endpoint_id: str, delivery_id: str) -> ResponseReturnValue:
