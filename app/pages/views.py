@@ -11,7 +11,7 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
-from flask import Blueprint, current_app, render_template, request, url_for
+from flask import Blueprint, current_app, redirect, render_template, request, url_for
 from flask.typing import ResponseReturnValue
 from markupsafe import Markup
 from werkzeug.exceptions import HTTPException
@@ -55,6 +55,18 @@ HTMX_CONFIG = {
 @bp.app_template_global()
 def htmx_config() -> dict:
     return HTMX_CONFIG
+
+
+@bp.get("/")
+def home() -> ResponseReturnValue:
+    """A small page pointing to the dashboard and the API description, instead of a 404."""
+    return render_template("home/index.html")
+
+
+@bp.get("/favicon.ico")
+def favicon() -> ResponseReturnValue:
+    """Browsers ask here when a page names no icon (a JSON answer, say)."""
+    return redirect(url_for("static", filename="favicon.svg"), 301)
 
 
 @bp.get("/i/<individual_id>")
