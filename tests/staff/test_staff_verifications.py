@@ -261,9 +261,7 @@ def test_the_detail_page_shows_the_id_to_copy_and_the_prefilled_form(browser, cl
     assert 'hx-confirm="Delete' in page
 
 
-def test_claims_received_lists_every_claim_kept_with_those_conditions_read(
-    browser, client, owner
-):
+def test_claims_received_lists_every_claim_kept_with_those_conditions_read(browser, client, owner):
     # The default body asks for the names and has conditions on birthdate and the country:
     # all four are asked of the wallet and kept for retention_days.
     made = make_verification(client, owner)
