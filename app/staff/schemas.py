@@ -47,14 +47,21 @@ def blank_attribute() -> dict[str, str]:
 
 
 def submitted() -> tuple[dict[str, str], list[dict[str, str]]]:
-    """The schema's fields and its attribute rows, in the order the form lists them."""
+    """The schema's fields and its attribute rows, in the order the form lists them, without
+    the rows ticked "Remove this attribute" (each row names itself by ``attribute_key``)."""
+    removed = set(request.form.getlist("attribute_remove"))
+    names = request.form.getlist("attribute_name")
+    keys = request.form.getlist("attribute_key") or [""] * len(names)
     rows = zip(
-        request.form.getlist("attribute_name"),
+        names,
         request.form.getlist("attribute_description"),
         request.form.getlist("attribute_type"),
+        keys,
         strict=False,
     )
-    attributes = [{"name": n, "description": d, "type": t} for n, d, t in rows]
+    attributes = [
+        {"name": n, "description": d, "type": t} for n, d, t, key in rows if key not in removed
+    ]
     return form_values(SCHEMA_FIELDS), attributes
 
 

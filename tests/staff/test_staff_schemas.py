@@ -3,6 +3,8 @@ published through forms, as the JSON API sees them."""
 
 from __future__ import annotations
 
+import re
+
 from factories import PID_SCHEMA_ID, make_staff
 from staff_support import submit, text_of
 
@@ -89,7 +91,7 @@ def test_with_htmx_add_an_attribute_returns_one_row_fragment(browser):
     assert fragment.count('name="attribute_name"') == 1
     for kind in ("TEXT", "NUMBER", "BOOLEAN", "URL", "DATETIME", "EMAIL"):
         assert f'<option value="{kind}"' in fragment
-    assert fragment.count("<label for=") == 3
+    assert fragment.count("<label for=") == 4, "name, description, type and the remove box"
 
 
 def test_empty_rows_are_ignored_and_no_attribute_at_all_is_refused_with_the_values(
@@ -136,6 +138,31 @@ def test_a_draft_is_edited_with_the_same_form(browser, client, owner):
         ("start_date", "DATETIME"),
         ("email", "EMAIL"),
     ]
+
+
+def test_an_attribute_row_ticked_remove_is_dropped_from_the_draft(browser, client, owner):
+    schema_id = create(browser)
+    page = text_of(browser.get(f"/dashboard/schemas/{schema_id}"))
+    keys = re.findall(r'name="attribute_key" value="([^"]+)"', page)
+    assert len(keys) == 2
+    assert page.count('data-testid="remove-attribute"') == 2
+    edit = {**BADGE, "attribute_key": keys, "attribute_remove": [keys[0]]}
+    response = submit(browser, f"/dashboard/schemas/{schema_id}", edit)
+    assert response.status_code == 303, text_of(response)
+    stored = api_schema(client, owner, schema_id)
+    assert [a["name"] for a in stored["attributes"]] == ["start_date"]
+
+
+def test_without_javascript_a_removed_row_leaves_the_redrawn_form(browser):
+    form = {
+        **BADGE,
+        "attribute_key": ["0", "1"],
+        "attribute_remove": ["1"],
+        "action": "add-attribute",
+    }
+    page = text_of(submit(browser, "/dashboard/schemas", form))
+    assert 'value="employee_id"' in page and 'value="start_date"' not in page
+    assert page.count('name="attribute_name"') == 2, "the kept row and a new blank one"
 
 
 def test_a_refused_edit_changes_nothing(browser, client, owner):
