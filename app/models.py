@@ -1,6 +1,7 @@
 """Every model, imported in one place so that metadata (and Alembic) sees the whole schema."""
 
 from app.audit.models import AuditEvent
+from app.idempotency.models import IdempotentRequest
 from app.identity.models import LoginAttempt, SessionToken, User
 from app.integrations.models import Integration
 from app.issuance.models import Credential
@@ -22,6 +23,7 @@ from app.webhooks.models import WebhookAttempt, WebhookDelivery, WebhookEndpoint
 __all__ = [
     "AuditEvent",
     "Credential",
+    "IdempotentRequest",
     "Individual",
     "Integration",
     "LoginAttempt",

@@ -6,13 +6,15 @@ from flask import Blueprint, current_app, request
 
 from app.api import render
 from app.api.common import (
+    PAGING_QUERY,
     base_url,
     documented,
     json_response,
+    list_args,
     listing,
-    page_args,
     parse_body,
     parse_id,
+    refuse_unknown_args,
     register_any_text,
 )
 from app.database import read_only, scrub_erased
@@ -23,6 +25,7 @@ from app.recipients import operations as recipients
 from app.verifications import operations as individuals
 from app.web import payloads as p
 from app.web.access import acting_organization, acting_organization_id, require_apikey
+from app.web.idempotency import idempotent
 from app.web.links import links
 
 bp = Blueprint("backend", __name__)
@@ -70,6 +73,7 @@ def committed_and_scrubbed() -> None:
 
 @bp.post("/policy-requests")
 @require_apikey
+@idempotent()
 @documented(
     "Create a policy request: a one-off presentation page for a person",
     body=p.PolicyRequestIn,
@@ -138,22 +142,24 @@ def _recipient_id_from_request(body_id=None) -> str | None:
 @documented(
     "List recipients, or one with ?id=",
     responses={200: p.RecipientList},
-    query={"id": "A recipient ID", "page": "Page, from 1", "limit": "1 to 100"},
+    query={"id": "A recipient ID", **PAGING_QUERY},
     tags=("recipients",),
 )
 def list_recipients():
     """``?id=`` returns that recipient; otherwise a page of them."""
     organization = acting_organization()
     if "id" in request.args:
+        refuse_unknown_args("id")
         return json_response(
             render.recipient(recipients.get_recipient(organization, parse_id(request.args["id"])))
         )
-    rows, total = recipients.list_recipients(organization, *page_args())
+    rows, total = recipients.list_recipients(organization, *list_args("id"))
     return json_response(listing(rows, total, render.recipient))
 
 
 @bp.post("/recipients")
 @require_apikey
+@idempotent()
 @documented(
     "Create a recipient", body=p.RecipientIn, responses={201: p.RecipientOut}, tags=("recipients",)
 )

@@ -13,7 +13,14 @@ from werkzeug.routing import BaseConverter
 
 from app import json_input
 from app.errors import InvalidRequest, UnsupportedMediaType
-from app.web.paging import DEFAULT_LIMIT, MAX_LIMIT, listing, page_args
+from app.web.paging import (
+    DEFAULT_LIMIT,
+    MAX_LIMIT,
+    list_args,
+    listing,
+    page_args,
+    refuse_unknown_args,
+)
 from app.web.requests import base_url, parse_id
 
 # Identifiers, addresses and paging are the web kit's, shared with the dashboard's pages;
@@ -21,16 +28,26 @@ from app.web.requests import base_url, parse_id
 __all__ = [
     "DEFAULT_LIMIT",
     "MAX_LIMIT",
+    "PAGING_QUERY",
     "AnyTextConverter",
     "base_url",
     "documented",
     "json_response",
+    "list_args",
     "listing",
     "page_args",
     "parse_body",
     "parse_id",
+    "refuse_unknown_args",
     "register_any_text",
 ]
+
+# How a paged list's query parameters read in /openapi.json.
+PAGING_QUERY = {
+    "offset": "Rows to skip, from 0 (or give page)",
+    "limit": f"1 to {MAX_LIMIT} (default {DEFAULT_LIMIT})",
+    "page": "Page, from 1 (an alternative to offset; not both)",
+}
 
 M = TypeVar("M", bound=BaseModel)
 F = TypeVar("F", bound=Callable[..., Any])

@@ -16,11 +16,12 @@ from app.api import payloads as p
 from app.api import render
 from app.api.access import acting_organization, require_session, tier_gated
 from app.api.common import (
+    PAGING_QUERY,
     base_url,
     documented,
     json_response,
+    list_args,
     listing,
-    page_args,
     parse_body,
     parse_id,
 )
@@ -29,6 +30,7 @@ from app.issuance import operations as issuing
 from app.issuance.links import IssuerLinks
 from app.issuance.models import Credential, CredentialStatus
 from app.issuance.operations import IssueCredential, IssuedOffer
+from app.web.idempotency import idempotent
 
 bp = Blueprint("credentials", __name__)
 
@@ -59,6 +61,7 @@ def _mail_offer(offer: IssuedOffer, links: IssuerLinks) -> None:
 @bp.post("/credentials")
 @require_session
 @tier_gated("Issuing a credential")
+@idempotent()
 @documented(
     "Issue a credential to a recipient: an OpenID4VCI credential offer (tier-gated; "
     "tx_code shown once)",
@@ -81,8 +84,7 @@ def issue_credential():
     "Credentials of the acting organization, newest first",
     responses={200: p.CredentialList},
     query={
-        "page": "Page, from 1",
-        "limit": "1 to 100",
+        **PAGING_QUERY,
         "status": "OFFERED, ISSUED, REVOKED or EXPIRED",
         "recipient_id": "Only this recipient's credentials",
     },
@@ -90,7 +92,7 @@ def issue_credential():
 )
 def list_credentials():
     """Filtered by status and recipient; an unknown status is a 400."""
-    offset, limit = page_args()
+    offset, limit = list_args("status", "recipient_id")
     status = request.args.get("status") or None
     if status is not None and status not in CredentialStatus.__members__:
         raise InvalidRequest("status must be OFFERED, ISSUED, REVOKED or EXPIRED")

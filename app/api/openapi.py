@@ -50,6 +50,22 @@ CURRENT_IDENTITY = {
 }
 
 
+IDEMPOTENCY_KEY = {
+    "name": "Idempotency-Key",
+    "in": "header",
+    "required": False,
+    "schema": {"type": "string", "minLength": 1, "maxLength": 255},
+    "description": "Any unique value (a UUID) to make a retry safe: the same key with the same "
+    "body within 24 hours answers what the first request answered, with the header "
+    "`Idempotent-Replayed: true`; the same key with another body is 422 "
+    "IDEMPOTENCY_KEY_REUSED. Keys belong to the acting organization.",
+}
+IDEMPOTENCY_REUSED = "The Idempotency-Key was used with another body (IDEMPOTENCY_KEY_REUSED)"
+IDEMPOTENCY_IN_USE = (
+    "The first request with this Idempotency-Key is still running (IDEMPOTENCY_KEY_IN_USE)"
+)
+
+
 def build(app: Flask) -> dict[str, Any]:
     operations = []
     for rule in sorted(app.url_map.iter_rules(), key=lambda r: r.rule):
@@ -148,6 +164,8 @@ def _operation(
     ]
     if auth == "session":
         parameters.append(dict(CURRENT_IDENTITY))
+    if getattr(view, "idempotent", False):
+        parameters.append(dict(IDEMPOTENCY_KEY))
     operation: dict[str, Any] = {
         "operationId": f"{endpoint}.{method.lower()}",
         "summary": doc["summary"],
@@ -180,6 +198,9 @@ def _operation(
         responses.setdefault("402", {"description": UPGRADE_REQUIRED, "content": error})
     if auth == "session":
         responses.setdefault("403", {"description": FORBIDDEN, "content": error})
+    if getattr(view, "idempotent", False):
+        responses.setdefault("409", {"description": IDEMPOTENCY_IN_USE, "content": error})
+        responses.setdefault("422", {"description": IDEMPOTENCY_REUSED, "content": error})
     if _has_body(doc, method):
         responses.setdefault("415", {"description": UNSUPPORTED_MEDIA, "content": error})
     # Every documented route reads or writes storage, so every one can meet an outage.

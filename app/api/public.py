@@ -15,12 +15,14 @@ from app.presentations import operations as presentations
 from app.verifications import operations as individuals
 from app.verifications.models import Individual
 from app.web import payloads as p
+from app.web.idempotency import idempotent
 from app.web.links import links
 
 bp = Blueprint("public", __name__)
 
 
 @bp.post("/verifications/individuals")
+@idempotent(scope=lambda: individuals.owner_scope(request.get_data(cache=True)))
 @documented(
     "Open an individual for (customer_id, verification_id); safe to retry",
     body=p.OpenIndividual,

@@ -35,6 +35,7 @@ def individual(row: Individual, links: Links | None = None) -> dict[str, Any]:
         "status": row.status.value,
         "validation_error": row.validation_error,
         "connection_url": url,
+        "page_url": links.individual_page(row.id) if links is not None else None,
         "connection_at": _time(row.connection_at),
         "verified_at": _time(row.verified_at),
         "created_at": _time(row.created_at),
@@ -43,9 +44,11 @@ def individual(row: Individual, links: Links | None = None) -> dict[str, Any]:
 
 
 def individual_for_owner(row: Individual, links: Links | None = None) -> dict[str, Any]:
-    """The authenticated lookup adds the requested claims and the issuer."""
+    """The authenticated lookup adds the requested claims, the issuer and every unmet
+    condition (``validation_error`` names only the first)."""
     return {
         **individual(row, links),
+        "failed_conditions": list(row.failed_conditions or []),
         "claims": row.claims,
         "issuer": row.issuer,
         "revoked_at": _time(row.revoked_at),

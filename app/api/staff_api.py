@@ -12,13 +12,15 @@ from flask import Blueprint, current_app
 
 from app.api import render
 from app.api.common import (
+    PAGING_QUERY,
     base_url,
     documented,
     json_response,
+    list_args,
     listing,
-    page_args,
     parse_body,
     parse_id,
+    refuse_unknown_args,
 )
 from app.billing import operations as billing
 from app.errors import NotFound
@@ -40,6 +42,7 @@ from app.web.access import (
     require_session,
     tier_gated,
 )
+from app.web.idempotency import idempotent
 from app.web.links import links
 
 bp = Blueprint("staff_api", __name__)
@@ -79,6 +82,7 @@ def me():
 )
 def list_organizations():
     """Oldest membership first: that one is the default organization."""
+    refuse_unknown_args()
     memberships = organizations.memberships_of(current_user())
     return json_response(listing(memberships, len(memberships), render.membership))
 
@@ -213,6 +217,7 @@ def join_organization():
 )
 def list_integrations():
     """Prefix and last use only: the key itself was shown once."""
+    refuse_unknown_args()
     rows = integrations.list_integrations(acting_organization())
     return json_response(listing(rows, len(rows), render.integration))
 
@@ -254,12 +259,12 @@ def delete_integration(integration_id: str):
 @documented(
     "The organization's schemas and the public ones",
     responses={200: p.SchemaList},
-    query={"page": "Page, from 1", "limit": "1 to 100"},
+    query=PAGING_QUERY,
     tags=("schemas",),
 )
 def list_schemas():
     """Public schemas that ship with the service come first."""
-    rows, total = schemas.list_schemas(acting_organization(), *page_args())
+    rows, total = schemas.list_schemas(acting_organization(), *list_args())
     return json_response(listing(rows, total, render.schema))
 
 
@@ -320,18 +325,19 @@ def publish_schema(schema_id: str):
 @documented(
     "Verification definitions of the acting organization",
     responses={200: p.VerificationList},
-    query={"page": "Page, from 1", "limit": "1 to 100"},
+    query=PAGING_QUERY,
     tags=("verifications",),
 )
 def list_verifications():
     """Newest first."""
-    rows, total = verifications.list_verifications(acting_organization(), *page_args())
+    rows, total = verifications.list_verifications(acting_organization(), *list_args())
     return json_response(listing(rows, total, render.verification))
 
 
 @bp.post("/verifications")
 @require_session
 @tier_gated("Creating a verification")
+@idempotent()
 @documented(
     "Create a verification request (tier-gated)",
     body=p.VerificationIn,
@@ -394,13 +400,13 @@ def delete_verification(verification_id: str):
 @documented(
     "Individuals of a verification, newest first",
     responses={200: p.IndividualList},
-    query={"page": "Page, from 1", "limit": "1 to 100"},
+    query=PAGING_QUERY,
     tags=("verifications",),
 )
 def list_individuals(verification_id: str):
     """With the claims each one disclosed."""
     rows, total = verifications.list_individuals(
-        acting_organization(), parse_id(verification_id), *page_args()
+        acting_organization(), parse_id(verification_id), *list_args()
     )
     here = links()
     return json_response(listing(rows, total, lambda row: render.individual_for_owner(row, here)))

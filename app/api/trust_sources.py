@@ -12,7 +12,14 @@ from typing import Any
 from flask import Blueprint
 
 from app import clock
-from app.api.common import documented, json_response, listing, parse_body, parse_id
+from app.api.common import (
+    documented,
+    json_response,
+    listing,
+    parse_body,
+    parse_id,
+    refuse_unknown_args,
+)
 from app.trust_sources import operations as sources
 from app.trust_sources.models import PEM_KINDS, TrustSource
 from app.web.access import acting_organization, require_session
@@ -79,6 +86,7 @@ def _time(value: datetime | None) -> str | None:
     tags=("trust",),
 )
 def list_sources():
+    refuse_unknown_args()
     rows = sources.list_sources(acting_organization())
     return json_response(listing(rows, len(rows), render))
 
@@ -153,5 +161,6 @@ def refresh_source(source_id: str):
     tags=("trust",),
 )
 def service_types():
+    refuse_unknown_args()
     rows = [{"uri": uri, "label": label} for uri, label in sources.SERVICE_TYPE_PRESETS.items()]
     return json_response({"results": rows, "total": len(rows)})

@@ -15,7 +15,16 @@ from flask import Blueprint, current_app, has_request_context
 from pydantic import Field
 
 from app.api import render
-from app.api.common import documented, json_response, listing, page_args, parse_body, parse_id
+from app.api.common import (
+    PAGING_QUERY,
+    documented,
+    json_response,
+    list_args,
+    listing,
+    parse_body,
+    parse_id,
+    refuse_unknown_args,
+)
 from app.issuance.links import IssuerLinks
 from app.web.access import acting_organization, require_session, tier_gated
 from app.web.links import links
@@ -89,6 +98,7 @@ class WebhookDeliveryList(Out):
     tags=("webhooks",),
 )
 def list_endpoints():
+    refuse_unknown_args()
     rows = webhooks.list_endpoints(acting_organization())
     return json_response(listing(rows, len(rows), render.webhook_endpoint))
 
@@ -129,16 +139,30 @@ def delete_endpoint(endpoint_id: str):
     return "", 204
 
 
+@bp.post("/webhooks/endpoints/<endpoint_id>/test")
+@require_session
+@documented(
+    "Send a test event (type webhook.test) to this endpoint only, signed like any other; "
+    "its delivery shows in the endpoint's deliveries",
+    responses={202: WebhookDeliveryOut},
+    tags=("webhooks",),
+)
+def send_test_event(endpoint_id: str):
+    """Queued once this request commits; 202 with the delivery to follow."""
+    delivery = webhooks.send_test_event(acting_organization(), parse_id(endpoint_id))
+    return json_response(render.webhook_delivery(delivery), 202)
+
+
 @bp.get("/webhooks/endpoints/<endpoint_id>/deliveries")
 @require_session
 @documented(
     "An endpoint's deliveries, newest first: state, attempts, last response code",
     responses={200: WebhookDeliveryList},
-    query={"page": "Page, from 1", "limit": "1 to 100"},
+    query=PAGING_QUERY,
     tags=("webhooks",),
 )
 def list_deliveries(endpoint_id: str):
-    offset, limit = page_args()
+    offset, limit = list_args()
     rows, total = webhooks.list_deliveries(
         acting_organization(), parse_id(endpoint_id), offset, limit
     )

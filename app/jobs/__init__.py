@@ -65,6 +65,7 @@ JOB_MODULES: tuple[str, ...] = (
     "app.policies.jobs",
     "app.retention.jobs",
     "app.trust_sources.jobs",
+    "app.idempotency.jobs",
 )
 
 # The queues, each worked by its own threads (``flask jobs worker``).

@@ -37,6 +37,7 @@ __all__ = [
     "MailError",
     "Mailer",
     "OfferMail",
+    "delivers",
     "init_app",
     "send_authorization_code",
     "send_offer",
@@ -85,6 +86,12 @@ def send_authorization_code(mail: AuthorizationCodeMail) -> None:
     message = authorization_code_message(mail, current_app.config["MAIL_FROM"])
     outbox = db.session.info.setdefault(OUTBOX, [])
     outbox.append((current_app.extensions["mailer"], message, mail.reference))
+
+
+def delivers() -> bool:
+    """Whether a message handed over leaves the service; False when ``MAIL_URL`` is empty in
+    development and mail only goes to the log (so a page must not say "sent")."""
+    return bool(getattr(current_app.extensions["mailer"], "delivers", True))
 
 
 def undelivered() -> list[str]:

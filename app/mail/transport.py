@@ -108,6 +108,9 @@ class ConsoleMailer:
     """Development: the message goes to the log, so the offer page link can be followed from
     the terminal. The message holds nothing the person would not read (never a tx_code)."""
 
+    # Pages say "written to the log", never "sent", for what this mailer handled.
+    delivers = False
+
     def send(self, message: EmailMessage) -> None:
         body = message.get_body(("plain",))
         text = body.get_content() if body is not None else ""

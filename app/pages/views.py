@@ -76,6 +76,18 @@ def choose_language(code: str) -> ResponseReturnValue:
     return response
 
 
+@bp.get("/")
+def home() -> ResponseReturnValue:
+    """A small page pointing to the dashboard and the API description, instead of a 404."""
+    return render_template("home/index.html")
+
+
+@bp.get("/favicon.ico")
+def favicon() -> ResponseReturnValue:
+    """Browsers ask here when a page names no icon (a JSON answer, say)."""
+    return redirect(url_for("static", filename="favicon.svg"), 301)
+
+
 @bp.get("/i/<individual_id>")
 def individual_page(individual_id: str) -> ResponseReturnValue:
     """The person's page for an individual, or its result for the browser holding the code."""

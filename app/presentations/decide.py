@@ -23,7 +23,7 @@ from app.presentations.sd_jwt import read_sd_jwt
 from app.presentations.vc_jwt import read_vc_jwt
 from app.statuslist import StatusError
 from app.trust import is_trusted
-from app.verifications.conditions import MISSING, claim_value, failed_condition
+from app.verifications.conditions import MISSING, claim_value, failed_conditions
 
 __all__ = [
     "NO_ISSUER_PINNED",
@@ -53,6 +53,8 @@ class Decision:
     # Where the credential's status can be read again later (``app.statuslist.kept``); only
     # for a verified credential that carried a status reference.
     status_reference: dict[str, Any] | None = None
+    # Every unmet condition; ``reason`` is the first (the contract's single sentence).
+    failed_conditions: list[str] = field(default_factory=list)
 
     @property
     def family(self) -> Family | None:
@@ -129,9 +131,9 @@ def _judge(presented: Presented, rules: Rules, context: Context) -> Decision:
     claims = presented.claims
     kept = _only_requested(claims, rules.requested_claims)
     # A condition's own message (attribute and operator) beats the generic missing-claim one.
-    unmet = failed_condition(rules.conditions, claims, context.now.date())
+    unmet = failed_conditions(rules.conditions, claims, context.now.date())
     if unmet:
-        return Decision(False, unmet, name, kept)
+        return Decision(False, unmet[0], name, kept, failed_conditions=unmet)
     # DCQL: the wallet is never trusted to have disclosed what was asked.
     missing = [c for c in rules.requested_claims if claim_value(claims, c) is MISSING]
     if missing:

@@ -76,6 +76,7 @@ def set_status(
     subject.status = status
     if decision is not None:
         subject.validation_error = decision.reason
+        subject.failed_conditions = decision.failed_conditions or None
         subject.issuer = decision.issuer
         if decision.verified:
             subject.verified_at = clock.now()

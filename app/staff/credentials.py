@@ -3,8 +3,9 @@ resend an offer, revoke.
 
 The issue form is built from the chosen schema's attributes (one typed input each) and sends
 the body ``POST /credentials`` accepts, validated by the same model and issued by the same
-operations. A transaction code exists in clear only in the response that created it, so the
-page that shows it is the POST's own response, never a redirect or a flash. Offer emails leave
+operations. Each form's POST redirects (303) to a page a reload cannot post again; a
+transaction code exists in clear only in the POST that created it, so it rides to that page
+sealed in the session (``app.web.shown_once``), never in the URL, and is shown once. Offer emails leave
 after the issuance is committed (``app.mail``); a relay failure is shown on the page and the
 offer page link stays there to share another way.
 """
@@ -17,7 +18,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from flask import render_template, request
+from flask import render_template, request, url_for
 from flask.typing import ResponseReturnValue
 from pydantic import ValidationError
 
@@ -37,7 +38,7 @@ from app.recipients.models import Recipient
 from app.recipients.operations import list_recipients
 from app.schemas.models import Schema
 from app.schemas.operations import list_schemas
-from app.staff.blueprint import bp
+from app.staff.blueprint import bp, navigate
 from app.staff.credential_upload import (
     MAX_ROWS,
     UploadRefused,
@@ -47,6 +48,7 @@ from app.staff.credential_upload import (
 )
 from app.staff.page_kit import finished, refusal
 from app.staff.upload_results import results_data_url
+from app.web import shown_once
 from app.web.access import acting_organization, require_staff
 from app.web.csv_export import csv_download
 from app.web.paging import page_args, pager
@@ -310,10 +312,7 @@ def credentials_create() -> ResponseReturnValue:
     except (ValidationError, ApiError) as exc:
         message, status = form_refusal(exc)
         return form_page(organization, values, status, message)
-    undelivered = commit_and_mail([offer])
-    return detail_page(
-        offer.credential, 201, tx_code=offer.tx_code, created=True, undelivered=bool(undelivered)
-    )
+    return shown_on_detail(offer, created=True)
 
 
 # -- one credential -------------------------------------------------------------------------
@@ -335,11 +334,37 @@ def detail_page(credential: Credential, status: int = 200, **extra: Any) -> tupl
     return page, status
 
 
+def mail_outcome(credential: Credential, undelivered: list[str]) -> str:
+    """What became of the offer email, in the words the page uses: ``sent`` (handed to the
+    mail server), ``failed``, ``logged`` (no mail server configured) or ``no-address``."""
+    if not credential.recipient.email:
+        return "no-address"
+    if str(credential.id) in undelivered:
+        return "failed"
+    return "sent" if mail.delivers() else "logged"
+
+
+def shown_on_detail(offer: IssuedOffer, **what: bool) -> ResponseReturnValue:
+    """Commit, mail, and send the browser to the credential's page with the tx_code sealed
+    for that one view."""
+    undelivered = commit_and_mail([offer])
+    credential = offer.credential
+    shown_once.keep_for_next_page(
+        f"credential:{credential.id}",
+        tx_code=offer.tx_code,
+        mail_outcome=mail_outcome(credential, undelivered),
+        **what,
+    )
+    return navigate(url_for("staff.credentials_detail", credential_id=credential.id))
+
+
 @bp.get("/credentials/<credential_id>")
 @require_staff
 def credentials_detail(credential_id: str) -> ResponseReturnValue:
-    """Its status, recipient, claims, and what can still be done with it."""
-    return detail_page(the_credential(credential_id))
+    """Its status, recipient, claims, and what can still be done with it; after issuing or
+    resending, the offer and its code once."""
+    credential = the_credential(credential_id)
+    return detail_page(credential, **shown_once.take(f"credential:{credential.id}"))
 
 
 @bp.post("/credentials/<credential_id>/resend")
@@ -349,10 +374,7 @@ def credentials_resend(credential_id: str) -> ResponseReturnValue:
     organization = acting_organization()
     credential = the_credential(credential_id)
     offer = issuing.resend_offer(organization, credential.id, links())
-    undelivered = commit_and_mail([offer])
-    return detail_page(
-        offer.credential, tx_code=offer.tx_code, resent=True, undelivered=bool(undelivered)
-    )
+    return shown_on_detail(offer, resent=True)
 
 
 @bp.get("/credentials/<credential_id>/revoke")
@@ -501,6 +523,7 @@ def credentials_upload() -> ResponseReturnValue:
             "staff/credentials/uploaded.html",
             offers=issued.offers,
             undelivered=set(issued.undelivered),
+            mail_delivers=mail.delivers(),
             stopped=issued.stopped,
             results_csv=results_data_url(issued.offers, set(issued.undelivered)),
         )

@@ -9,15 +9,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from flask import render_template
+from flask import render_template, url_for
 from flask.typing import ResponseReturnValue
 from pydantic import ValidationError
 
 from app.errors import ApiError
 from app.integrations import operations as keys
 from app.organizations.models import Organization
-from app.staff.blueprint import bp
+from app.staff.blueprint import bp, navigate
 from app.staff.page_kit import finished, form_values, refusal
+from app.web import shown_once
 from app.web.access import acting_organization, require_staff, tier_gated, upgrade_prompt
 from app.web.payloads import IntegrationIn
 from app.web.requests import parse_id
@@ -39,15 +40,16 @@ def integrations_page(organization: Organization, status: int = 200, **extra: An
 @bp.get("/integrations")
 @require_staff
 def integrations() -> ResponseReturnValue:
-    """The keys by name and prefix; on the Free plan the form gives way to the upgrade text."""
-    return integrations_page(acting_organization())
+    """The keys by name and prefix; on the Free plan the form gives way to the upgrade text.
+    Right after creating one, its key, this once."""
+    return integrations_page(acting_organization(), **shown_once.take("integrations"))
 
 
 @bp.post("/integrations")
 @require_staff
 @tier_gated(GATED_ACTION)
 def integrations_create() -> ResponseReturnValue:
-    """Mint a key and show it in this response only (tier-gated)."""
+    """Mint a key and show it once, on the page this redirects to (tier-gated)."""
     organization = acting_organization()
     values = form_values(("name",))
     try:
@@ -56,7 +58,10 @@ def integrations_create() -> ResponseReturnValue:
     except (ValidationError, ApiError) as exc:
         message, status = refusal(exc)
         return integrations_page(organization, status, values=values, error=message)
-    return integrations_page(organization, 201, created=row, key=key)
+    shown_once.keep_for_next_page(
+        "integrations", created={"name": row.name, "key_prefix": row.key_prefix}, key=key
+    )
+    return navigate(url_for("staff.integrations"))
 
 
 @bp.get("/integrations/<integration_id>/delete")

@@ -23,9 +23,10 @@ from app.errors import (
 )
 from app.organizations import operations as org_ops
 from app.organizations.models import Membership, Role
-from app.staff.blueprint import bp
+from app.staff.blueprint import bp, navigate
 from app.staff.page_kit import finished, refusal
 from app.staff.session import ORGANIZATION_COOKIE, set_cookie
+from app.web import shown_once
 from app.web.access import acting_membership, current_user, require_staff, upgrade_prompt
 from app.web.payloads import CodeIn, IssuerSettingsIn, JoinIn, OrganizationIn, OrganizationPatch
 from app.web.requests import parse_id
@@ -125,8 +126,10 @@ def detail_page(member: Membership, status: int = 200, **extra: Any) -> Response
 @bp.get("/organizations/<organization_id>")
 @require_staff
 def organizations_detail(organization_id: str) -> ResponseReturnValue:
-    """Members and their roles; owners and admins of the acting one can mint codes here."""
-    return detail_page(member_of(organization_id))
+    """Members and their roles; owners and admins of the acting one can mint codes here.
+    Right after minting one, the code, this once."""
+    member = member_of(organization_id)
+    return detail_page(member, **shown_once.take(f"codes:{member.organization_id}"))
 
 
 @bp.post("/organizations/<organization_id>/issuer")
@@ -174,7 +177,8 @@ def organizations_support_contact(organization_id: str) -> ResponseReturnValue:
 @bp.post("/organizations/<organization_id>/codes")
 @require_staff
 def organizations_mint_code(organization_id: str) -> ResponseReturnValue:
-    """Mint an invitation code for the acting organization and show it in this response only.
+    """Mint an invitation code for the acting organization and show it once, on the page this
+    redirects to.
 
     As in the JSON API, the code is for the acting organization, the one whose plan is checked;
     another organization of the user's is refused with the way to switch to it.
@@ -199,4 +203,10 @@ def organizations_mint_code(organization_id: str) -> ResponseReturnValue:
         return detail_page(acting, 400, error=describe_validation_error(exc), values=values)
     # An ordinary member is refused here (403 page), by the operation's own role check.
     value, code = org_ops.mint_code(acting, body.days, Role(body.role))
-    return detail_page(acting, 201, minted=value, minted_code=code, values=values)
+    shown_once.keep_for_next_page(
+        f"codes:{acting.organization_id}",
+        minted=value,
+        minted_role=code.role.value,
+        minted_expires_at=code.expires_at.isoformat(),
+    )
+    return navigate(url_for("staff.organizations_detail", organization_id=acting.organization_id))

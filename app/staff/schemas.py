@@ -50,22 +50,29 @@ def blank_attribute() -> dict[str, str]:
 
 
 def submitted() -> tuple[dict[str, str], list[dict[str, Any]]]:
-    """The schema's fields and its attribute rows, in the order the form lists them.
+    """The schema's fields and its attribute rows, in the order the form lists them, without
+    the rows ticked "Remove this attribute" (each row names itself by ``attribute_key``).
 
     Each row sends its description in every other language, empty where staff wrote none, so
     the n-th value of each language belongs to the n-th row.
     """
+    removed = set(request.form.getlist("attribute_remove"))
+    names = request.form.getlist("attribute_name")
+    keys = request.form.getlist("attribute_key") or [""] * len(names)
     rows = zip(
-        request.form.getlist("attribute_name"),
+        names,
         request.form.getlist("attribute_description"),
         request.form.getlist("attribute_type"),
+        keys,
         strict=False,
     )
     translations = {
         code: request.form.getlist(f"attribute_description_{code}") for code in TRANSLATED
     }
     attributes: list[dict[str, Any]] = []
-    for index, (name, description, kind) in enumerate(rows):
+    for index, (name, description, kind, key) in enumerate(rows):
+        if key in removed:
+            continue
         attribute: dict[str, Any] = {"name": name, "description": description, "type": kind}
         written = {
             code: texts[index].strip()

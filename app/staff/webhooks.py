@@ -10,13 +10,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from flask import render_template, request
+from flask import render_template, request, url_for
 from flask.typing import ResponseReturnValue
 
 from app.errors import ApiError, InvalidRequest
 from app.organizations.models import Organization
-from app.staff.blueprint import bp
+from app.staff.blueprint import bp, navigate
 from app.staff.page_kit import finished, form_values, refusal
+from app.web import shown_once
 from app.web.access import acting_organization, require_staff, tier_gated, upgrade_prompt
 from app.web.paging import page_args, pager
 from app.web.requests import parse_id
@@ -68,15 +69,16 @@ def submitted() -> dict[str, Any]:
 @require_staff
 def webhooks() -> ResponseReturnValue:
     """The endpoints and the form to add one; on the Free plan the form gives way to the
-    upgrade text."""
-    return webhooks_page(acting_organization())
+    upgrade text. Right after adding one, its signing secret, this once."""
+    return webhooks_page(acting_organization(), **shown_once.take("webhooks"))
 
 
 @bp.post("/webhooks")
 @require_staff
 @tier_gated(GATED_ACTION)
 def webhooks_create() -> ResponseReturnValue:
-    """Add an endpoint and show its signing secret in this response only (tier-gated)."""
+    """Add an endpoint and show its signing secret once, on the page this redirects to
+    (tier-gated)."""
     organization = acting_organization()
     values = submitted()
     try:
@@ -92,7 +94,11 @@ def webhooks_create() -> ResponseReturnValue:
     except ApiError as exc:
         message, status = refusal(exc)
         return webhooks_page(organization, status, values=values, error=message)
-    return webhooks_page(organization, 201, created=created.endpoint, secret=created.secret)
+    endpoint = created.endpoint
+    shown_once.keep_for_next_page(
+        "webhooks", created={"id": str(endpoint.id), "url": endpoint.url}, secret=created.secret
+    )
+    return navigate(url_for("staff.webhooks"))
 
 
 def the_endpoint(endpoint_id: str) -> WebhookEndpoint:
@@ -118,17 +124,20 @@ def endpoint_page(endpoint: WebhookEndpoint, status: int = 200, **extra: Any):
 @bp.get("/webhooks/<endpoint_id>")
 @require_staff
 def webhooks_detail(endpoint_id: str) -> ResponseReturnValue:
-    """One endpoint with its delivery log: each delivery's state and response codes."""
-    return endpoint_page(the_endpoint(endpoint_id))
+    """One endpoint with its delivery log: each delivery's state and response codes; right
+    after a rotation, the new secret, this once."""
+    endpoint = the_endpoint(endpoint_id)
+    return endpoint_page(endpoint, **shown_once.take(f"webhook:{endpoint.id}"))
 
 
 @bp.post("/webhooks/<endpoint_id>/rotate")
 @require_staff
 def webhooks_rotate(endpoint_id: str) -> ResponseReturnValue:
-    """A new secret, shown in this response only; the old one signs too for a day."""
+    """A new secret, shown once on the page this redirects to; the old one signs too for a day."""
     endpoint = the_endpoint(endpoint_id)
     rotated = hooks.rotate_secret(acting_organization(), endpoint.id)
-    return endpoint_page(rotated.endpoint, 201, secret=rotated.secret)
+    shown_once.keep_for_next_page(f"webhook:{endpoint.id}", secret=rotated.secret)
+    return navigate(url_for("staff.webhooks_detail", endpoint_id=endpoint.id))
 
 
 @bp.post("/webhooks/<endpoint_id>/disable")
@@ -152,6 +161,19 @@ def webhooks_enable(endpoint_id: str) -> ResponseReturnValue:
     hooks.set_enabled(acting_organization(), endpoint.id, True)
     return finished(
         "Endpoint enabled: new events are sent to it.",
+        "staff.webhooks_detail",
+        endpoint_id=endpoint.id,
+    )
+
+
+@bp.post("/webhooks/<endpoint_id>/test")
+@require_staff
+def webhooks_test(endpoint_id: str) -> ResponseReturnValue:
+    """Queue a ``webhook.test`` event for this endpoint only; its delivery appears below."""
+    endpoint = the_endpoint(endpoint_id)
+    hooks.send_test_event(acting_organization(), endpoint.id)
+    return finished(
+        "Test event queued: its delivery and the endpoint's answer appear below.",
         "staff.webhooks_detail",
         endpoint_id=endpoint.id,
     )

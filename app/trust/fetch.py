@@ -132,6 +132,19 @@ def address_problem(address: IPAddress) -> str | None:
     return next((reason for failed, reason in checks if failed), None)
 
 
+def host_problem(host: str) -> str | None:
+    """Why a URL's host would be refused before any lookup (an address literal that is not
+    public, or a ``localhost`` name), or None; a name is judged when it is resolved."""
+    name = host.strip("[]").lower().rstrip(".")
+    if name == "localhost" or name.endswith(".localhost"):
+        return "a loopback address"
+    try:
+        address = ipaddress.ip_address(name.split("%", 1)[0])
+    except ValueError:
+        return None
+    return address_problem(address)
+
+
 @dataclass(frozen=True)
 class _Target:
     url: str

@@ -239,12 +239,21 @@ def failed_condition(
 
     The contract: a failed condition's ``validation_error`` names both.
     """
+    unmet = failed_conditions(conditions, claims, today)
+    return unmet[0] if unmet else None
+
+
+def failed_conditions(
+    conditions: list[dict[str, Any]], claims: dict[str, Any], today: date
+) -> list[str]:
+    """Every unmet condition, in the verification's order, each as its own message."""
+    unmet: list[str] = []
     for condition in conditions:
         name, operator = condition["name"], condition["operator"]
         actual = claim_value(claims, name)
         if actual is MISSING:
-            return f"Attribute {name} is missing, so {operator} cannot be satisfied"
-        if not holds(actual, condition, today):
+            unmet.append(f"Attribute {name} is missing, so {operator} cannot be satisfied")
+        elif not holds(actual, condition, today):
             shown = "" if operator == "EXISTS" else f" {json.dumps(condition.get('value'))}"
-            return f"Attribute {name} does not satisfy {operator}{shown}"
-    return None
+            unmet.append(f"Attribute {name} does not satisfy {operator}{shown}")
+    return unmet

@@ -126,6 +126,8 @@ class PresentationSubject(IdMixin, TimestampMixin):
 
     status: Mapped[Status] = status_column()
     validation_error: Mapped[str | None] = mapped_column(Text)
+    # Every unmet condition of the last failure (``validation_error`` names the first only).
+    failed_conditions: Mapped[list[str] | None] = mapped_column(JSON)
     claims: Mapped[dict[str, Any] | None] = mapped_column(JSON)
     issuer: Mapped[str | None] = mapped_column(String(2000))
     verified_at: Mapped[datetime | None]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import json
 import uuid
 from collections.abc import Sequence
 from typing import Any
@@ -146,6 +147,21 @@ trust_sources.provide_usage(verifications_using_source)
 
 
 # -- individuals ----------------------------------------------------------------------------
+
+
+def owner_scope(body: bytes) -> str | None:
+    """Whose Idempotency-Keys an opening shares: the verification's organization, read from
+    the body; None when the body names no live verification (the opening then answers 400)."""
+    try:
+        verification_id = uuid.UUID(str(json.loads(body or b"{}").get("verification_id")))
+    except (ValueError, AttributeError, TypeError):
+        return None
+    organization_id = db.session.scalar(
+        select(Verification.organization_id).where(
+            Verification.id == verification_id, Verification.deleted_at.is_(None)
+        )
+    )
+    return str(organization_id) if organization_id is not None else None
 
 
 def existing_individual(verification_id: uuid.UUID, customer_id: str) -> Row | None:

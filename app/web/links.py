@@ -54,6 +54,10 @@ class Links:
                 return own
         return self.verifier.client_id(self.response_uri(request.id))
 
+    def individual_page(self, individual_id: uuid.UUID) -> str:
+        """The person's page ``/i/{individual_id}``, where the organization sends the person."""
+        return self.base_url + url_for("pages.individual_page", individual_id=individual_id)
+
     def connection_url(self, request_id: uuid.UUID) -> str:
         """The ``openid4vp://`` link for a presentation request: by reference when signed (by
         the organization's key or the deployment's, or when the deployment asks for it), else

@@ -60,6 +60,10 @@ class IndividualOut(Out):
     status: Status
     validation_error: str | None
     connection_url: str | None
+    page_url: str | None = Field(
+        description="The person's page /i/{individual_id}: send the person here (it shows the "
+        "QR code and the wallet button, then the outcome)."
+    )
     connection_at: datetime | None
     verified_at: datetime | None
     created_at: datetime
@@ -67,6 +71,11 @@ class IndividualOut(Out):
 
 
 class IndividualLookupOut(IndividualOut):
+    failed_conditions: list[str] = Field(
+        description="Every condition the last presentation did not satisfy, each as one "
+        "sentence naming the attribute and the operator; validation_error names the first. "
+        "Empty when no condition failed."
+    )
     claims: dict[str, Any] | None = Field(
         description="The claims the verification asked for, while they are kept "
         "(the verification's retention_days); null once deleted."

@@ -17,8 +17,15 @@ from app import clock
 from app.errors import InvalidRequest, NotFound
 from app.extensions import db
 from app.organizations.models import Organization
+from app.trust.fetch import host_problem
 from app.webhooks import settings
-from app.webhooks.models import DeliveryState, WebhookAttempt, WebhookDelivery, WebhookEndpoint
+from app.webhooks.models import (
+    DeliveryState,
+    WebhookAttempt,
+    WebhookDelivery,
+    WebhookEndpoint,
+    WebhookEvent,
+)
 from app.webhooks.outbox import EVENT_TYPES, deliver_after_commit
 from app.webhooks.sealing import new_secret, open_sealed, seal
 
@@ -33,18 +40,35 @@ class CreatedEndpoint:
     secret: str  # shown once
 
 
+DEVELOPMENT_HINT = (
+    "For development, set TRUST_ALLOW_PRIVATE=true to allow http:// and private addresses "
+    "such as http://127.0.0.1:8000/hooks"
+)
+
+
 def check_url(url: str) -> str:
     """https only (plain http too where outbound fetches may reach private addresses, the
-    development setting); the address itself is checked on every delivery, when it is
-    resolved."""
+    development setting). A URL the deliveries would refuse by its host alone (an address
+    that is not public, ``localhost``) is refused now, by the outbound fetcher's own rules,
+    rather than accepted and failed for days; a name is checked on every delivery, when it
+    is resolved."""
     url = url.strip()
     try:
         parts = urlsplit(url)
+        parts.port  # noqa: B018  (a port that is not a number raises here)
     except ValueError as exc:
         raise InvalidRequest("Webhook url is not a valid URL") from exc
-    allowed = ("https", "http") if settings.current().allow_private else ("https",)
+    allow_private = settings.current().allow_private
+    allowed = ("https", "http") if allow_private else ("https",)
     if parts.scheme not in allowed or not parts.hostname:
-        raise InvalidRequest("Webhook url must be an https:// URL")
+        hint = "" if allow_private else f". {DEVELOPMENT_HINT}"
+        raise InvalidRequest(f"Webhook url must be an https:// URL{hint}")
+    problem = None if allow_private else host_problem(parts.hostname)
+    if problem:
+        raise InvalidRequest(
+            f"Webhook url points at {parts.hostname}, {problem}: deliveries go only to public "
+            f"addresses. {DEVELOPMENT_HINT}"
+        )
     if parts.username is not None or parts.password is not None:
         raise InvalidRequest("Webhook url must not carry a user name or password")
     if len(url) > MAX_URL_LENGTH:
@@ -190,6 +214,44 @@ def replay_delivery(
         )
         .execution_options(synchronize_session="fetch")
     )
+    db.session.flush()
+    deliver_after_commit(delivery.id)
+    return delivery
+
+
+TEST_EVENT = "webhook.test"
+
+
+def send_test_event(organization: Organization, endpoint_id: uuid.UUID) -> WebhookDelivery:
+    """A ``webhook.test`` event for this endpoint only, signed and delivered like any other
+    (its attempts show on the endpoint's deliveries); handed to the queue on commit.
+
+    The event is written already dispatched, so the relay never fans it out to the
+    organization's other endpoints."""
+    endpoint = get_endpoint(organization, endpoint_id)
+    now = clock.now()
+    event = WebhookEvent(
+        organization_id=organization.id,
+        type=TEST_EVENT,
+        subject_id=endpoint.id,
+        data={
+            "endpoint_id": str(endpoint.id),
+            "message": "A test event: the endpoint is reached and can check the signature.",
+        },
+        created_at=now,
+        dispatched_at=now,
+    )
+    db.session.add(event)
+    db.session.flush()
+    delivery = WebhookDelivery(
+        event_sequence=event.sequence,
+        endpoint_id=endpoint.id,
+        subject_id=endpoint.id,
+        state=DeliveryState.PENDING,
+        next_attempt_at=now,
+        created_at=now,
+    )
+    db.session.add(delivery)
     db.session.flush()
     deliver_after_commit(delivery.id)
     return delivery

@@ -445,3 +445,24 @@ def test_every_operation_documents_the_outage_answer_and_bodies_their_media_type
         assert "Retry-After" in outage["headers"], key
         if "requestBody" in operation:
             assert "UNSUPPORTED_MEDIA_TYPE" in operation["responses"]["415"]["description"], key
+
+
+def test_the_creates_document_idempotency_keys_and_the_lists_offset(client) -> None:
+    document = client.get("/openapi.json").get_json()
+    paths, schemas = document["paths"], document["components"]["schemas"]
+    for path in (
+        "/credentials",
+        "/recipients",
+        "/verifications",
+        "/policy-requests",
+        "/verifications/individuals",
+    ):
+        create = paths[path]["post"]
+        assert "Idempotency-Key" in [p["name"] for p in create["parameters"]], path
+        assert create["responses"]["422"]["description"].endswith("(IDEMPOTENCY_KEY_REUSED)")
+    listed = [p["name"] for p in paths["/recipients"]["get"]["parameters"]]
+    assert {"offset", "limit", "page"} <= set(listed)
+    assert "Idempotency-Key" not in [p["name"] for p in paths["/recipients"]["get"]["parameters"]]
+    assert "page_url" in schemas["IndividualOut"]["properties"]
+    assert "failed_conditions" in schemas["IndividualLookupOut"]["properties"]
+    assert "/webhooks/endpoints/{endpoint_id}/test" in paths

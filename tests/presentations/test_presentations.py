@@ -180,6 +180,31 @@ def test_each_operator_fails_with_a_message_naming_attribute_and_operator(
     assert (body["status"], body["validation_error"]) == ("FAILED", message)
 
 
+def test_the_authenticated_lookup_lists_every_failed_condition(app, client, issuer, present):
+    conditions = [
+        {"name": "given_name", "operator": "EQUAL", "value": "Max"},
+        {"name": "birthdate", "operator": "AGE_AT_LEAST", "value": 18},
+        {"name": "address.country", "operator": "IN", "value": ["FR", "NL"]},
+        {"name": "address.locality", "operator": "EXISTS"},
+    ]
+    staff, verification, individual, request = start(app, client, attributes=conditions)
+    assert post_response(client, request, present(request, issuer)).status_code == 200
+    first = 'Attribute given_name does not satisfy EQUAL "Max"'
+    # validation_error keeps the contract's single sentence, on both reads.
+    assert status_of(client, individual)["validation_error"] == first
+    lookup = client.get(
+        f"/verifications/{verification['id']}/individuals/crm-1",
+        headers={"apikey": make_apikey(app, staff.organization_id)},
+    ).get_json()
+    assert lookup["validation_error"] == first
+    assert lookup["failed_conditions"] == [
+        first,
+        'Attribute address.country does not satisfy IN ["FR", "NL"]',
+        "Attribute address.locality is missing, so EXISTS cannot be satisfied",
+    ]
+    assert "failed_conditions" not in status_of(client, individual)
+
+
 @pytest.mark.parametrize(
     "condition",
     [

@@ -107,7 +107,7 @@ def test_choosing_another_schema_without_javascript_redraws_the_claims(app, clie
 def test_an_empty_name_is_the_schemas(app, client, browser, owner):
     schema, recipient = setup(app, client, owner)
     response = submit(browser, "/dashboard/credentials/new", issue_form(schema, recipient, name=""))
-    assert response.status_code == 201
+    assert response.status_code == 303
     assert api_credentials(client, owner)[0]["name"] == "Nurse licence"
 
 
@@ -121,9 +121,12 @@ def test_the_htmx_fragment_is_the_chosen_schemas_inputs(app, client, browser, ow
 
 def test_issuing_from_the_form_offers_the_credential_with_typed_claims(app, client, browser, owner):
     schema, recipient = setup(app, client, owner)
-    response = submit(browser, "/dashboard/credentials/new", issue_form(schema, recipient))
+    response = submit(
+        browser, "/dashboard/credentials/new", issue_form(schema, recipient), follow_redirects=True
+    )
     page = text_of(response)
-    assert response.status_code == 201, page
+    assert response.status_code == 200, page
+    assert len(response.history) == 1 and response.history[0].status_code == 303
     assert "Credential offered" in page
     assert 'data-testid="credential-status">Offered<' in page
     [stored] = api_credentials(client, owner)
@@ -137,15 +140,51 @@ def test_issuing_from_the_form_offers_the_credential_with_typed_claims(app, clie
     assert "tx-code" not in page
 
 
-def test_a_tx_code_is_shown_once_in_the_response_that_created_it(app, client, browser, owner):
+def test_a_tx_code_is_shown_once_on_the_page_the_issue_redirects_to(app, client, browser, owner):
     schema, recipient = setup(app, client, owner)
-    page = text_of(
-        submit(browser, "/dashboard/credentials/new", issue_form(schema, recipient, tx_code="on"))
+    posted = submit(
+        browser, "/dashboard/credentials/new", issue_form(schema, recipient, tx_code="on")
     )
-    code = re.search(r'data-testid="tx-code">(\d+)<', page).group(1)
+    assert posted.status_code == 303
     [stored] = api_credentials(client, owner)
+    assert posted.headers["Location"] == f"/dashboard/credentials/{stored['id']}"
+    landing = text_of(browser.get(posted.headers["Location"]))
+    code = re.search(r'data-testid="tx-code">(\d+)<', landing).group(1)
+    assert code not in posted.headers["Location"]
+    assert code.encode() not in (posted.headers.get("Set-Cookie") or "").encode()
     assert "tx_code" not in stored
     assert code not in text_of(browser.get(f"/dashboard/credentials/{stored['id']}"))
+
+
+def test_reloading_the_page_after_issuing_changes_nothing(app, client, browser, owner):
+    schema, recipient = setup(app, client, owner)
+    posted = submit(browser, "/dashboard/credentials/new", issue_form(schema, recipient))
+    landing = posted.headers["Location"]
+    first = browser.get(landing)
+    assert "Credential offered" in text_of(first)
+    reload = browser.get(landing)
+    assert reload.status_code == 200
+    assert "Credential offered" not in text_of(reload)
+    assert len(api_credentials(client, owner)) == 1
+
+
+def test_without_a_mail_server_the_page_says_the_email_was_only_logged(make_app):
+    app = make_app(MAIL_URL="", ENV="development")
+    owner = make_staff(app)
+    client = app.test_client()
+    schema, recipient = setup(app, client, owner)
+    browser = signed_in_client(app, owner)
+    page = text_of(
+        submit(
+            browser,
+            "/dashboard/credentials/new",
+            issue_form(schema, recipient),
+            follow_redirects=True,
+        )
+    )
+    assert 'data-testid="mail-logged"' in page
+    assert "no mail server is configured" in page
+    assert "on its way" not in page and 'data-testid="mail-sent"' not in page
 
 
 @pytest.mark.parametrize(
@@ -199,7 +238,10 @@ def test_the_offer_email_reaches_the_recipient_after_the_issuance_is_stored(make
         browser = signed_in_client(app, owner)
         page = text_of(
             submit(
-                browser, "/dashboard/credentials/new", issue_form(schema, recipient, tx_code="on")
+                browser,
+                "/dashboard/credentials/new",
+                issue_form(schema, recipient, tx_code="on"),
+                follow_redirects=True,
             )
         )
     [received] = inbox.messages
@@ -210,7 +252,7 @@ def test_the_offer_email_reaches_the_recipient_after_the_issuance_is_stored(make
     assert stored["offer_page"] in body
     code = re.search(r'data-testid="tx-code">(\d+)<', page).group(1)
     assert code not in body
-    assert "An email with the link to the offer page is on its way" in page
+    assert 'data-testid="mail-sent"' in page
 
 
 def test_a_relay_that_is_down_leaves_the_credential_offered_and_says_so(make_app, caplog):
@@ -222,8 +264,10 @@ def test_a_relay_that_is_down_leaves_the_credential_offered_and_says_so(make_app
     schema, recipient = setup(app, client, owner)
     browser = signed_in_client(app, owner)
     caplog.set_level(logging.ERROR, logger="app.mail")
-    response = submit(browser, "/dashboard/credentials/new", issue_form(schema, recipient))
-    assert response.status_code == 201
+    response = submit(
+        browser, "/dashboard/credentials/new", issue_form(schema, recipient), follow_redirects=True
+    )
+    assert response.status_code == 200
     assert 'data-testid="mail-failed"' in text_of(response)
     [stored] = api_credentials(client, owner)
     assert stored["status"] == "OFFERED"
@@ -269,8 +313,11 @@ def test_resending_makes_a_new_offer_and_the_old_page_stops(app, client, browser
     credential = offer_credential(app, client, owner=owner).credential
     old_page = credential["offer_page"].removeprefix(BASE)
     assert client.get(old_page).status_code == 200
-    response = submit(browser, f"/dashboard/credentials/{credential['id']}/resend")
+    response = submit(
+        browser, f"/dashboard/credentials/{credential['id']}/resend", follow_redirects=True
+    )
     assert response.status_code == 200
+    assert response.history[0].status_code == 303
     page = text_of(response)
     assert "A new offer was made" in page
     new_page = re.search(rf'<code id="offer-page">{BASE}(/o/[^<]+)</code>', page).group(1)

@@ -14,10 +14,10 @@ KEY_SHOWN = re.compile(r'<code id="new-key">([^<]+)</code>')
 
 
 def create_key(browser, name: str = "Production backend") -> str:
-    response = submit(browser, "/dashboard/integrations", {"name": name})
-    assert response.status_code == 201, text_of(response)
+    response = submit(browser, "/dashboard/integrations", {"name": name}, follow_redirects=True)
+    assert response.status_code == 200, text_of(response)
     match = KEY_SHOWN.search(text_of(response))
-    assert match, "the key is shown in the response that created it"
+    assert match, "the key is shown on the page the creation redirects to"
     return match.group(1)
 
 
@@ -39,15 +39,19 @@ def test_the_list_page_renders_with_an_empty_state_and_a_create_form(browser):
 
 
 def test_the_created_key_is_shown_once_with_a_copy_button_and_how_to_send_it(browser):
-    response = submit(browser, "/dashboard/integrations", {"name": "Production backend"})
+    posted = submit(browser, "/dashboard/integrations", {"name": "Production backend"})
+    assert posted.status_code == 303
+    assert posted.headers["Location"] == "/dashboard/integrations"
+    response = browser.get(posted.headers["Location"])
     page = text_of(response)
-    assert response.status_code == 201
+    assert response.status_code == 200
     assert response.headers["Cache-Control"] == "no-store"
     key = KEY_SHOWN.search(page).group(1)
     assert key.startswith("vk_")
     assert f'<code id="new-key">{key}</code> <button type="button" data-copy="new-key">' in page
     assert "will not be shown again" in page and "<code>apikey</code> header" in page
-    assert "Location" not in response.headers
+    assert key not in posted.headers["Location"]
+    assert key not in text_of(browser.get("/dashboard/integrations")), "shown once"
     assert not any(key in c for c in response.headers.getlist("Set-Cookie"))
 
 

@@ -3,6 +3,8 @@ published through forms, as the JSON API sees them."""
 
 from __future__ import annotations
 
+import re
+
 from factories import PID_SCHEMA_ID, make_staff
 from staff_support import submit, text_of
 
@@ -89,8 +91,9 @@ def test_with_htmx_add_an_attribute_returns_one_row_fragment(browser):
     assert fragment.count('name="attribute_name"') == 1
     for kind in ("TEXT", "NUMBER", "BOOLEAN", "URL", "DATETIME", "EMAIL"):
         assert f'<option value="{kind}"' in fragment
-    # Name, description and type, then the description in each of the eight other languages.
-    assert fragment.count("<label for=") == 3 + 8
+    # Name, description, type and the remove box, then the description in each of the eight
+    # other languages.
+    assert fragment.count("<label for=") == 4 + 8
     assert fragment.count('name="attribute_description_') == 8
 
 
@@ -138,6 +141,31 @@ def test_a_draft_is_edited_with_the_same_form(browser, client, owner):
         ("start_date", "DATETIME"),
         ("email", "EMAIL"),
     ]
+
+
+def test_an_attribute_row_ticked_remove_is_dropped_from_the_draft(browser, client, owner):
+    schema_id = create(browser)
+    page = text_of(browser.get(f"/dashboard/schemas/{schema_id}"))
+    keys = re.findall(r'name="attribute_key" value="([^"]+)"', page)
+    assert len(keys) == 2
+    assert page.count('data-testid="remove-attribute"') == 2
+    edit = {**BADGE, "attribute_key": keys, "attribute_remove": [keys[0]]}
+    response = submit(browser, f"/dashboard/schemas/{schema_id}", edit)
+    assert response.status_code == 303, text_of(response)
+    stored = api_schema(client, owner, schema_id)
+    assert [a["name"] for a in stored["attributes"]] == ["start_date"]
+
+
+def test_without_javascript_a_removed_row_leaves_the_redrawn_form(browser):
+    form = {
+        **BADGE,
+        "attribute_key": ["0", "1"],
+        "attribute_remove": ["1"],
+        "action": "add-attribute",
+    }
+    page = text_of(submit(browser, "/dashboard/schemas", form))
+    assert 'value="employee_id"' in page and 'value="start_date"' not in page
+    assert page.count('name="attribute_name"') == 2, "the kept row and a new blank one"
 
 
 def test_a_refused_edit_changes_nothing(browser, client, owner):

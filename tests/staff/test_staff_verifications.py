@@ -261,6 +261,17 @@ def test_the_detail_page_shows_the_id_to_copy_and_the_prefilled_form(browser, cl
     assert 'hx-confirm="Delete' in page
 
 
+def test_claims_received_lists_every_claim_kept_with_those_conditions_read(browser, client, owner):
+    # The default body asks for the names and has conditions on birthdate and the country:
+    # all four are asked of the wallet and kept for retention_days.
+    made = make_verification(client, owner)
+    page = text_of(browser.get(f"/dashboard/verifications/{made['id']}"))
+    received = re.search(r'data-testid="claims-received">(.*?)</dd>', page, re.S).group(1)
+    for claim in ("given_name", "family_name", "birthdate", "address.country"):
+        assert claim in received or claim.replace("_", " ") in received.lower()
+    assert received.count("(read by a condition)") == 2
+
+
 def test_editing_through_the_form_changes_what_the_json_api_returns(browser, client, owner):
     made = make_verification(client, owner)
     path = f"/dashboard/verifications/{made['id']}"

@@ -36,7 +36,7 @@ STYLE_ATTRIBUTE = re.compile(r"<[^>]*\sstyle\s*=", re.IGNORECASE)
 
 
 def add(browser: FlaskClient, url: str = "https://hooks.example.test/verity", **fields):
-    return submit(browser, PAGE, {"url": url, **fields})
+    return submit(browser, PAGE, {"url": url, **fields}, follow_redirects=True)
 
 
 def secret_in(response) -> str:
@@ -58,7 +58,8 @@ def test_adding_an_endpoint_shows_its_secret_once_with_the_chosen_events(browser
     assert 'value="individual.revoked"' in text_of(page)
 
     added = add(browser, events=["individual.verified", "individual.revoked"], include_claims="on")
-    assert added.status_code == 201, text_of(added)
+    assert added.status_code == 200, text_of(added)
+    assert added.history[0].status_code == 303
     secret = secret_in(added)
     listed = client.get("/webhooks/endpoints", headers=owner.headers()).get_json()["results"]
     assert [(e["url"], e["events"], e["include_claims"]) for e in listed] == [
@@ -116,8 +117,9 @@ def test_rotating_shows_a_new_secret_once_and_the_old_one_still_signs(app, brows
     first = add(browser)
     old = secret_in(first)
     endpoint_id = endpoint_id_in(text_of(first))
-    rotated = submit(browser, f"{PAGE}/{endpoint_id}/rotate")
-    assert rotated.status_code == 201
+    rotated = submit(browser, f"{PAGE}/{endpoint_id}/rotate", follow_redirects=True)
+    assert rotated.status_code == 200
+    assert rotated.history[0].status_code == 303
     new = secret_in(rotated)
     assert new != old and "24 hours" in text_of(rotated)
     with app.app_context():

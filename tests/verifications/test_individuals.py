@@ -49,6 +49,15 @@ def test_post_verifications_individuals_opens_an_individual(app, client):
     assert "claims" not in body
 
 
+def test_opening_an_individual_answers_the_person_s_page_address(app, client):
+    verification = make_verification(client, make_staff(app))
+    body = open_individual(client, verification["id"]).get_json()
+    assert body["page_url"] == f"https://verity.test/i/{body['individual_id']}"
+    page = client.get(urlsplit(body["page_url"]).path)
+    assert page.status_code == 200
+    assert open_individual(client, verification["id"]).get_json()["page_url"] == body["page_url"]
+
+
 def test_post_verifications_individuals_is_idempotent_per_pair(app, client):
     verification = make_verification(client, make_staff(app))
     first = open_individual(client, verification["id"])

@@ -1,0 +1,1 @@
+"""Idempotency keys on the JSON creates: a retried create returns the first answer."""
