@@ -38,10 +38,12 @@ def browser() -> Iterator[Any]:
 
 @pytest.fixture
 def person_page(make_app) -> Iterator[str]:
-    """The address of a fresh individual's page, on the app served on loopback."""
+    """The address of a fresh individual's page, on the app served on loopback. The wallet
+    stand-in answers in the clear, so the page offers plain ``dc_api`` answers (an encrypted
+    ``dc_api.jwt`` request would refuse them before any check)."""
     delegate = Delegate()
     with loopback_server(delegate) as url:
-        delegate.app = make_app(PUBLIC_URL=url)
+        delegate.app = make_app(PUBLIC_URL=url, DC_API_RESPONSE_MODE="dc_api")
         client = delegate.app.test_client()
         verification = make_verification(client, make_staff(delegate.app))
         individual = client.post(
