@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from factories import make_apikey, make_staff, make_verification
+from flask_migrate import upgrade
 from sqlalchemy import event, func, select
 from sqlalchemy.engine import make_url
 
@@ -21,6 +22,7 @@ from app.policies.operations import create_policy_request
 from app.presentations.decide import Decision
 from app.presentations.operations import connect, consume, record
 from app.retention import jobs as retention_jobs
+from app.schemas.public import seed_public_schemas
 from app.verifications.models import Individual, PresentationAttempt, Status
 from app.verifications.operations import open_individual
 from app.webhooks import operations as hooks
@@ -330,14 +332,19 @@ def on_disk(app, value: str) -> list[str]:
     os.environ.get("VERITY_TEST_DB") == "postgresql",
     reason="the files of an embedded SQLite database; PostgreSQL's are the server's",
 )
-def test_erased_claims_leave_no_bytes_in_the_database_file_or_its_log(make_app):
+def test_erased_claims_leave_no_bytes_in_the_database_file_or_its_log(make_app, tmp_path):
     # Debian's SQLite is built with secure_delete on; most other builds (macOS, the usual
     # source build) start with it off. Every connection here starts off as those do, so the
-    # test holds for any build the service may run on.
-    app = make_app()
+    # test holds for any build the service may run on. A database file of its own: the test
+    # reads the files from disk and cuts the log, which no other test should share.
+    app = make_app(SQLALCHEMY_DATABASE_URI=f"sqlite:///{tmp_path / 'erasure.sqlite3'}")
     with app.app_context():
         event.listen(db.engine, "connect", secure_delete_off_by_default, insert=True)
         db.engine.dispose()
+        upgrade()
+        seed_public_schemas()
+        db.session.commit()
+        db.session.remove()
     client = app.test_client()
     staff = make_staff(app)
     key = make_apikey(app, staff.organization_id)

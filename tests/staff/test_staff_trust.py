@@ -65,7 +65,8 @@ def test_forms_without_the_csrf_token_are_refused(browser, client, owner):
 
 def test_a_failed_refresh_shows_why_and_refresh_now_queues_another(app: Flask, browser):
     queue = queue_of(app)
-    queue.huey.flush()  # the shared app's queue: what other tests left in it
+    for huey in queue.hueys.values():  # the shared app's queues: what other tests left there
+        huey.flush()
     # An address the outbound fetcher refuses (loopback, outside development): no network.
     added = add(
         browser,

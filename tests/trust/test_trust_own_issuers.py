@@ -146,9 +146,16 @@ def test_a_list_elsewhere_is_fetched_as_before():
 
 
 def test_an_issuer_resolved_otherwise_never_reads_the_own_lists():
-    by_chain = ResolvedIssuer(ISS, KEY.public_key(), "x5c")
+    """Only an issuer resolved as the deployment's own (its iss, or an x5c chain to its
+    organization's root) reads the lists from the database."""
+    by_did = ResolvedIssuer(ISS, KEY.public_key(), "did:web")
     with pytest.raises(StatusError, match="could not be fetched"):
-        status(f"{ISS}/status-lists/0", 7, by_chain)
+        status(f"{ISS}/status-lists/0", 7, by_did)
+
+
+def test_an_own_issuer_resolved_by_its_x5c_chain_reads_the_own_lists():
+    by_chain = ResolvedIssuer(ISS, KEY.public_key(), "x5c")
+    assert not status(f"{ISS}/status-lists/0", 7, by_chain).valid
 
 
 # Kept references
