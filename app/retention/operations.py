@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import null, select, update
+from sqlalchemy import null, or_, select, update
 
 from app.extensions import db
 from app.policies.models import PolicyRequest
@@ -62,11 +62,13 @@ def expire_claims(now: datetime) -> int:
 
 def _erase_attempt_bodies(subjects: Any) -> None:
     """Delivery attempts keep their request body (``app.webhooks.exchange``); one that held
-    the subjects' claims loses it. Its headers and the answer stay."""
+    the subjects' claims loses it. Its headers and the answer stay. So does a body that an
+    attempt in flight during an earlier run logged after its event's claims were gone: the
+    next run finds it by the event."""
     deliveries = (
         select(WebhookDelivery.id)
         .join(WebhookEvent, WebhookEvent.sequence == WebhookDelivery.event_sequence)
-        .where(WebhookEvent.subject_id.in_(subjects))
+        .where(or_(WebhookEvent.subject_id.in_(subjects), WebhookEvent.claims.is_(None)))
     )
     db.session.execute(
         update(WebhookAttempt)

@@ -13,6 +13,7 @@ from factories import make_staff, make_verification
 from staff.staff_support import sign_in, submit
 from webhook_support import add_endpoint, drain, sweep
 
+from app.api.webhook_endpoints import WebhookAttemptOut, WebhookDeliveryDetail
 from app.extensions import db
 from app.identity.models import User
 from app.identity.operations import issue_session_token
@@ -34,10 +35,17 @@ def send_test_event(client, staff, endpoint) -> dict:
 
 
 def shown(client, staff, endpoint, delivery):
-    return client.get(
+    response = client.get(
         f"/webhooks/endpoints/{endpoint['id']}/deliveries/{delivery['id']}",
         headers=staff.headers(),
     )
+    if response.status_code == 200:  # the shape the OpenAPI document gives, field for field
+        body = response.get_json()
+        WebhookDeliveryDetail.model_validate(body)
+        assert set(body) == set(WebhookDeliveryDetail.model_fields)
+        for attempt in body["attempt_log"]:
+            assert set(attempt) == set(WebhookAttemptOut.model_fields)
+    return response
 
 
 def dashboard(app, staff):
