@@ -538,13 +538,16 @@ def _first_bytes(
         return b"", False
     kept = bytearray()
     try:
-        for chunk in response.raw.stream(_CHUNK, decode_content=False):
+        # read1: whatever has arrived, at once; a read of a fixed size would wait for all of
+        # it and lose what came if the body then stalled into the deadline.
+        while len(kept) <= limit:
+            chunk = response.raw.read1(limit + 1 - len(kept), decode_content=False)
+            if not chunk:
+                return bytes(kept), deadline.passed
             kept += chunk
-            if len(kept) > limit:
-                return bytes(kept[:limit]), True
     except (requests.exceptions.RequestException, urllib3_exceptions.HTTPError, OSError):
         return bytes(kept), True
-    return bytes(kept), deadline.passed
+    return bytes(kept[:limit]), True
 
 
 def _not_connected(host: str, failures: list[_ConnectFailed]) -> FetchError:

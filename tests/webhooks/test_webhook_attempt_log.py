@@ -4,12 +4,13 @@ first 4 KiB of each body, secrets redacted, the error named by host, the organiz
 
 from __future__ import annotations
 
+import threading
 import uuid
 from dataclasses import replace
 from datetime import timedelta
 
 import pytest
-from factories import make_staff, make_verification
+from factories import Staff, make_staff, make_verification
 from staff.staff_support import sign_in, submit
 from webhook_support import add_endpoint, drain, sweep
 
@@ -170,6 +171,37 @@ def test_another_organization_cannot_see_the_attempts(hooks_app, receiver):
     assert "webhook-signature" not in crossed.get_data(as_text=True)
 
 
+def verified_with_claims(app, staff, client) -> None:
+    """A person of a verification keeping claims for a day, verified with a name."""
+    verification = make_verification(client, staff, retention_days=1)["id"]
+    with app.app_context():
+        individual, _ = open_individual(uuid.UUID(verification), "customer-1")
+        request = connect(individual, 120, 600)
+        claims = {"given_name": "Ada", "family_name": "Lovelace"}
+        record(consume(request.id), Decision(True, None, "https://issuer.example", claims))
+        db.session.commit()
+        db.session.remove()
+
+
+def expire_claims(app, staff, moved_clock) -> tuple[int, Staff]:
+    """A day on: the retention job runs, and the member, whose session has lapsed, signs in
+    again."""
+    moved_clock.advance(timedelta(days=1, seconds=1))
+    with app.app_context():
+        erased = retention_jobs.delete_expired_claims()
+        token, _ = issue_session_token(db.session.get(User, uuid.UUID(staff.user_id)), 12)
+        db.session.commit()
+        db.session.remove()
+    return erased, replace(staff, token=token)
+
+
+def the_attempts(client, staff, endpoint) -> list[dict]:
+    [delivery] = client.get(
+        f"/webhooks/endpoints/{endpoint['id']}/deliveries", headers=staff.headers()
+    ).get_json()["results"]
+    return shown(client, staff, endpoint, delivery).get_json()["attempt_log"]
+
+
 def test_a_logged_body_carrying_claims_is_deleted_with_them(hooks_app, receiver, moved_clock):
     """An endpoint that opted in to claims got them in the body the attempt logged; that body
     goes when the claims' retention ends, and the rest of the attempt stays."""
@@ -178,41 +210,59 @@ def test_a_logged_body_carrying_claims_is_deleted_with_them(hooks_app, receiver,
     endpoint = add_endpoint(
         client, staff, receiver.url, include_claims=True, events=["individual.verified"]
     )
-    verification = make_verification(client, staff, retention_days=1)["id"]
-    with hooks_app.app_context():
-        individual, _ = open_individual(uuid.UUID(verification), "customer-1")
-        request = connect(individual, 120, 600)
-        claims = {"given_name": "Ada", "family_name": "Lovelace"}
-        record(consume(request.id), Decision(True, None, "https://issuer.example", claims))
-        db.session.commit()
-        db.session.remove()
+    verified_with_claims(hooks_app, staff, client)
     sweep(hooks_app)
     drain(hooks_app)
     receiver.wait_for(1)
-    [delivery] = client.get(
-        f"/webhooks/endpoints/{endpoint['id']}/deliveries", headers=staff.headers()
-    ).get_json()["results"]
-    [before] = shown(client, staff, endpoint, delivery).get_json()["attempt_log"]
+    [before] = the_attempts(client, staff, endpoint)
     assert "Lovelace" in before["request"]["body"]
 
-    moved_clock.advance(timedelta(days=1, seconds=1))
-    with hooks_app.app_context():
-        assert retention_jobs.delete_expired_claims() == 1
-        # A day on, the first session has lapsed: the same member signs in again.
-        token, _ = issue_session_token(db.session.get(User, uuid.UUID(staff.user_id)), 12)
-        db.session.commit()
-        db.session.remove()
-    staff = replace(staff, token=token)
-    [after] = shown(client, staff, endpoint, delivery).get_json()["attempt_log"]
+    erased, staff = expire_claims(hooks_app, staff, moved_clock)
+    assert erased == 1
+    [after] = the_attempts(client, staff, endpoint)
     assert after["request"]["body"] is None
     assert after["request"]["headers"] == before["request"]["headers"]
     assert after["response"] == before["response"] and after["status_code"] == 204
+    [delivery] = client.get(
+        f"/webhooks/endpoints/{endpoint['id']}/deliveries", headers=staff.headers()
+    ).get_json()["results"]
     html = (
         dashboard(hooks_app, staff)
         .get(f"/dashboard/webhooks/{endpoint['id']}/deliveries/{delivery['id']}")
         .get_data(as_text=True)
     )
     assert "Body deleted with the claims it carried" in html and "Lovelace" not in html
+
+
+def test_a_body_logged_while_the_claims_expired_goes_on_the_next_run(
+    hooks_app, receiver, moved_clock
+):
+    """The attempt was on its way (claims in its body) when the retention job ran; it logged
+    the body after the job had deleted the claims. The next run finds it."""
+    client = hooks_app.test_client()
+    staff = make_staff(hooks_app)
+    endpoint = add_endpoint(
+        client, staff, receiver.url, include_claims=True, events=["individual.verified"]
+    )
+    verified_with_claims(hooks_app, staff, client)
+    sweep(hooks_app)
+    receiver.hold_next = True
+    worker = threading.Thread(target=drain, args=(hooks_app,))
+    worker.start()
+    assert receiver.holding.wait(60), "the delivery never arrived"
+    erased, staff = expire_claims(hooks_app, staff, moved_clock)
+    receiver.release.set()
+    worker.join(60)
+    assert erased == 1
+    [attempt] = the_attempts(client, staff, endpoint)
+    assert "Lovelace" in attempt["request"]["body"]  # logged after the run
+
+    with hooks_app.app_context():
+        assert retention_jobs.delete_expired_claims() == 0  # no record had claims left
+        db.session.commit()
+        db.session.remove()
+    [attempt] = the_attempts(client, staff, endpoint)
+    assert attempt["request"]["body"] is None and attempt["status_code"] == 204
 
 
 def test_what_is_redacted_and_where_bodies_are_cut():
