@@ -1,6 +1,7 @@
 """Whole issuances over HTTP for the benchmark: the wallet's three requests of the OpenID4VCI
-1.0 pre-authorized code flow once it holds an offer, each in a client process of its own; and
-the six of the authorization code flow with DPoP (``authorize_once``).
+1.0 pre-authorized code flow once it holds an offer, each in a client process of its own; the
+six of the authorization code flow with DPoP (``authorize_once``); and the pre-authorized
+flow whose credential request is a batch of ``BATCH_PROOFS`` proofs (``issue_batch_once``).
 
 One issuance is the Token Request with the pre-authorized code (§6.1), a ``c_nonce`` from the
 Nonce Endpoint (§7.2), and the Credential Request (§8.2) with a fresh ``jwt`` key proof signed
@@ -69,8 +70,8 @@ class Issuer:
 
 @dataclass(frozen=True)
 class Job:
-    """What one client process does: ``kind`` "healthz" or "issue", from ``start_at``
-    (``time.monotonic``, shared by the processes on Linux) for ``seconds``."""
+    """What one client process does: ``kind`` "healthz", "issue", "authcode" or "batch", from
+    ``start_at`` (``time.monotonic``, shared by the processes on Linux) for ``seconds``."""
 
     kind: str
     host: str
@@ -154,23 +155,63 @@ def _holder_key() -> ec.EllipticCurvePrivateKey:
     return _KEY[0]
 
 
-def issue_once(connection: http.client.HTTPConnection, issuer: Issuer, code: str) -> str:
-    """Token, nonce, credential: one whole issuance as a wallet makes it; the SD-JWT VC."""
-    form = urlencode({"grant_type": PRE_AUTHORIZED_GRANT, "pre-authorized_code": code})
-    token = json.loads(presenting._exchange(connection, "POST", issuer.token_path, form, FORM))
-    nonce = json.loads(presenting._exchange(connection, "POST", issuer.nonce_path))["c_nonce"]
-    key = _holder_key()
-    proof = presenting.sign_jwt(
+# Proofs in the credential request of a batch issuance, each with a key of its own (the
+# issuer refuses two proofs of one key); within the default ISSUER_BATCH_SIZE (10).
+BATCH_PROOFS = 3
+_BATCH_KEYS: list[ec.EllipticCurvePrivateKey] = []
+
+
+def _batch_keys() -> list[ec.EllipticCurvePrivateKey]:
+    """``BATCH_PROOFS`` holder keys per client process, made outside the measured loop."""
+    if not _BATCH_KEYS:
+        _BATCH_KEYS.extend(ec.generate_private_key(ec.SECP256R1()) for _ in range(BATCH_PROOFS))
+    return _BATCH_KEYS
+
+
+def _proof(key: ec.EllipticCurvePrivateKey, issuer: Issuer, nonce: str) -> str:
+    """A ``jwt`` key proof (Appendix F.1) for the issuer and ``c_nonce``."""
+    return presenting.sign_jwt(
         key,
         {"alg": "ES256", "typ": "openid4vci-proof+jwt", "jwk": presenting.public_jwk(key)},
         {"aud": issuer.identifier, "iat": int(time.time()), "nonce": nonce},
     )
+
+
+def _pre_authorized(
+    connection: http.client.HTTPConnection,
+    issuer: Issuer,
+    code: str,
+    keys: Sequence[ec.EllipticCurvePrivateKey],
+) -> list[str]:
+    """Token, nonce, and one credential request with a proof per key; the credentials."""
+    form = urlencode({"grant_type": PRE_AUTHORIZED_GRANT, "pre-authorized_code": code})
+    token = json.loads(presenting._exchange(connection, "POST", issuer.token_path, form, FORM))
+    nonce = json.loads(presenting._exchange(connection, "POST", issuer.nonce_path))["c_nonce"]
+    proofs = [_proof(key, issuer, nonce) for key in keys]
     body = json.dumps(
-        {"credential_configuration_id": issuer.configuration_id, "proofs": {"jwt": [proof]}}
+        {"credential_configuration_id": issuer.configuration_id, "proofs": {"jwt": proofs}}
     )
     headers = {**JSON, "Authorization": f"Bearer {token['access_token']}"}
     answer = presenting._exchange(connection, "POST", issuer.credential_path, body, headers)
-    return json.loads(answer)["credentials"][0]["credential"]
+    credentials = [item["credential"] for item in json.loads(answer)["credentials"]]
+    if len(credentials) != len(keys):
+        raise presenting.LoadError(
+            f"{len(keys)} proofs got {len(credentials)} credentials, not one each"
+        )
+    return credentials
+
+
+def issue_once(connection: http.client.HTTPConnection, issuer: Issuer, code: str) -> str:
+    """Token, nonce, credential: one whole issuance as a wallet makes it; the SD-JWT VC."""
+    return _pre_authorized(connection, issuer, code, [_holder_key()])[0]
+
+
+def issue_batch_once(
+    connection: http.client.HTTPConnection, issuer: Issuer, code: str
+) -> list[str]:
+    """The same three requests, the credential request a batch of ``BATCH_PROOFS`` proofs
+    (OpenID4VCI 1.0 §8.2, ``batch_credential_issuance``): as many SD-JWT VCs."""
+    return _pre_authorized(connection, issuer, code, _batch_keys())
 
 
 _DPOP_KEY: list[ec.EllipticCurvePrivateKey] = []
@@ -333,6 +374,7 @@ def run_job(job: Job) -> presenting.Outcome:
         )
     assert job.issuer is not None
     _holder_key()
+    _batch_keys()
     connection = http.client.HTTPConnection(job.host, job.port, timeout=presenting.HTTP_TIMEOUT)
     end = job.start_at + job.seconds
     latencies: list[float] = []
@@ -348,6 +390,8 @@ def run_job(job: Job) -> presenting.Outcome:
             used += 1
             if job.kind == "authcode":
                 authorize_once(connection, job.issuer, job.codes[used - 1])
+            elif job.kind == "batch":
+                issue_batch_once(connection, job.issuer, job.codes[used - 1])
             else:
                 issue_once(connection, job.issuer, job.codes[used - 1])
             done = time.monotonic()

@@ -399,7 +399,8 @@ def bitstring_status_list(org_id: str, number: int) -> Response:
 @bp.get("/issuers/<org_id>/iaca")
 @documented(
     "The issuer's IACA root certificate (PEM, ISO/IEC 18013-5 Annex B): the trust anchor of "
-    "its mdoc credentials and CWT status lists, made on first use",
+    "its mdoc credentials and CWT status lists, made on first use, or the organization's own "
+    "once staff uploaded its chain (PUT /issuer/mdoc-signer)",
     tags=("issuer",),
 )
 def iaca(org_id: str) -> Response:

@@ -26,6 +26,7 @@ from app.billing import operations as billing
 from app.errors import NotFound
 from app.integrations import operations as integrations
 from app.issuance import certificates as issuer_certificates
+from app.issuance import mdoc_signer
 from app.issuance.links import IssuerLinks
 from app.organizations import operations as organizations
 from app.organizations.models import Plan, Role
@@ -549,6 +550,60 @@ def upload_issuer_certificate():
     issuer = IssuerLinks(base_url()).issuer(membership.organization_id)
     issuer_certificates.upload_chain(membership, body.chain_pem, issuer)
     return _issuer_certificate()
+
+
+def _mdoc_signer():
+    membership = acting_membership()
+    issuer = IssuerLinks(base_url()).issuer(membership.organization_id)
+    return json_response(mdoc_signer.describe(membership, issuer))
+
+
+@bp.get("/issuer/mdoc-signer")
+@require_session
+@documented(
+    "The organization's mdoc IACA root and document signer certificate (made on first use), "
+    "and whether the IACA is the organization's own",
+    responses={200: p.MdocSignerOut},
+    tags=("issuer",),
+)
+def get_mdoc_signer():
+    """Verifiers trust the IACA; mdocs carry the document signer in x5chain."""
+    return _mdoc_signer()
+
+
+@bp.get("/issuer/mdoc-signer/signing-request")
+@require_session
+@documented(
+    "A PKCS#10 signing request for the document signer key this service holds, for the "
+    "organization's own IACA to certify (owners and admins); the key never leaves the service",
+    responses={200: p.MdocSigningRequestOut},
+    tags=("issuer",),
+)
+def get_mdoc_signing_request():
+    """The same key on every call: a request downloaded earlier stays good."""
+    membership = acting_membership()
+    issuer = IssuerLinks(base_url()).issuer(membership.organization_id)
+    return json_response({"csr_pem": mdoc_signer.signing_request(membership, issuer)})
+
+
+@bp.put("/issuer/mdoc-signer")
+@require_session
+@documented(
+    "Upload the chain the organization's IACA issued for the signing request (PEM, document "
+    "signer first, IACA last); mdocs carry it from now on and /iaca serves the IACA (owners "
+    "and admins)",
+    body=p.CertificateChainIn,
+    responses={200: p.MdocSignerOut},
+    tags=("issuer",),
+)
+def upload_mdoc_signer():
+    """400 INVALID_CERTIFICATE_CHAIN for a chain not for the key, out of order, outside its
+    validity, without the mdoc DS extended key usage, or whose root is not a CA."""
+    body = parse_body(p.CertificateChainIn)
+    membership = acting_membership()
+    issuer = IssuerLinks(base_url()).issuer(membership.organization_id)
+    mdoc_signer.upload_chain(membership, body.chain_pem, issuer)
+    return _mdoc_signer()
 
 
 @bp.put("/verifier-identity/certificate")

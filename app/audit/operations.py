@@ -54,6 +54,7 @@ RECORD_TYPES = {
     "TrustSource": "trust_source",
     "VerifierProfile": "verifier_identity",
     "VerifierKey": "verifier_key",
+    "MdocSigner": "mdoc_signer",
     "Organization": "organization",
     "Membership": "membership",
     "OrganizationCode": "organization_code",

@@ -2,6 +2,9 @@
 certified (``app.mdoc.certificates``), made on first use. Both private keys are made and kept
 like issuer keys (``keys.make_private_key``: sealed, or in the PKCS#11 token). The IACA is
 what verifiers trust; staff download it from the issuer's ``/iaca`` path.
+
+An organization with an IACA of its own replaces both certificates: staff take a signing
+request for the document signer key held here, and upload the chain their IACA returns.
 """
 
 from __future__ import annotations
@@ -15,11 +18,19 @@ from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 
 from app import clock
+from app.errors import InvalidRequest
 from app.extensions import db
 from app.issuance import keys, settings
 from app.issuance.models import MdocSigner
-from app.mdoc.certificates import document_signer_certificate, iaca_certificate
-from app.organizations.models import Organization
+from app.mdoc.certificates import (
+    DocumentSignerChainError,
+    document_signer_certificate,
+    iaca_certificate,
+    read_uploaded_chain,
+)
+from app.mdoc.certificates import signing_request as signing_request_pem
+from app.organizations.models import Membership, Organization
+from app.organizations.operations import require_manager
 
 
 def current_signer(organization: Organization, url: str) -> MdocSigner:
@@ -90,3 +101,58 @@ def certificate(signer: MdocSigner) -> x509.Certificate:
 def iaca_pem(signer: MdocSigner) -> str:
     iaca = x509.load_der_x509_certificate(signer.iaca_certificate)
     return iaca.public_bytes(Encoding.PEM).decode("ascii")
+
+
+# -- the organization's own IACA ---------------------------------------------------------------
+
+
+def uploaded(signer: MdocSigner) -> bool:
+    """Whether the IACA is the organization's own: this service then holds no IACA key."""
+    return signer.iaca_sealed_private_key is None and signer.iaca_token_key_label is None
+
+
+def signing_request(member: Membership, url: str) -> str:
+    """A PKCS#10 request (PEM) for the document signer key this service holds (made, with
+    the generated IACA, on first use): the organization's IACA signs it, and the key never
+    leaves the service. The same key each time, so a request made earlier stays good."""
+    require_manager(member)
+    signer = current_signer(member.organization, url)
+    return signing_request_pem(
+        signing_key(signer),
+        organization=member.organization.name,
+        country=settings.current().country,
+    ).decode("ascii")
+
+
+def upload_chain(member: Membership, chain_pem: str, url: str) -> MdocSigner:
+    """The chain the organization's IACA returned for the signing request (document signer
+    first, IACA last): mdocs carry its document signer from now on, and ``/iaca`` serves its
+    IACA. The generated IACA's sealed key is dropped (a token key stays in the token): nothing
+    is signed with it again, and mdocs issued before keep verifying against its certificate."""
+    require_manager(member)
+    signer = current_signer(member.organization, url)
+    public = signing_key(signer).public_key()
+    try:
+        document_signer, iaca = read_uploaded_chain(chain_pem, public, clock.now())
+    except DocumentSignerChainError as exc:
+        raise InvalidRequest(str(exc), code="INVALID_CERTIFICATE_CHAIN") from None
+    signer.document_signer_certificate = document_signer.public_bytes(Encoding.DER)
+    signer.iaca_certificate = iaca.public_bytes(Encoding.DER)
+    signer.iaca_sealed_private_key = None
+    signer.iaca_token_key_label = None
+    db.session.flush()
+    return signer
+
+
+def describe(member: Membership, url: str) -> dict[str, Any]:
+    """What staff see: the IACA verifiers trust, the document signer mdocs carry, and whether
+    the IACA is the organization's own. Made on first use, like ``/iaca``."""
+    signer = current_signer(member.organization, url)
+    document_signer = certificate(signer)
+    return {
+        "iaca_pem": iaca_pem(signer),
+        "document_signer_pem": document_signer.public_bytes(Encoding.PEM).decode("ascii"),
+        "document_signer_subject": document_signer.subject.rfc4514_string(),
+        "document_signer_not_after": document_signer.not_valid_after_utc.isoformat(),
+        "uploaded": uploaded(signer),
+    }

@@ -41,6 +41,8 @@ SCHEMA_FIELDS = (
     *schema_ops.DISPLAY_FIELDS,
 )
 FORMAT_FIELDS = ("vct", "doctype", "namespace")
+# The issuer's settings of the schema, checkboxes: an unticked box is not sent at all.
+FLAG_FIELDS = ("authorization_code_by_mail", "key_attestations_required")
 ADD_ATTRIBUTE = "add-attribute"
 TRANSLATED = [code for code in LANGUAGES if code != DEFAULT]
 
@@ -49,7 +51,7 @@ def blank_attribute() -> dict[str, str]:
     return {"name": "", "description": "", "type": schema_ops.ATTRIBUTE_TYPES[0]}
 
 
-def submitted() -> tuple[dict[str, str], list[dict[str, Any]]]:
+def submitted() -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """The schema's fields and its attribute rows, in the order the form lists them, without
     the rows ticked "Remove this attribute" (each row names itself by ``attribute_key``).
 
@@ -82,10 +84,11 @@ def submitted() -> tuple[dict[str, str], list[dict[str, Any]]]:
         if written:
             attribute["description_translations"] = written
         attributes.append(attribute)
-    return form_values(SCHEMA_FIELDS), attributes
+    flags = {name: request.form.get(name) == "on" for name in FLAG_FIELDS}
+    return {**form_values(SCHEMA_FIELDS), **flags}, attributes
 
 
-def schema_body(values: dict[str, str], attributes: list[dict[str, Any]]) -> dict[str, Any]:
+def schema_body(values: dict[str, Any], attributes: list[dict[str, Any]]) -> dict[str, Any]:
     """The JSON API's body; a row left entirely empty is a row the person did not use."""
     used = [a for a in attributes if a["name"].strip() or a["description"].strip()]
     # An empty validity means credentials without ``exp``.
@@ -105,7 +108,7 @@ def schema_body(values: dict[str, str], attributes: list[dict[str, Any]]) -> dic
 
 def stored_values(schema: Schema) -> dict[str, Any]:
     """The form's fields as the schema holds them (its types one line, comma separated)."""
-    values = {name: getattr(schema, name) for name in SCHEMA_FIELDS}
+    values = {name: getattr(schema, name) for name in (*SCHEMA_FIELDS, *FLAG_FIELDS)}
     values["types"] = ", ".join(schema.types or ())
     return {name: "" if value is None else value for name, value in values.items()}
 
@@ -117,7 +120,7 @@ def adding_a_row() -> bool:
 def list_page(
     organization: Organization,
     status: int = 200,
-    values: dict[str, str] | None = None,
+    values: dict[str, Any] | None = None,
     attributes: list[dict[str, Any]] | None = None,
     error: str | None = None,
 ):
@@ -127,7 +130,7 @@ def list_page(
         "staff/schemas/index.html",
         schemas=rows,
         pages=pager("staff.schemas", offset, limit, total),
-        values=values or dict.fromkeys(SCHEMA_FIELDS, ""),
+        values=values or {**dict.fromkeys(SCHEMA_FIELDS, ""), **dict.fromkeys(FLAG_FIELDS, False)},
         attributes=attributes or [blank_attribute()],
         types=schema_ops.ATTRIBUTE_TYPES,
         error=error,
@@ -139,7 +142,7 @@ def detail_page(
     organization: Organization,
     schema: Schema,
     status: int = 200,
-    values: dict[str, str] | None = None,
+    values: dict[str, Any] | None = None,
     attributes: list[dict[str, Any]] | None = None,
     error: str | None = None,
 ):

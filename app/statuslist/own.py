@@ -10,7 +10,8 @@ pointing at another's list is refused, as a fetched list signed by another issue
 
 from __future__ import annotations
 
-from cryptography.hazmat.primitives.serialization import Encoding
+from cryptography import x509
+from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 
 from app.statuslist.errors import StatusError
 from app.trust.errors import TrustError
@@ -48,8 +49,10 @@ def own_mdoc_entry(uri: str, idx: int, issuer: ResolvedIssuer, own: OwnIssuers) 
     """The status at ``idx`` of this deployment's list ``uri`` for an mdoc, whose issuer is a
     certificate chain rather than an identifier: the list is the signer's organization's only
     if that organization's document signer is the very certificate that signed the mdoc (as a
-    fetched CWT list must be signed by the credential's own signer, §11.3). None when ``uri``
-    is not this deployment's."""
+    fetched CWT list must be signed by the credential's own signer, §11.3). The signer is
+    compared by its key, which only that organization holds: an IACA of its own certifies
+    the same key anew, and mdocs signed under the earlier certificate keep their status. None
+    when ``uri`` is not this deployment's."""
     if own.read_mdoc_signer is None or not own.names(uri) or not issuer.certificates:
         return None
     iss = uri.rpartition(STATUS_LISTS_PATH)[0]
@@ -59,9 +62,20 @@ def own_mdoc_entry(uri: str, idx: int, issuer: ResolvedIssuer, own: OwnIssuers) 
         raise StatusError(exc.reason) from exc
     number = own.list_number(iss, uri)
     signer = own.read_mdoc_signer(organization)
-    if number is None or signer is None or signer != issuer.certificates[0].public_bytes(DER):
+    if number is None or signer is None or not _same_key(signer, issuer.certificates[0]):
         raise StatusError(f"Status list {uri} is not a list of the credential's issuer")
     status = own.read_status(organization, number, idx)
     if status is None:
         raise StatusError(f"Status list {uri} does not exist or has no entry {idx}")
     return status
+
+
+def _same_key(signer_der: bytes, certificate: x509.Certificate) -> bool:
+    """Whether the organization's document signer certificate and ``certificate`` certify
+    the same public key."""
+    signer = x509.load_der_x509_certificate(signer_der)
+    return _spki(signer) == _spki(certificate)
+
+
+def _spki(certificate: x509.Certificate) -> bytes:
+    return certificate.public_key().public_bytes(DER, PublicFormat.SubjectPublicKeyInfo)

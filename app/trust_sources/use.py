@@ -109,15 +109,23 @@ def _applies(source: TrustSource, entry: dict[str, Any], credential: CredentialT
 
 
 def _anchor(
-    source: TrustSource, parsed: ParsedEntry, now: datetime, refuse_stale: bool
+    source: TrustSource,
+    parsed: ParsedEntry,
+    now: datetime,
+    refuse_stale: bool,
+    subject: str = "Issuer certificate",
 ) -> SourceAnchor:
+    """``subject`` names the certificate in a refusal: a credential's issuer, or a wallet
+    provider (whose attestation a wallet presents)."""
     entry = parsed.entry
     if source.kind not in PEM_KINDS:
         late = _late_list(source, entry, now)
         if late is not None and refuse_stale:
             return SourceAnchor(parsed.certificate, Standing.STALE, late)
         if not _granted(entry, now):
-            return SourceAnchor(parsed.certificate, Standing.WITHDRAWN, _withdrawn(source, entry))
+            return SourceAnchor(
+                parsed.certificate, Standing.WITHDRAWN, _withdrawn(source, entry, subject)
+            )
     return SourceAnchor(parsed.certificate, Standing.GRANTED)
 
 
@@ -127,12 +135,12 @@ def _granted(entry: dict[str, Any], now: datetime) -> bool:
     return is_granted(str(entry.get("status") or "")) and started
 
 
-def _withdrawn(source: TrustSource, entry: dict[str, Any]) -> str:
+def _withdrawn(source: TrustSource, entry: dict[str, Any], subject: str) -> str:
     status = str(entry.get("status") or "").rstrip("/").rsplit("/", 1)[-1] or "not granted"
     starting = entry.get("status_starting")
     when = f" on {describe_time(datetime.fromisoformat(starting))}" if starting else ""
     word = "withdrawn" if status == "withdrawn" else f"given the status {status}"
-    return f"Issuer certificate is not in {_phrase(source)}: its service was {word}{when}"
+    return f"{subject} is not in {_phrase(source)}: its service was {word}{when}"
 
 
 def _late_list(source: TrustSource, entry: dict[str, Any], now: datetime) -> str | None:
@@ -219,6 +227,9 @@ def trusted_authorities(
     return values if len(values) <= MAX_TRUSTED_AUTHORITIES else []
 
 
+WALLET_PROVIDER_CERTIFICATE = "Wallet provider certificate"
+
+
 def wallet_provider_trust(organization_id: uuid.UUID, now: datetime) -> SourceTrust:
     """The wallet providers an organization's issuer accepts attestations from: every
     certificate of its wallet provider sources, and the wallet provider services (ETSI TS
@@ -247,11 +258,14 @@ def wallet_provider_trust(organization_id: uuid.UUID, now: datetime) -> SourceTr
         ]
         if wanted:
             used.append(source)
-        anchors.extend(_anchor(source, parsed, now, refuse_stale) for parsed in wanted)
+        anchors.extend(
+            _anchor(source, parsed, now, refuse_stale, WALLET_PROVIDER_CERTIFICATE)
+            for parsed in wanted
+        )
     if not used:
-        reason = "Wallet provider certificate is not in any wallet provider trust source"
+        reason = f"{WALLET_PROVIDER_CERTIFICATE} is not in any wallet provider trust source"
     else:
-        reason = "Wallet provider certificate is not in " + ", nor in ".join(
+        reason = f"{WALLET_PROVIDER_CERTIFICATE} is not in " + ", nor in ".join(
             _phrase(source) for source in used
         )
     return SourceTrust(tuple(anchors), reason)

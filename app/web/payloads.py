@@ -667,6 +667,27 @@ class IssuerCertificateOut(Out):
     )
 
 
+class MdocSignerOut(Out):
+    iaca_pem: str = Field(
+        description="The organization's IACA root (PEM): the anchor verifiers trust for its mdocs"
+    )
+    document_signer_pem: str = Field(
+        description="The document signer certificate mdocs carry in x5chain (PEM)"
+    )
+    document_signer_subject: str = Field(description="Its subject, as RFC 4514 writes it")
+    document_signer_not_after: str = Field(description="When it stops being valid (ISO 8601)")
+    uploaded: bool = Field(
+        description="Whether the IACA is the organization's own (uploaded); false: generated here"
+    )
+
+
+class MdocSigningRequestOut(Out):
+    csr_pem: str = Field(
+        description="PKCS#10 request (PEM) for the document signer key this service holds, for "
+        "the organization's IACA to certify"
+    )
+
+
 class VerifierProfilePatch(Body):
     logo_uri: str | None = Field(
         default=None,

@@ -9,9 +9,14 @@
       var when = new Date(node.getAttribute("datetime"));
       if (isNaN(when.getTime())) return;
       try {
+        // Components, not dateStyle/timeStyle: those refuse timeZoneName (a TypeError), and
+        // the zone must be named.
         node.textContent = new Intl.DateTimeFormat(language, {
-          dateStyle: "long",
-          timeStyle: "short",
+          year: "numeric",
+          month: "long",
+          day: "numeric",
+          hour: "numeric",
+          minute: "2-digit",
           timeZoneName: "short",
         }).format(when);
       } catch (e) {

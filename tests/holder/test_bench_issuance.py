@@ -76,3 +76,35 @@ def test_the_bench_client_issues_through_the_authorization_code_flow_with_dpop(s
             receiving.authorize_once(connection, issuer, state)  # the offer was taken
     finally:
         connection.close()
+
+
+def test_the_bench_client_takes_a_batch_each_credential_its_own_key(serve):
+    """The batch figure: one credential request with ``BATCH_PROOFS`` proofs gets as many
+    credentials the issuer signed, each bound to another of the client's keys."""
+    import base64
+    import json
+
+    served = serve()
+    staff, body = seed(served)
+    port = urlsplit(served.base).port
+    (code,) = receiving.make_offers("127.0.0.1", port, staff.token, [body])
+    offer = served.app.test_client().post(
+        "/credentials", json=body, headers={"Authorization": f"Bearer {staff.token}"}
+    )
+    issuer, _ = receiving.discover("127.0.0.1", port, offer.get_json()["offer_url"])
+
+    connection = http.client.HTTPConnection("127.0.0.1", port)
+    try:
+        credentials = receiving.issue_batch_once(connection, issuer, code)
+        for credential in credentials:
+            receiving.check_credential(connection, issuer, credential)
+    finally:
+        connection.close()
+
+    def bound_key(credential: str) -> str:
+        part = credential.split("~")[0].split(".")[1]
+        payload = json.loads(base64.urlsafe_b64decode(part + "=" * (-len(part) % 4)))
+        return payload["cnf"]["jwk"]["x"]
+
+    assert len(credentials) == receiving.BATCH_PROOFS >= 2
+    assert len({bound_key(credential) for credential in credentials}) == receiving.BATCH_PROOFS

@@ -6,7 +6,9 @@ the issuer test plans are rows of the table in test_issuance_authorization_code.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 
+import pytest
 from issuance.attestation_support import (
     WalletProvider,
     attestation_headers,
@@ -16,6 +18,9 @@ from issuance.attestation_support import (
 from issuance.authcode_support import CLIENT_ID, AuthCodeWallet
 from issuance.issuance_support import Wallet, issue, make_org
 from issuance.test_issuance_presentation import present
+from trust.trust_support import LocalServer
+from trust_sources.flows import run_jobs
+from trust_sources.sources_support import lote_jws, make_party
 
 
 def _attested(provider: WalletProvider):
@@ -275,3 +280,94 @@ def test_the_owf_wallet_without_attestation_is_refused_when_required(serve) -> N
         assert "invalid_client" in str(failed)
     else:
         raise AssertionError("the wallet took a credential without an attestation")
+
+
+# -- wallet providers from a signed List of Trusted Entities ---------------------------------
+
+WALLET_SOLUTION = "http://uri.etsi.org/19602/SvcType/WalletSolution/Issuance"
+PID_ISSUANCE = "http://uri.etsi.org/19602/SvcType/PID/Issuance"
+WALLET_PROVIDERS_LIST = "http://uri.etsi.org/19602/LoTEType/EUWalletProvidersList"
+WITHDRAWN = "http://uri.etsi.org/19602/SvcStatus/withdrawn"
+
+
+@pytest.fixture
+def publisher() -> Iterator[LocalServer]:
+    local = LocalServer()
+    yield local
+    local.stop()
+
+
+def test_wallet_providers_from_a_signed_list_of_trusted_entities(make_app, publisher) -> None:
+    """The EU list of wallet providers is an ETSI TS 119 602 List of Trusted Entities (JSON,
+    JAdES-signed). Its WalletSolution/Issuance services anchor wallet attestations at the PAR
+    and token endpoints; a provider it does not name, one it names for another service
+    (a PID provider) and one whose service was withdrawn are refused ``invalid_client``."""
+    app = make_app(TRUST_ALLOW_PRIVATE=True)  # the list is served on loopback over http
+    client = app.test_client()
+    org = make_org(app)
+    listed, withdrawn, pid_provider, unlisted = (WalletProvider() for _ in range(4))
+    signer = make_party("Wallet provider list signer")
+    publisher.add(
+        "/wallet-providers.jws",
+        lote_jws(
+            signer,
+            [
+                ("Listed wallet", WALLET_SOLUTION, listed.pki.ca),
+                ("Withdrawn wallet", WALLET_SOLUTION, withdrawn.pki.ca),
+                ("A PID provider", PID_ISSUANCE, pid_provider.pki.ca),
+            ],
+            sequence=7,
+            list_type=WALLET_PROVIDERS_LIST,
+            statuses={"Withdrawn wallet": WITHDRAWN},
+        ),
+    )
+    added = client.post(
+        "/trust/sources",
+        json={
+            "name": "EU wallet providers",
+            "kind": "LIST_OF_TRUSTED_ENTITIES",
+            "url": publisher.url("/wallet-providers.jws"),
+            "signer_certificates": signer.pem,
+        },
+        headers=org.headers,
+    )
+    assert added.status_code == 201, added.get_json()
+    run_jobs(app)
+    kept = client.get(f"/trust/sources/{added.get_json()['id']}", headers=org.headers).get_json()
+    assert (kept["sequence_number"], kept["certificate_count"], kept["last_error"]) == (7, 3, None)
+    set_wallet_attestation(client, org, "required")
+
+    wallet = AuthCodeWallet(attest=_attested(listed))
+    code = wallet.code(client, org, issue(client, org))  # PAR accepted
+    token = wallet.redeem(client, org, code)  # and the token request
+    assert token.status_code == 200, token.get_json()
+    issued = wallet.credential_request(
+        client,
+        org,
+        token.get_json()["access_token"],
+        wallet.credential_body(client, org, org.schema_id),
+    )
+    assert issued.status_code == 200, issued.get_json()
+
+    def refusal(provider: WalletProvider) -> dict:
+        refused = AuthCodeWallet(attest=_attested(provider)).par(client, org, issue(client, org))
+        assert refused.status_code == 401, refused.get_json()
+        assert refused.get_json()["error"] == "invalid_client"
+        return refused.get_json()
+
+    # Not named, or named for another service: no chain to any wallet provider it lists.
+    for stranger in (unlisted, pid_provider):
+        assert refusal(stranger)["error_description"] == (
+            "Client attestation is not from a trusted wallet provider"
+        )
+    assert refusal(withdrawn)["error_description"].startswith(
+        "Client attestation is not from a trusted wallet provider: Wallet provider certificate "
+        "is not in the list of trusted entities 'EU wallet providers' (sequence 7): its service "
+        "was withdrawn on "
+    )
+    # At the token endpoint too: a code pushed by a listed wallet, redeemed by an unlisted one.
+    code = wallet.code(client, org, issue(client, org))
+    wallet.attest = _attested(unlisted)
+    refused = wallet.redeem(client, org, code)
+    assert refused.status_code == 401
+    assert refused.get_json()["error"] == "invalid_client"

@@ -316,6 +316,87 @@ def test_the_owf_wallet_takes_batches_on_one_token_and_each_copy_is_verified(ser
         assert failed["validation_error"] == "Credential has been revoked by its issuer"
 
 
+@pytest.mark.parametrize(
+    "attested", [True, False], ids=["wallet and key attestation", "public client"]
+)
+def test_the_owf_wallet_takes_batches_through_the_authorization_code_flow(
+    serve, attested: bool
+) -> None:
+    """npm @openid4vc/openid4vci and @openid4vc/oauth2 push the authorization request with
+    PKCE, approve it, redeem the code for a DPoP-bound token (with the wallet attestation's
+    PoPs when attested, and a key attestation of the batch's keys in each proof), then send a
+    batch of two proofs and a further request of two on that same token: four credentials,
+    each bound to its own key with its own status entry, each VERIFIED at our verifier."""
+    from issuance.attestation_support import WalletProvider, set_wallet_attestation, trust
+    from issuance.node_client import run
+    from issuance.test_issuance_presentation import present
+
+    served = serve(ISSUER_DPOP="required", TRUST_ALLOW_PRIVATE=False)
+    client = served.app.test_client()
+    org = make_org(served.app)
+    job: dict[str, Any] = {"action": "receive_authorized"}
+    if attested:
+        provider = WalletProvider()
+        trust(client, org, provider)
+        set_wallet_attestation(client, org, "required")
+        changed = client.put(
+            f"/schemas/{org.schema_id}",
+            json={"key_attestations_required": True},
+            headers=org.headers,
+        )
+        assert changed.status_code == 200, changed.get_json()
+        job["wallet_provider"] = {
+            "private_jwk": json.loads(provider.key.export_private()),
+            "x5c": provider.x5c(),
+        }
+        job["key_attestation"] = True
+    else:
+        set_wallet_attestation(client, org, "off")
+    credential = issue(client, org)
+    wallets = batch(4)
+    private = [json.loads(wallet.key.export_private()) for wallet in wallets]
+
+    received = run(
+        {
+            **job,
+            "offer_url": credential["offer_url"],
+            "holder_private_jwks": [private[:2], private[2:]],
+        }
+    )
+
+    assert received["token_type"] == "DPoP"
+    assert received["authorization_response"]["iss"] == credential["issuer"]
+    assert [len(batch_) for batch_ in received["batches"]] == [2, 2]
+    copies = [copy for batch_ in received["batches"] for copy in batch_]
+    assert [copy["payload"]["cnf"]["jwk"]["x"] for copy in copies] == [
+        w.public["x"] for w in wallets
+    ]
+    entries = {
+        (
+            copy["payload"]["status"]["status_list"]["uri"],
+            copy["payload"]["status"]["status_list"]["idx"],
+        )
+        for copy in copies
+    }
+    assert len(entries) == 4
+    assert all(copy["status"] == 0 for copy in copies)  # @sd-jwt/jwt-status-list: valid
+    verification = client.post(
+        "/verifications",
+        json={
+            "name": "Graduates",
+            "schema_id": org.schema_id,
+            "claims": ["given_name", "degree"],
+            "trusted_issuers": [credential["issuer"]],
+        },
+        headers=org.headers,
+    ).get_json()
+    for number, (wallet, copy) in enumerate(zip(wallets, copies, strict=True)):
+        verified = present(
+            client, org, wallet, verification["id"], f"holder-{number}", copy["credential"]
+        )
+        assert verified["status"] == "VERIFIED", verified
+
+
 def test_a_draft_15_wallet_takes_a_credential_unaided(serve) -> None:
     """npm @sphereon/oid4vci-client 0.20 (draft 15): metadata at the issuer's own
     well-known address, ``proof`` singular; the credential is then verified independently."""

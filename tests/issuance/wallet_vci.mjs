@@ -21,6 +21,11 @@
 //     wallet provider, its wallet attestation (and a key attestation of the holder key in the
 //     proof's header); the person's part (load the authorization page, press Continue) is done with
 //     fetch, as a browser would, and the redirect to the wallet is read, not followed.
+//     With "holder_private_jwks": [[jwk, ...], ...] instead of "holder_private_jwk": one
+//     credential request per inner list on the same DPoP-bound access token, each a batch of
+//     one proof per key (one key attestation of the batch's keys in each proof's header);
+//     prints {"batches": [[verified credential, ...], ...], "token_type",
+//     "authorization_response"}.
 //   {"action": "receive_batch", "offer_url": "...", "holder_private_jwks": [[jwk, ...], ...]}:
 //     the pre-authorized code flow, then one credential request per inner list on the same
 //     access token, each carrying one proof per key (a batch), all with the same c_nonce;
@@ -90,7 +95,7 @@ function callbacks(holder, dpopKey, clientAuthentication = clientAuthenticationA
     hash: (data, alg) => crypto.createHash(alg.replace('-', '').toLowerCase()).update(data).digest(),
     generateRandom: (length) => crypto.randomBytes(length),
     clientAuthentication,
-    signJwt: signWith([holder, dpopKey, more.instanceKey], more.provider),
+    signJwt: signWith([holder, dpopKey, more.instanceKey, ...(more.holders ?? [])], more.provider),
   }
 }
 
@@ -220,7 +225,12 @@ async function approveInBrowser(authorizationRequestUrl) {
 }
 
 async function receiveAuthorized(job) {
-  const holder = holderKey(job.holder_private_jwk)
+  // One batch of one key, or the batches the job names (each inner list one request).
+  const batches = (job.holder_private_jwks ?? [[job.holder_private_jwk]]).map((keys) =>
+    keys.map((privateJwk) => holderKey(privateJwk)),
+  )
+  const holders = batches.flat()
+  const holder = holders[0]
   const dpopKey = holderKey()
   const provider = walletProvider(job)
   const instanceKey = provider ? holderKey() : null
@@ -230,7 +240,7 @@ async function receiveAuthorized(job) {
     ? await attestedClientAuthentication(provider, instanceKey)
     : clientAuthenticationNone({ clientId: CLIENT_ID })
   const client = new Openid4vciClient({
-    callbacks: callbacks(holder, dpopKey, clientAuthentication, { instanceKey, provider }),
+    callbacks: callbacks(holder, dpopKey, clientAuthentication, { instanceKey, provider, holders }),
   })
   const credentialOffer = await client.resolveCredentialOffer(job.offer_url)
   const issuerMetadata = await client.resolveIssuerMetadata(credentialOffer.credential_issuer)
@@ -260,41 +270,57 @@ async function receiveAuthorized(job) {
     dpop: { signer: dpopSigner, nonce: authorization.dpop?.nonce },
   })
   if (accessTokenResponse.token_type !== 'DPoP') throw new Error('the access token is not DPoP-bound')
-  const { c_nonce: nonce } = await client.requestNonce({ issuerMetadata })
-  // OpenID4VCI 1.0 Appendix D: the provider attests the holder key, in the proof's header.
-  const keyAttestationJwt =
-    provider && job.key_attestation
-      ? await createKeyAttestationJwt({
-          attestedKeys: [holder.publicJwk],
-          expiresAt: new Date(Date.now() + 3600 * 1000),
-          nonce,
-          keyStorage: ['iso_18045_high'],
-          use: 'proof_type.jwt',
-          signer: { method: 'x5c', alg: 'ES256', x5c: provider.x5c },
-          callbacks: { signJwt: signWith([], provider) },
-        })
-      : undefined
-  const { jwt } = await client.createCredentialRequestJwtProof({
-    issuerMetadata,
-    credentialConfigurationId,
-    signer: { method: 'jwk', alg: 'ES256', publicJwk: holder.publicJwk },
-    nonce,
-    keyAttestationJwt,
-  })
-  const response = await client.retrieveCredentials({
-    issuerMetadata,
-    accessToken: accessTokenResponse.access_token,
-    credentialConfigurationId,
-    proofs: { jwt: [jwt] },
-    dpop: { signer: dpopSigner, nonce: dpop?.nonce },
-  })
-  const credential = response.credentialResponse.credentials[0].credential
-  return {
-    ...(await verify(credential)),
-    holder_jwk: holder.publicJwk,
+  let dpopNonce = dpop?.nonce
+  const received = []
+  // OpenID4VCI 1.0 §8: every request on the same access token ("multiple accesses"), each
+  // with a c_nonce of its own and as many proofs as keys (batch_credential_issuance).
+  for (const keys of batches) {
+    const { c_nonce: nonce } = await client.requestNonce({ issuerMetadata })
+    // OpenID4VCI 1.0 Appendix D: the provider attests the batch's holder keys, in each proof's
+    // header.
+    const keyAttestationJwt =
+      provider && job.key_attestation
+        ? await createKeyAttestationJwt({
+            attestedKeys: keys.map((key) => key.publicJwk),
+            expiresAt: new Date(Date.now() + 3600 * 1000),
+            nonce,
+            keyStorage: ['iso_18045_high'],
+            use: 'proof_type.jwt',
+            signer: { method: 'x5c', alg: 'ES256', x5c: provider.x5c },
+            callbacks: { signJwt: signWith([], provider) },
+          })
+        : undefined
+    const jwts = []
+    for (const key of keys) {
+      const { jwt } = await client.createCredentialRequestJwtProof({
+        issuerMetadata,
+        credentialConfigurationId,
+        signer: { method: 'jwk', alg: 'ES256', publicJwk: key.publicJwk },
+        nonce,
+        keyAttestationJwt,
+      })
+      jwts.push(jwt)
+    }
+    const response = await client.retrieveCredentials({
+      issuerMetadata,
+      accessToken: accessTokenResponse.access_token,
+      credentialConfigurationId,
+      proofs: { jwt: jwts },
+      dpop: { signer: dpopSigner, nonce: dpopNonce },
+    })
+    dpopNonce = response.dpop?.nonce ?? dpopNonce
+    const verified = []
+    for (const { credential } of response.credentialResponse.credentials) {
+      verified.push(await verify(credential))
+    }
+    received.push(verified)
+  }
+  const flow = {
     token_type: accessTokenResponse.token_type,
     authorization_response: authorizationResponse,
   }
+  if (job.holder_private_jwks) return { ...flow, batches: received }
+  return { ...received[0][0], holder_jwk: holder.publicJwk, ...flow }
 }
 
 // SD-JWT VC §5: the well-known segment goes between the host and the path of `iss`.

@@ -192,6 +192,38 @@ def test_the_mdoc_iaca_and_document_signer_keys_are_made_in_the_token(token_app,
         assert private_objects(softhsm, label) == [(True, False, False)]
 
 
+def test_an_organizations_own_iaca_certifies_the_document_signer_key_in_the_token(
+    token_app, softhsm
+):
+    """The signing request is signed inside the token, and the uploaded chain signs mdocs with
+    that same token key: nothing of the key leaves the token."""
+    from issuance.test_issuance_formats import MDOC_DIPLOMA, _document_signer, publish, take
+    from issuance.test_mdoc_signer_upload import OwnIaca, pem_of
+
+    from app.issuance.models import MdocSigner
+
+    org = make_org(token_app)
+    client = token_app.test_client()
+    response = client.get("/issuer/mdoc-signer/signing-request", headers=org.headers)
+    csr = x509.load_pem_x509_csr(response.get_json()["csr_pem"].encode())
+    assert csr.is_signature_valid
+    iaca = OwnIaca.make()
+    document_signer = iaca.certify(csr.public_key())  # type: ignore[arg-type]
+    uploaded = client.put(
+        "/issuer/mdoc-signer",
+        json={"chain_pem": pem_of(document_signer, iaca.certificate)},
+        headers=org.headers,
+    )
+    assert uploaded.status_code == 200, uploaded.get_json()
+
+    _, issued = take(client, org, publish(client, org, MDOC_DIPLOMA), Wallet())
+
+    assert _document_signer(issued) == document_signer
+    with token_app.app_context():
+        label = db.session.query(MdocSigner).one().token_key_label
+    assert private_objects(softhsm, label) == [(True, False, False)]
+
+
 def test_the_root_in_the_token_certifies_the_issuer_key_in_the_token(token_app, softhsm):
     """HAIP 1.0 §6.1.1 with both keys in the token: the root key signs the issuing
     certificate of the issuer key inside the token, and neither private value leaves it."""

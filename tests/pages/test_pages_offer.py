@@ -47,7 +47,7 @@ def test_the_page_names_the_organization_and_credential_and_offers_both_ways(app
     assert response.mimetype == "text/html"
     assert "<title>Acme offers you a credential</title>" in page
     assert "Acme offers you a credential</h1>" in page
-    assert "<p>Nurse licence</p>" in page
+    assert '<p dir="auto">Nurse licence</p>' in page
     assert "Registered nurse at Acme Hospital" in page
     link = wallet_button(page)
     assert link == offered.credential["offer_url"]

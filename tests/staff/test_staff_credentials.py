@@ -390,7 +390,9 @@ def test_a_csv_issues_every_row_and_mails_each_person(make_app):
     assert response.status_code == 201, text_of(response)
     page = text_of(response)
     assert "2 credentials offered" in page
-    assert len(re.findall(r"<td><code>\d+</code></td>", page)) == 2, "each code shown once"
+    assert len(re.findall(r'<td data-label="Code"><code>\d+</code></td>', page)) == 2, (
+        "each code shown once"
+    )
     stored = api_credentials(client, owner)
     assert sorted(c["claims"][0]["value"] for c in stored) == ["RN-1", "RN-2"]
     assert {c["name"] for c in stored} == {"Nurse licence"}, "the schema's name by default"

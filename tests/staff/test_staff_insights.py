@@ -78,7 +78,10 @@ def test_the_funnel_counts_each_step_per_verification(app, client, browser, owne
     presented(app, made["id"], "verified", Decision(True, None, None))
     page = text_of(browser.get("/dashboard/"))
     funnel = page[page.index('data-testid="funnels"') :]
-    assert "<td>4</td><td>3</td><td>2</td><td>1</td>" in funnel
+    assert (
+        '<td data-label="Opened">4</td><td data-label="Link taken">3</td>'
+        '<td data-label="Presented">2</td><td data-label="Verified">1</td>'
+    ) in funnel
 
 
 def test_each_recent_outcome_links_to_the_individual(app, client, browser, owner):
@@ -257,7 +260,7 @@ def test_upload_results_are_downloadable_with_their_codes_and_kept_nowhere(app, 
     assert link and link.group(2) == "issued-credentials.csv"
     rows = list(csv.reader(io.StringIO(base64.b64decode(link.group(1)).decode())))
     assert rows[0] == ["credential_id", "name", "recipient", "recipient_email", "code", "email"]
-    codes = re.findall(r"<td><code>(\d+)</code></td>", page)
+    codes = re.findall(r'<td data-label="Code"><code>(\d+)</code></td>', page)
     assert len(rows) == 3 and sorted(r[4] for r in rows[1:]) == sorted(codes)
     # The codes are nowhere on the server: no other answer carries them.
     assert all(code not in text_of(browser.get("/dashboard/credentials")) for code in codes)

@@ -287,3 +287,35 @@ def test_a_colour_that_is_not_rgb_is_refused_with_the_values(browser):
     assert response.status_code == 400
     page = text_of(response)
     assert "background_color" in page and 'value="navy"' in page
+
+
+def test_the_issuing_settings_are_ticked_saved_and_shown_again(browser, client, owner):
+    schema_id = create(
+        browser, {**BADGE, "authorization_code_by_mail": "on", "key_attestations_required": "on"}
+    )
+    stored = api_schema(client, owner, schema_id)
+    assert stored["authorization_code_by_mail"] is True
+    assert stored["key_attestations_required"] is True
+    page = main_of(text_of(browser.get(f"/dashboard/schemas/{schema_id}")))
+    assert re.search(r'<input type="checkbox" id="schema-code-by-mail"[^>]* checked', page)
+    assert re.search(r'<input type="checkbox" id="schema-key-attestations"[^>]* checked', page)
+
+    # An unticked box is not sent: saving the form turns the setting off.
+    edit = {**BADGE, "key_attestations_required": "on"}
+    assert submit(browser, f"/dashboard/schemas/{schema_id}", edit).status_code == 303
+    stored = api_schema(client, owner, schema_id)
+    assert stored["authorization_code_by_mail"] is False
+    assert stored["key_attestations_required"] is True
+    page = main_of(text_of(browser.get(f"/dashboard/schemas/{schema_id}")))
+    assert not re.search(r'id="schema-code-by-mail"[^>]* checked', page)
+    assert re.search(r'id="schema-key-attestations"[^>]* checked', page)
+    assert "Key attestations required: yes" in page
+
+
+def test_a_new_schema_has_neither_issuing_setting_unless_ticked(browser, client, owner):
+    form = text_of(browser.get("/dashboard/schemas"))
+    assert 'name="authorization_code_by_mail"' in form
+    assert 'name="key_attestations_required"' in form
+    stored = api_schema(client, owner, create(browser))
+    assert stored["authorization_code_by_mail"] is False
+    assert stored["key_attestations_required"] is False

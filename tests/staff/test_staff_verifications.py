@@ -55,7 +55,7 @@ def test_the_list_shows_each_definition_linking_to_its_page(browser, client, own
     page = text_of(browser.get("/dashboard/verifications"))
     assert f'href="/dashboard/verifications/{made["id"]}"' in page
     assert "Adult residents" in page and "EU Person Identification Data" in page
-    assert "<td>2</td>" in page  # two conditions
+    assert '<td data-label="Conditions">2</td>' in page  # two conditions
 
 
 def test_the_list_is_paginated(browser, client, owner):

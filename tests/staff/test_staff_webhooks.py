@@ -218,7 +218,7 @@ def test_deliveries_show_response_codes_and_one_can_be_sent_again(hooks_app, rec
     page = text_of(browser.get(path))
     assert page.count('data-testid="delivery"') == 1
     assert "individual.verified" in page
-    assert '<td data-testid="status-code">500</td>' in page
+    assert '<td data-label="Response" data-testid="status-code">500</td>' in page
     assert "1 attempt<" in page and "Pending" in page
 
     replay = re.search(rf'action="({path}/deliveries/[0-9a-f-]{{36}}/replay)"', page)
@@ -230,5 +230,5 @@ def test_deliveries_show_response_codes_and_one_can_be_sent_again(hooks_app, rec
     assert receiver.received[0].webhook_id == receiver.received[1].webhook_id
 
     page = text_of(browser.get(path))
-    assert '<td data-testid="status-code">204</td>' in page
+    assert '<td data-label="Response" data-testid="status-code">204</td>' in page
     assert "Delivered" in page and "2 attempts<" in page

@@ -302,11 +302,31 @@ def dumps(value: object) -> str:
     return json.dumps(value)
 
 
+PID_PROVIDERS_LIST = "http://uri.etsi.org/19602/LoTEType/EUPIDProvidersList"
+
+
 def lote_jws(
-    signer: Party, entities: list[tuple[str, str, x509.Certificate]], *, sequence: int = 4
+    signer: Party,
+    entities: list[tuple[str, str, x509.Certificate]],
+    *,
+    sequence: int = 4,
+    list_type: str = PID_PROVIDERS_LIST,
+    statuses: dict[str, str] | None = None,
 ) -> bytes:
     """An ETSI TS 119 602 List of Trusted Entities (JSON binding) as a compact JWS signed by
-    joserfc, the signing certificate in ``x5c``. ``entities``: (name, service type, CA)."""
+    joserfc, the signing certificate in ``x5c``. ``entities``: (name, service type, CA);
+    ``statuses``: a ServiceStatus (since a week ago) for the entities it names, the others
+    carrying none (the EU profiles list no status: being listed is the grant)."""
+    statuses = statuses or {}
+
+    def status_of(name: str) -> dict[str, str]:
+        if name not in statuses:
+            return {}
+        return {
+            "ServiceStatus": statuses[name],
+            "StatusStartingTime": _when(NOW - timedelta(days=7)),
+        }
+
     from joserfc import jws
     from joserfc.jwk import ECKey
 
@@ -315,7 +335,7 @@ def lote_jws(
             "ListAndSchemeInformation": {
                 "LoTEVersionIdentifier": 1,
                 "LoTESequenceNumber": sequence,
-                "LoTEType": "http://uri.etsi.org/19602/LoTEType/EUPIDProvidersList",
+                "LoTEType": list_type,
                 "SchemeOperatorName": [{"lang": "en", "value": "Test PID list operator"}],
                 "SchemeTerritory": "EU",
                 "ListIssueDateTime": _when(NOW - timedelta(days=1)),
@@ -332,6 +352,7 @@ def lote_jws(
                                 "ServiceDigitalIdentity": {
                                     "X509Certificates": [{"val": _b64(cert)}]
                                 },
+                                **status_of(name),
                             }
                         }
                     ],
