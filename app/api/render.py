@@ -15,7 +15,7 @@ from app.schemas.models import Schema
 from app.verifications.conditions import echoed
 from app.verifications.models import Individual, Verification
 from app.web.links import Links
-from app.webhooks.models import WebhookDelivery, WebhookEndpoint
+from app.webhooks.models import WebhookAttempt, WebhookDelivery, WebhookEndpoint
 
 
 def _time(value) -> str | None:
@@ -237,4 +237,43 @@ def webhook_delivery(row: WebhookDelivery) -> dict[str, Any]:
         "next_attempt_at": _time(row.next_attempt_at),
         "delivered_at": _time(row.delivered_at),
         "created_at": _time(row.created_at),
+    }
+
+
+def webhook_delivery_with_attempts(
+    row: WebhookDelivery, attempts: list[WebhookAttempt]
+) -> dict[str, Any]:
+    """The delivery as listed, and each attempt's request and answer, oldest first."""
+    return {**webhook_delivery(row), "attempt_log": [webhook_attempt(a) for a in attempts]}
+
+
+def webhook_attempt(row: WebhookAttempt) -> dict[str, Any]:
+    """``request`` and ``response`` are null where nothing was kept: attempts made before
+    they were logged, and ``response`` when no answer came (``error`` says why)."""
+    request = None
+    if row.request_method is not None:
+        request = {
+            "method": row.request_method,
+            "url": row.request_url,
+            "headers": row.request_headers or {},
+            "body": row.request_body,
+            "body_cut": row.request_body_cut,
+        }
+    response = None
+    if row.response_headers is not None:
+        response = {
+            "status_code": row.status_code,
+            "headers": row.response_headers,
+            "headers_cut": row.response_headers_cut,
+            "body": row.response_body or "",
+            "body_cut": row.response_body_cut,
+        }
+    return {
+        "id": str(row.id),
+        "started_at": _time(row.started_at),
+        "duration_ms": row.duration_ms,
+        "status_code": row.status_code,
+        "error": row.error,
+        "request": request,
+        "response": response,
     }

@@ -85,6 +85,50 @@ class WebhookDeliveryOut(Out):
     created_at: datetime
 
 
+class WebhookRequestOut(Out):
+    method: str
+    url: str = Field(description="The endpoint's URL, every query value read as [redacted].")
+    headers: dict[str, str] = Field(
+        description="Every header sent; authentication and secret-named ones read as "
+        "[redacted] (webhook-signature is shown: it signs this body only)."
+    )
+    body: str | None = Field(
+        description="The first 4 KiB of the body; null once the claims it carried were "
+        "deleted (retention)."
+    )
+    body_cut: bool = Field(description="The body was longer than the 4 KiB shown.")
+
+
+class WebhookResponseOut(Out):
+    status_code: int
+    headers: dict[str, str] = Field(
+        description="As received; Set-Cookie, Authorization and secret-named ones [redacted]."
+    )
+    headers_cut: bool = Field(description="Headers past the first 4 KiB were left out.")
+    body: str = Field(description="The first 4 KiB of the body, as text.")
+    body_cut: bool = Field(description="The body was longer than the 4 KiB shown.")
+
+
+class WebhookAttemptOut(Out):
+    id: uuid.UUID
+    started_at: datetime
+    duration_ms: int
+    status_code: int | None
+    error: str | None = Field(
+        description="Why no answer came: timeout, connection refused, TLS, ... (by host name)."
+    )
+    request: WebhookRequestOut | None = Field(
+        description="What was sent; null for attempts made before requests were kept."
+    )
+    response: WebhookResponseOut | None = Field(description="What was answered; null if none.")
+
+
+class WebhookDeliveryDetail(WebhookDeliveryOut):
+    attempt_log: list[WebhookAttemptOut] = Field(
+        description="Each attempt, oldest first, with its request and response."
+    )
+
+
 class WebhookDeliveryList(Out):
     results: list[WebhookDeliveryOut]
     total: int
@@ -167,6 +211,24 @@ def list_deliveries(endpoint_id: str):
         acting_organization(), parse_id(endpoint_id), offset, limit
     )
     return json_response(listing(rows, total, render.webhook_delivery))
+
+
+@bp.get("/webhooks/endpoints/<endpoint_id>/deliveries/<delivery_id>")
+@require_session
+@documented(
+    "One delivery with every attempt: the request sent and the response received (headers "
+    "and the first 4 KiB of each body, secrets redacted), or the error",
+    responses={200: WebhookDeliveryDetail},
+    tags=("webhooks",),
+)
+def show_delivery(endpoint_id: str, delivery_id: str):
+    """Another organization's delivery reads as missing, like an unknown one."""
+    refuse_unknown_args()
+    delivery = webhooks.get_delivery(
+        acting_organization(), parse_id(endpoint_id), parse_id(delivery_id)
+    )
+    attempts = webhooks.attempts_of(delivery)
+    return json_response(render.webhook_delivery_with_attempts(delivery, attempts))
 
 
 # -- how records appear in events -------------------------------------------------------------

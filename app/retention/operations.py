@@ -13,14 +13,14 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import null, select, update
+from sqlalchemy import null, or_, select, update
 
 from app.extensions import db
 from app.policies.models import PolicyRequest
 from app.statuslist import StatusResult
 from app.verifications.models import Individual, Status, Verification
 from app.webhooks import outbox
-from app.webhooks.models import WebhookEvent
+from app.webhooks.models import WebhookAttempt, WebhookDelivery, WebhookEvent
 
 # -- retention -------------------------------------------------------------------------------
 
@@ -38,7 +38,9 @@ def expire_claims(now: datetime) -> int:
                 model.claims.is_not(None),
                 model.verified_at < cutoff,
             )
-            # Claims waiting in the outbox for endpoints that opted in go with the record's.
+            # Claims waiting in the outbox for endpoints that opted in go with the record's,
+            # and so do the logged request bodies that carried them.
+            _erase_attempt_bodies(expired)
             db.session.execute(
                 update(WebhookEvent)
                 .where(WebhookEvent.subject_id.in_(expired), WebhookEvent.claims.is_not(None))
@@ -56,6 +58,27 @@ def expire_claims(now: datetime) -> int:
             )
             erased += result.rowcount
     return erased
+
+
+def _erase_attempt_bodies(subjects: Any) -> None:
+    """Delivery attempts keep their request body (``app.webhooks.exchange``); one that held
+    the subjects' claims loses it. Its headers and the answer stay. So does a body that an
+    attempt in flight during an earlier run logged after its event's claims were gone: the
+    next run finds it by the event."""
+    deliveries = (
+        select(WebhookDelivery.id)
+        .join(WebhookEvent, WebhookEvent.sequence == WebhookDelivery.event_sequence)
+        .where(or_(WebhookEvent.subject_id.in_(subjects), WebhookEvent.claims.is_(None)))
+    )
+    db.session.execute(
+        update(WebhookAttempt)
+        .where(
+            WebhookAttempt.request_carries_claims.is_(True),
+            WebhookAttempt.delivery_id.in_(deliveries),
+        )
+        .values(request_body=null(), request_body_cut=False, request_carries_claims=False)
+        .execution_options(synchronize_session=False)
+    )
 
 
 # -- revocation checked again ----------------------------------------------------------------

@@ -22,6 +22,7 @@ from app.web.access import acting_organization, require_staff, tier_gated, upgra
 from app.web.paging import page_args, pager
 from app.web.requests import parse_id
 from app.webhooks import operations as hooks
+from app.webhooks.exchange import KEPT_BYTES, redact_url
 from app.webhooks.models import WebhookEndpoint
 from app.webhooks.outbox import EVENT_TYPES
 
@@ -179,13 +180,37 @@ def webhooks_test(endpoint_id: str) -> ResponseReturnValue:
     )
 
 
+@bp.get("/webhooks/<endpoint_id>/deliveries/<delivery_id>")
+@require_staff
+def webhooks_delivery(endpoint_id: str, delivery_id: str) -> ResponseReturnValue:
+    """One delivery and each attempt: the request sent and the response received, headers
+    and the first 4 KiB of each body (secrets redacted), or the error."""
+    endpoint = the_endpoint(endpoint_id)
+    delivery = hooks.get_delivery(acting_organization(), endpoint.id, parse_id(delivery_id))
+    return render_template(
+        "staff/webhooks/delivery.html",
+        endpoint=endpoint,
+        delivery=delivery,
+        attempts=hooks.attempts_of(delivery),
+        kept_bytes=KEPT_BYTES,
+        shown_url=redact_url(endpoint.url),
+    )
+
+
 @bp.post("/webhooks/<endpoint_id>/deliveries/<delivery_id>/replay")
 @require_staff
 def webhooks_replay(endpoint_id: str, delivery_id: str) -> ResponseReturnValue:
     """Send one delivery again, with the same ``webhook-id`` (receivers de-duplicate by it)."""
     endpoint = the_endpoint(endpoint_id)
     # Handed to the queue once this request commits.
-    hooks.replay_delivery(acting_organization(), endpoint.id, parse_id(delivery_id))
+    delivery = hooks.replay_delivery(acting_organization(), endpoint.id, parse_id(delivery_id))
+    if request.form.get("back") == "delivery":
+        return finished(
+            "Delivery queued to be sent again.",
+            "staff.webhooks_delivery",
+            endpoint_id=endpoint.id,
+            delivery_id=delivery.id,
+        )
     return finished(
         "Delivery queued to be sent again.", "staff.webhooks_detail", endpoint_id=endpoint.id
     )

@@ -19,6 +19,8 @@ server-side request forgery attempt until shown otherwise (SD-JWT VC 10.1). The 
   deadline but is left to the system resolver's own timeouts: it cannot be interrupted.)
 - A size cap enforced while streaming, and no compressed bodies (``Accept-Encoding:
   identity``), so a small answer cannot inflate past the cap.
+- A POST (webhook deliveries) reads only the start of its answer's body, as much as the caller
+  asks to keep: enough to show what the receiver said, never the whole of a large answer.
 - An in-process TTL cache. It is a cache only: every instance can refetch, nothing depends on
   it (scale-out).
 """
@@ -40,6 +42,7 @@ from urllib.parse import urlsplit
 import requests
 from requests.adapters import HTTPAdapter
 from urllib3 import HTTPConnectionPool, HTTPSConnectionPool
+from urllib3 import exceptions as urllib3_exceptions
 
 from app import metrics
 from app.trust.errors import AddressRefused, ConnectionRefused, DeadlinePassed, FetchError
@@ -143,6 +146,19 @@ def host_problem(host: str) -> str | None:
     except ValueError:
         return None
     return address_problem(address)
+
+
+@dataclass(frozen=True)
+class Answer:
+    """What a POST was answered: the status, the headers as received (a header sent twice
+    reads as one, its values joined by commas), and the body's first ``body_limit`` bytes
+    as they came over the wire; ``body_cut`` says the body went on past them (or broke off
+    or outran the deadline before it ended)."""
+
+    status: int
+    headers: dict[str, str]
+    body: bytes
+    body_cut: bool
 
 
 @dataclass(frozen=True)
@@ -316,20 +332,31 @@ class Fetcher:
         self.cache.set(key, body, ttl, size=len(body))
         return body
 
-    def post(self, url: str, body: bytes, headers: Mapping[str, str]) -> int:
+    def post(
+        self, url: str, body: bytes, headers: Mapping[str, str], *, body_limit: int = 0
+    ) -> Answer:
         """POST ``body`` to ``url`` under the same rules as every fetch (checked addresses,
-        no redirects followed, the timeout); returns the answer's status code, whatever it is,
-        for the caller to judge. The answer's body is not read."""
+        no redirects followed, the deadline); returns the answer, whatever its status, for the
+        caller to judge, with at most ``body_limit`` bytes of its body. Once the status is in,
+        the answer stands: a body that stalls or breaks off only ends what is kept of it."""
         target = self._target(url)
         with _Deadline(self.timeout) as deadline:
             addresses = self._resolve(target.host, target.port)
             failures = []
             for address in addresses:
                 try:
-                    return self._post_to(target, address, body, headers, deadline)
+                    return self._post_to(target, address, body, headers, deadline, body_limit)
                 except _ConnectFailed as failed:
                     failures.append(failed)
             raise _not_connected(target.host, failures)
+
+    def post_headers(self, url: str, body: bytes, headers: Mapping[str, str]) -> dict[str, str]:
+        """Every header ``post`` sends with these arguments, as it sends them (the library's
+        own included), for a log of what was sent; no connection is made."""
+        target = self._target(url)
+        with requests.Session() as session:
+            session.trust_env = False
+            return dict(_prepared(session, target, "POST", headers, body).headers)
 
     def _post_to(
         self,
@@ -338,11 +365,14 @@ class Fetcher:
         body: bytes,
         headers: Mapping[str, str],
         deadline: _Deadline,
-    ) -> int:
-        with self._pinned_session(target, address, deadline) as session:
-            response = self._send(session, target, deadline, "POST", headers, body)
-            response.close()
-            return response.status_code
+        body_limit: int,
+    ) -> Answer:
+        with (
+            self._pinned_session(target, address, deadline) as session,
+            self._send(session, target, deadline, "POST", headers, body) as response,
+        ):
+            kept, cut = _first_bytes(response, body_limit, deadline)
+            return Answer(response.status_code, dict(response.headers), kept, cut)
 
     def _fetch(self, url: str, accept: str) -> bytes:
         target = self._target(url)
@@ -422,18 +452,11 @@ class Fetcher:
         headers: Mapping[str, str],
         body: bytes | None = None,
     ) -> requests.Response:
+        prepared = _prepared(session, target, method, headers, body)
         remaining = deadline.remaining()
         try:
-            return session.request(
-                method,
-                target.url,
-                data=body,
-                headers={
-                    **headers,
-                    "Host": target.host_header,
-                    "Accept-Encoding": "identity",
-                    "User-Agent": "Verity",
-                },
+            return session.send(
+                prepared,
                 timeout=(remaining, remaining),
                 allow_redirects=False,
                 stream=True,
@@ -483,6 +506,48 @@ class Fetcher:
         if deadline.passed:  # the socket shut down by the deadline reads as an early end
             raise self._too_slow(url)
         return b"".join(chunks)
+
+
+def _prepared(
+    session: requests.Session,
+    target: _Target,
+    method: str,
+    headers: Mapping[str, str],
+    body: bytes | None,
+) -> requests.PreparedRequest:
+    """The request as it goes out: one place, so ``post_headers`` names exactly what is sent."""
+    outgoing = {
+        **headers,
+        "Host": target.host_header,
+        "Accept-Encoding": "identity",
+        "User-Agent": "Verity",
+    }
+    return session.prepare_request(
+        requests.Request(method, target.url, data=body, headers=outgoing)
+    )
+
+
+def _first_bytes(
+    response: requests.Response, limit: int, deadline: _Deadline
+) -> tuple[bytes, bool]:
+    """At most ``limit`` bytes of the body as sent (not decompressed: a compressed answer
+    cannot inflate past the limit), and whether there was more. One byte past the limit
+    tells a body of exactly ``limit`` bytes from a longer one. A body that breaks off or
+    outruns the deadline keeps what came and counts as cut."""
+    if limit <= 0:
+        return b"", False
+    kept = bytearray()
+    try:
+        # read1: whatever has arrived, at once; a read of a fixed size would wait for all of
+        # it and lose what came if the body then stalled into the deadline.
+        while len(kept) <= limit:
+            chunk = response.raw.read1(limit + 1 - len(kept), decode_content=False)
+            if not chunk:
+                return bytes(kept), deadline.passed
+            kept += chunk
+    except (requests.exceptions.RequestException, urllib3_exceptions.HTTPError, OSError):
+        return bytes(kept), True
+    return bytes(kept[:limit]), True
 
 
 def _not_connected(host: str, failures: list[_ConnectFailed]) -> FetchError:

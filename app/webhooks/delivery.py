@@ -10,6 +10,9 @@
   refused address, a timeout) retries with exponential backoff and jitter, the first retry
   within a minute, until ``RETRY_WINDOW`` after the event. An attempt has a total deadline
   (``WEBHOOK_TIMEOUT``), however slowly the receiver dribbles its answer.
+- Each attempt is logged with what was sent and what came back (``app.webhooks.exchange``:
+  the first 4 KiB of each body, secrets redacted), for the organization to debug its
+  receiver.
 - Fairness: at most ``WEBHOOK_DELIVERIES_PER_ORGANIZATION`` deliveries of one organization
   are in flight at once (the lease refuses more), so an organization's slow endpoints hold
   that many delivery threads at most and other organizations' events go out meanwhile. A
@@ -41,7 +44,8 @@ from app import clock, jobs
 from app.extensions import db
 from app.trust import Fetcher
 from app.trust.errors import AddressRefused, ConnectionRefused, DeadlinePassed, FetchError
-from app.webhooks import settings
+from app.trust.fetch import Answer
+from app.webhooks import exchange, settings
 from app.webhooks.models import (
     DeliveryState,
     WebhookAttempt,
@@ -287,6 +291,7 @@ class _Leased:
     url: str
     body: str
     headers: dict[str, str]
+    carries_claims: bool
 
 
 def _read_leased(delivery_id: uuid.UUID) -> _Leased:
@@ -314,6 +319,7 @@ def _read_leased(delivery_id: uuid.UUID) -> _Leased:
         url=endpoint.url,
         body=body,
         headers=headers,
+        carries_claims=endpoint.include_claims and event.claims is not None,
     )
     db.session.commit()  # no transaction stays open while the receiver answers
     return leased
@@ -331,13 +337,17 @@ def deliver(delivery_id: uuid.UUID) -> list[uuid.UUID]:
         _record(leased, DeliveryState.FAILED, last_error="The endpoint is disabled")
         return _next_of(leased)
 
+    fetcher = _fetcher()
+    payload = leased.body.encode("utf-8")
+    sent = _sent(fetcher, leased, payload)
     started = time.monotonic()
-    status_code: int | None = None
+    answer: Answer | None = None
     error: str | None = None
     try:
-        status_code = _fetcher().post(leased.url, leased.body.encode("utf-8"), leased.headers)
+        answer = fetcher.post(leased.url, payload, leased.headers, body_limit=exchange.KEPT_BYTES)
     except FetchError as exc:
-        error = failure_text(exc)[:_ERROR_LENGTH]
+        error = failure_text(exc, leased.url)[:_ERROR_LENGTH]
+    status_code = answer.status if answer is not None else None
     db.session.add(
         WebhookAttempt(
             delivery_id=leased.delivery_id,
@@ -345,6 +355,8 @@ def deliver(delivery_id: uuid.UUID) -> list[uuid.UUID]:
             duration_ms=int((time.monotonic() - started) * 1000),
             status_code=status_code,
             error=error,
+            **sent,
+            **_answered(answer),
         )
     )
     outcome = {"attempt_count": leased.attempt_count + 1, "last_status_code": status_code}
@@ -370,17 +382,49 @@ def deliver(delivery_id: uuid.UUID) -> list[uuid.UUID]:
     return _waiting_in(leased.organization_id)
 
 
-def failure_text(exc: FetchError) -> str:
+def failure_text(exc: FetchError, url: str = "") -> str:
     """What failed, as the organization's delivery log shows it: never the address the
     endpoint's host resolved to (that would tell whoever registers a hostname where it leads
-    inside the deployment's network)."""
+    inside the deployment's network), and the endpoint's URL only with its query redacted."""
     if isinstance(exc, DeadlinePassed):
         return f"No answer within {exc.seconds:g} s"
     if isinstance(exc, ConnectionRefused):
         return f"Connection refused by {exc.host}"
     if isinstance(exc, AddressRefused):
         return f"Refused to deliver to {exc.host}: it resolves to {exc.problem}"
-    return exc.reason
+    return exc.reason.replace(url, exchange.redact_url(url)) if url else exc.reason
+
+
+def _sent(fetcher: Fetcher, leased: _Leased, payload: bytes) -> dict[str, Any]:
+    """The attempt's request as the log keeps it: every header the fetcher sends (the
+    caller's own, should the URL be one the fetcher refuses before sending)."""
+    try:
+        headers = fetcher.post_headers(leased.url, payload, leased.headers)
+    except FetchError:
+        headers = dict(leased.headers)
+    body = exchange.keep_body(payload)
+    return {
+        "request_method": "POST",
+        "request_url": exchange.redact_url(leased.url),
+        "request_headers": exchange.keep_headers(headers).headers,
+        "request_body": body.text,
+        "request_body_cut": body.cut,
+        "request_carries_claims": leased.carries_claims,
+    }
+
+
+def _answered(answer: Answer | None) -> dict[str, Any]:
+    """The answer as the log keeps it; nothing when there was none (the error says why)."""
+    if answer is None:
+        return {}
+    headers = exchange.keep_headers(answer.headers)
+    body = exchange.keep_body(answer.body, answer.body_cut)
+    return {
+        "response_headers": headers.headers,
+        "response_headers_cut": headers.cut,
+        "response_body": body.text,
+        "response_body_cut": body.cut,
+    }
 
 
 def _record(leased: _Leased, state: DeliveryState, **values: Any) -> None:

@@ -24,6 +24,7 @@ from sqlalchemy import (
     String,
     Text,
     UniqueConstraint,
+    false,
     text,
 )
 from sqlalchemy.orm import Mapped, mapped_column, relationship
@@ -168,7 +169,13 @@ class WebhookDelivery(IdMixin, db.Model):
 
 
 class WebhookAttempt(IdMixin, db.Model):
-    """One try at a delivery: when, what came back (status code or the network error)."""
+    """One try at a delivery: when, what was sent, and what came back (status code, headers
+    and the start of the body, or the network error), kept as ``app.webhooks.exchange``
+    describes. It goes with its delivery, and so with the event (an erasure deletes the
+    events about the person); a body that carried claims loses them with the record's.
+
+    The request and response columns are empty for attempts made before they were kept.
+    """
 
     __tablename__ = "webhook_attempts"
 
@@ -179,3 +186,14 @@ class WebhookAttempt(IdMixin, db.Model):
     duration_ms: Mapped[int] = mapped_column(default=0)
     status_code: Mapped[int | None]
     error: Mapped[str | None] = mapped_column(String(500))
+    request_method: Mapped[str | None] = mapped_column(String(10))
+    request_url: Mapped[str | None] = mapped_column(Text)
+    request_headers: Mapped[dict[str, str] | None] = mapped_column(JSON)
+    request_body: Mapped[str | None] = mapped_column(Text)
+    request_body_cut: Mapped[bool] = mapped_column(default=False, server_default=false())
+    # The body held disclosed claims: erased (``request_body`` null) with the record's.
+    request_carries_claims: Mapped[bool] = mapped_column(default=False, server_default=false())
+    response_headers: Mapped[dict[str, str] | None] = mapped_column(JSON)
+    response_headers_cut: Mapped[bool] = mapped_column(default=False, server_default=false())
+    response_body: Mapped[str | None] = mapped_column(Text)
+    response_body_cut: Mapped[bool] = mapped_column(default=False, server_default=false())

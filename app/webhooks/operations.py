@@ -183,6 +183,17 @@ def list_deliveries(
     return list(rows), total or 0
 
 
+def get_delivery(
+    organization: Organization, endpoint_id: uuid.UUID, delivery_id: uuid.UUID
+) -> WebhookDelivery:
+    """One delivery of one of the organization's endpoints; any other reads as missing."""
+    endpoint = get_endpoint(organization, endpoint_id)
+    delivery = db.session.get(WebhookDelivery, delivery_id)
+    if delivery is None or delivery.endpoint_id != endpoint.id:
+        raise NotFound()
+    return delivery
+
+
 def attempts_of(delivery: WebhookDelivery) -> list[WebhookAttempt]:
     return list(
         db.session.scalars(
@@ -199,10 +210,7 @@ def replay_delivery(
     """Send a delivery again (same ``webhook-id``), whatever became of it: it is handed to the
     queue when the caller's transaction commits. A replay of an event older than the retry
     window is tried once."""
-    endpoint = get_endpoint(organization, endpoint_id)
-    delivery = db.session.get(WebhookDelivery, delivery_id)
-    if delivery is None or delivery.endpoint_id != endpoint.id:
-        raise NotFound()
+    delivery = get_delivery(organization, endpoint_id, delivery_id)
     db.session.execute(
         update(WebhookDelivery)
         .where(WebhookDelivery.id == delivery.id)

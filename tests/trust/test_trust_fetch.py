@@ -6,6 +6,7 @@ from __future__ import annotations
 import gzip
 import ipaddress
 import socket
+import threading
 import time
 
 import pytest
@@ -306,3 +307,64 @@ def test_headers_dribbled_a_byte_at_a_time_run_into_the_deadline(
     [connection] = dribbling.wait_until_ended(1)
     assert dribbling.whole_answer_takes > 20 * fetcher.timeout
     assert connection.cut_off and connection.sent < 20
+
+
+class HalfAnswer:
+    """Answers a POST with a status, headers and the start of a longer body, then stalls
+    (``then="stall"``) or closes the connection (``then="close"``)."""
+
+    def __init__(self, then: str) -> None:
+        self.then = then
+        self.done = threading.Event()
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.url = f"http://127.0.0.1:{self.listener.getsockname()[1]}/hooks"
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self) -> None:
+        connection, _ = self.listener.accept()
+        with connection:
+            received = b""
+            while b"\r\n\r\n" not in received:
+                received += connection.recv(4096)
+            connection.sendall(
+                b"HTTP/1.1 202 Accepted\r\nContent-Length: 100000\r\nX-Receiver: half\r\n\r\n"
+                + b"started"
+            )
+            if self.then == "stall":
+                self.done.wait(30)
+
+    def close(self) -> None:
+        self.done.set()
+        self.listener.close()
+
+
+@pytest.mark.parametrize("then", ["stall", "close"])
+def test_a_post_answer_stands_when_its_body_stalls_or_breaks_off(then: str) -> None:
+    """The status came: that is the answer. What came of the body is kept, marked as cut."""
+    server = HalfAnswer(then)
+    try:
+        fetcher = Fetcher(allow_private=True, timeout=0.5, cache_ttl=0)
+        answer = fetcher.post(
+            server.url, b"{}", {"content-type": "application/json"}, body_limit=4096
+        )
+    finally:
+        server.close()
+    assert (answer.status, answer.headers["X-Receiver"]) == (202, "half")
+    assert (answer.body, answer.body_cut) == (b"started", True)
+
+
+def test_a_post_keeps_at_most_the_body_limit_and_names_what_it_sends(server: LocalServer) -> None:
+    body = b"a" * 5000
+    server.add("/hooks", body, status=201)
+    url = server.url("/hooks")
+    fetcher = Fetcher(allow_private=True, cache_ttl=0)
+    answer = fetcher.post(url, b"{}", {"webhook-id": "msg_1"}, body_limit=4096)
+    assert (answer.status, answer.body, answer.body_cut) == (201, body[:4096], True)
+    whole = fetcher.post(url, b"{}", {}, body_limit=5000)
+    assert (whole.body, whole.body_cut) == (body, False)
+    sent = fetcher.post_headers(url, b"{}", {"webhook-id": "msg_1"})
+    arrived = {name.lower(): value for name, value in server.seen[0].items()}
+    assert {name.lower(): arrived[name.lower()] for name in sent} == {
+        name.lower(): value for name, value in sent.items()
+    }
+    assert sent["webhook-id"] == "msg_1" and sent["User-Agent"] == "Verity"

@@ -1,5 +1,5 @@
 """A webhook receiver on loopback: records every delivery as it arrived, answers with the
-status codes a test asks for, can go down (connection refused) and come back on its port,
+status codes a test asks for (with the headers and body it asks for), can go down (connection refused) and come back on its port,
 and can hold a request open until released (to kill a worker mid-delivery)."""
 
 from __future__ import annotations
@@ -33,6 +33,8 @@ class Receiver:
         self.received: list[Received] = []
         self.answers: deque[int] = deque()
         self.default_status = 204
+        self.answer_headers: dict[str, str] = {}
+        self.answer_body = b""
         self.hold_next = False
         self.holding = threading.Event()
         self.release = threading.Event()
@@ -63,8 +65,11 @@ class Receiver:
                     receiver.holding.set()
                     receiver.release.wait(30)
                 self.send_response(status)
-                self.send_header("Content-Length", "0")
+                for name, value in receiver.answer_headers.items():
+                    self.send_header(name, value)
+                self.send_header("Content-Length", str(len(receiver.answer_body)))
                 self.end_headers()
+                self.wfile.write(receiver.answer_body)
 
             def log_message(self, *args: Any) -> None:
                 pass
