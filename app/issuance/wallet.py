@@ -594,8 +594,7 @@ def _sign_mdoc(
         # dashboard's mdoc signer page shows it too); the wallet is told only that it failed.
         log.warning("mdoc issuance refused for organization %s: %s", organization.id, problem)
         raise CredentialRequestDenied(
-            "The issuer cannot sign this mdoc now: its document signer certificate is not "
-            "valid; try again once the issuer has renewed it"
+            "The issuer cannot sign this mdoc now: its document signer certificate is not valid"
         )
     uri = links.status_list_uri(organization.id, copy.status_list)
     return None, issue_mdoc(
