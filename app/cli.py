@@ -163,7 +163,8 @@ def issuers_rotate_key(org_id: str) -> None:
 )
 @transactional
 def keys_reseal(previous_secret_env: str) -> None:
-    """Re-seal issuer keys and webhook secrets under the configured ISSUER_KEY_SECRET.
+    """Re-seal issuing keys (issuer, root, mdoc IACA and document signer), verifier identity
+    keys and webhook secrets under the configured ISSUER_KEY_SECRET.
 
     The previous secret is read from the environment, never from the command line, so it
     stays out of the process list and the shell history."""

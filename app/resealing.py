@@ -1,8 +1,9 @@
 """Re-seal what is stored under ``ISSUER_KEY_SECRET`` when that secret changes.
 
-Four things depend on it: issuer private keys, organizations' verifier identity keys and
-webhook signing secrets are sealed under keys derived from it, and each open offer's pre-authorized code is an HMAC under a key derived
-from it (the database holds the code's hash). ``reseal`` opens every sealed value with the
+Four things depend on it: the issuing private keys (issuer signing keys, issuer root keys,
+mdoc IACA and document signer keys), organizations' verifier identity keys and webhook signing
+secrets are sealed under keys derived from it, and each open offer's pre-authorized code is an
+HMAC under a key derived from it (the database holds the code's hash). ``reseal`` opens every sealed value with the
 previous secret and seals it again under the running configuration's, and recomputes the code
 hashes of open offers, in one transaction: either all of it moves to the new secret or none.
 
@@ -21,7 +22,13 @@ from sqlalchemy import select
 from app import clock
 from app.extensions import db
 from app.issuance import settings as issuing_settings
-from app.issuance.models import Credential, CredentialStatus, IssuerKey, IssuerRoot
+from app.issuance.models import (
+    Credential,
+    CredentialStatus,
+    IssuerKey,
+    IssuerRoot,
+    MdocSigner,
+)
 from app.issuance.operations import pre_authorized_code
 from app.oid4vci.keys import SealedKeyError, key_encryption_key, open_private_key
 from app.oid4vci.keys import seal_private_key as seal_key
@@ -41,6 +48,7 @@ class ResealReport:
     issuer_keys: int
     issuer_keys_already_sealed: int
     issuer_keys_in_token: int
+    mdoc_keys: int
     verifier_keys: int
     webhook_secrets: int
     offer_codes: int
@@ -61,11 +69,21 @@ def reseal(previous_secret: str) -> ResealReport:
         raise ResealError("the previous secret is the one configured now: nothing to re-seal")
     old_key_kek = key_encryption_key(previous_secret)
     moved, already, in_token = _reseal_issuer_keys(old_key_kek, new_issuing.kek)
+    mdoc_moved, mdoc_already, mdoc_in_token = _reseal_mdoc_keys(old_key_kek, new_issuing.kek)
     verifier_keys = _reseal_verifier_keys(old_key_kek, new_issuing.kek)
     secrets = _reseal_webhook_secrets(previous_secret)
     codes, with_tx_code = _rehash_open_offer_codes()
     db.session.flush()
-    return ResealReport(moved, already, in_token, verifier_keys, secrets, codes, with_tx_code)
+    return ResealReport(
+        issuer_keys=moved,
+        issuer_keys_already_sealed=already + mdoc_already,
+        issuer_keys_in_token=in_token + mdoc_in_token,
+        mdoc_keys=mdoc_moved,
+        verifier_keys=verifier_keys,
+        webhook_secrets=secrets,
+        offer_codes=codes,
+        offers_with_tx_code=with_tx_code,
+    )
 
 
 def _reseal_issuer_keys(old_kek: bytes, new_kek: bytes) -> tuple[int, int, int]:
@@ -75,44 +93,69 @@ def _reseal_issuer_keys(old_kek: bytes, new_kek: bytes) -> tuple[int, int, int]:
     signing = db.session.scalars(select(IssuerKey).order_by(IssuerKey.created_at))
     roots = db.session.scalars(select(IssuerRoot).order_by(IssuerRoot.created_at))
     for key in [*signing, *roots]:
-        name = key.kid if isinstance(key, IssuerKey) else f"root {key.id}"
+        name = (
+            f"issuer key {key.kid}" if isinstance(key, IssuerKey) else f"issuer key root {key.id}"
+        )
         if key.sealed_private_key is None:
             in_token += key.token_key_label is not None
             continue
-        try:
-            open_private_key(key.sealed_private_key, new_kek)
+        resealed = _resealed_key(key.sealed_private_key, old_kek, new_kek, name)
+        if resealed is None:
             already += 1
-            continue
-        except SealedKeyError:
-            pass
-        try:
-            private = open_private_key(key.sealed_private_key, old_kek)
-        except SealedKeyError:
-            raise ResealError(
-                f"issuer key {name} opens under neither the previous nor the new secret"
-            ) from None
-        key.sealed_private_key = seal_key(private, new_kek)
-        moved += 1
+        else:
+            key.sealed_private_key = resealed
+            moved += 1
     return moved, already, in_token
+
+
+def _reseal_mdoc_keys(old_kek: bytes, new_kek: bytes) -> tuple[int, int, int]:
+    """Each organization's mdoc IACA key and document signer key (``MdocSigner``), made like
+    issuer keys: moved, already under the new secret, in the token. An IACA of the
+    organization's own has no key here and is not counted."""
+    moved = already = in_token = 0
+    for signer in db.session.scalars(select(MdocSigner).order_by(MdocSigner.created_at)):
+        held = (
+            ("iaca_sealed_private_key", "iaca_token_key_label", "IACA"),
+            ("sealed_private_key", "token_key_label", "document signer"),
+        )
+        for column, label_column, role in held:
+            sealed = getattr(signer, column)
+            if sealed is None:
+                in_token += getattr(signer, label_column) is not None
+                continue
+            name = f"the mdoc {role} key of organization {signer.organization_id}"
+            resealed = _resealed_key(sealed, old_kek, new_kek, name)
+            if resealed is None:
+                already += 1
+            else:
+                setattr(signer, column, resealed)
+                moved += 1
+    return moved, already, in_token
+
+
+def _resealed_key(sealed: bytes, old_kek: bytes, new_kek: bytes, name: str) -> bytes | None:
+    """``sealed`` sealed again under ``new_kek``, or None when it already is; a key that
+    opens under neither stops the whole re-seal (``ResealError`` naming it)."""
+    try:
+        open_private_key(sealed, new_kek)
+        return None
+    except SealedKeyError:
+        pass
+    try:
+        private = open_private_key(sealed, old_kek)
+    except SealedKeyError:
+        raise ResealError(f"{name} opens under neither the previous nor the new secret") from None
+    return seal_key(private, new_kek)
 
 
 def _reseal_verifier_keys(old_kek: bytes, new_kek: bytes) -> int:
     moved = 0
     for key in db.session.scalars(select(VerifierKey).order_by(VerifierKey.created_at)):
-        try:
-            open_private_key(key.sealed_private_key, new_kek)
-            continue
-        except SealedKeyError:
-            pass
-        try:
-            private = open_private_key(key.sealed_private_key, old_kek)
-        except SealedKeyError:
-            raise ResealError(
-                f"verifier identity key {key.id} opens under neither the previous nor the new "
-                "secret"
-            ) from None
-        key.sealed_private_key = seal_key(private, new_kek)
-        moved += 1
+        name = f"verifier identity key {key.id}"
+        resealed = _resealed_key(key.sealed_private_key, old_kek, new_kek, name)
+        if resealed is not None:
+            key.sealed_private_key = resealed
+            moved += 1
     return moved
 
 

@@ -5,10 +5,16 @@ what verifiers trust; staff download it from the issuer's ``/iaca`` path.
 
 An organization with an IACA of its own replaces both certificates: staff take a signing
 request for the document signer key held here, and upload the chain their IACA returns.
+
+A document signer certificate lives 457 days, the generated IACA 9 years. Past its end the
+generated document signer is certified anew by the generated IACA, for the same key, when next
+needed (``renewed_signer``); an uploaded one cannot be (its IACA is elsewhere), so mdoc
+issuance stops (``validity_problem``) until staff upload a new chain.
 """
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 from cryptography import x509
@@ -88,6 +94,58 @@ def _new_signer(organization: Organization, url: str) -> MdocSigner:
     return signer
 
 
+def renewed_signer(organization: Organization, url: str, now: datetime) -> MdocSigner:
+    """The organization's signer (made on first use), its generated document signer
+    certificate made again under the generated IACA when it is no longer valid at ``now``:
+    the same key, so status lists and mdocs already issued keep matching it. An uploaded
+    certificate is left as it is (``validity_problem`` says so)."""
+    signer = current_signer(organization, url)
+    if uploaded(signer) or _valid_at(certificate(signer), now):
+        return signer
+    iaca = x509.load_der_x509_certificate(signer.iaca_certificate)
+    if not _valid_at(iaca, now):
+        return signer  # a certificate under an expired IACA would not be valid either
+    iaca_key = keys.open_stored_key(
+        "the mdoc IACA key", signer.iaca_token_key_label, signer.iaca_sealed_private_key
+    )
+    renewed = document_signer_certificate(
+        iaca_key,
+        iaca,
+        signing_key(signer).public_key(),
+        organization=organization.name,
+        country=settings.current().country,
+        url=url,
+        now=now,
+    )
+    signer.document_signer_certificate = renewed.public_bytes(Encoding.DER)
+    db.session.flush()
+    return signer
+
+
+def validity_problem(signer: MdocSigner, now: datetime) -> str | None:
+    """Why mdocs signed now would not verify anywhere: the document signer certificate or
+    its IACA outside its validity at ``now`` (an mdoc reader checks both); None when both
+    hold. Says what staff can do about it."""
+    for role, cert in (
+        ("document signer", certificate(signer)),
+        ("IACA", x509.load_der_x509_certificate(signer.iaca_certificate)),
+    ):
+        if not _valid_at(cert, now):
+            state = "not yet valid" if now < cert.not_valid_before_utc else "expired"
+            return (
+                f"The mdoc {role} certificate ({cert.subject.rfc4514_string()}) is {state}: "
+                f"valid from {cert.not_valid_before_utc:%Y-%m-%d %H:%M} to "
+                f"{cert.not_valid_after_utc:%Y-%m-%d %H:%M} UTC; upload a chain from the "
+                "organization's IACA for the document signer key (GET "
+                "/issuer/mdoc-signer/signing-request, PUT /issuer/mdoc-signer)"
+            )
+    return None
+
+
+def _valid_at(cert: x509.Certificate, now: datetime) -> bool:
+    return cert.not_valid_before_utc <= now <= cert.not_valid_after_utc
+
+
 def signing_key(signer: MdocSigner) -> ec.EllipticCurvePrivateKey:
     return keys.open_stored_key(
         "the mdoc document signer key", signer.token_key_label, signer.sealed_private_key
@@ -145,14 +203,24 @@ def upload_chain(member: Membership, chain_pem: str, url: str) -> MdocSigner:
 
 
 def describe(member: Membership, url: str) -> dict[str, Any]:
-    """What staff see: the IACA verifiers trust, the document signer mdocs carry, and whether
-    the IACA is the organization's own. Made on first use, like ``/iaca``."""
-    signer = current_signer(member.organization, url)
+    """What staff see: the IACA verifiers trust, the document signer mdocs carry, whether
+    the IACA is the organization's own, and whether mdocs can be signed now (``problem``
+    says why not). Made on first use, like ``/iaca``; a generated document signer past its
+    end is renewed here as at issuance."""
+    now = clock.now()
+    signer = renewed_signer(member.organization, url, now)
     document_signer = certificate(signer)
+    problem = validity_problem(signer, now)
     return {
         "iaca_pem": iaca_pem(signer),
         "document_signer_pem": document_signer.public_bytes(Encoding.PEM).decode("ascii"),
         "document_signer_subject": document_signer.subject.rfc4514_string(),
+        "document_signer_not_before": document_signer.not_valid_before_utc.isoformat(),
         "document_signer_not_after": document_signer.not_valid_after_utc.isoformat(),
+        "iaca_not_after": x509.load_der_x509_certificate(
+            signer.iaca_certificate
+        ).not_valid_after_utc.isoformat(),
+        "valid_now": problem is None,
+        "problem": problem,
         "uploaded": uploaded(signer),
     }

@@ -10,6 +10,7 @@ concurrent redemptions cannot both succeed.
 
 from __future__ import annotations
 
+import logging
 import uuid
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -72,6 +73,8 @@ from app.webhooks import outbox
 
 MAX_TX_CODE_FAILURES = 5
 VALUE_TYPES = {"NUMBER": "number", "BOOLEAN": "boolean"}
+
+log = logging.getLogger(__name__)
 
 
 def issuer_organization(organization_id: str) -> Organization | None:
@@ -584,7 +587,15 @@ def _sign_mdoc(
     """Signed by the organization's document signer; the status entry names the CWT form of
     the same list."""
     schema = credential.schema
-    signer = mdoc_signer.current_signer(organization, links.issuer(organization.id))
+    signer = mdoc_signer.renewed_signer(organization, links.issuer(organization.id), now)
+    problem = mdoc_signer.validity_problem(signer, now)
+    if problem is not None:
+        # No verifier would accept the mdoc: refused, and said to staff in the log (the
+        # dashboard's mdoc signer page shows it too); the wallet is told only that it failed.
+        log.warning("mdoc issuance refused for organization %s: %s", organization.id, problem)
+        raise CredentialRequestDenied(
+            "The issuer cannot sign this mdoc now: its document signer certificate is not valid"
+        )
     uri = links.status_list_uri(organization.id, copy.status_list)
     return None, issue_mdoc(
         private_key=mdoc_signer.signing_key(signer),

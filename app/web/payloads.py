@@ -675,7 +675,17 @@ class MdocSignerOut(Out):
         description="The document signer certificate mdocs carry in x5chain (PEM)"
     )
     document_signer_subject: str = Field(description="Its subject, as RFC 4514 writes it")
+    document_signer_not_before: str = Field(description="When it starts being valid (ISO 8601)")
     document_signer_not_after: str = Field(description="When it stops being valid (ISO 8601)")
+    iaca_not_after: str = Field(description="When the IACA stops being valid (ISO 8601)")
+    valid_now: bool = Field(
+        description="Whether the document signer and the IACA are both valid now; false: "
+        "mdoc issuance is refused (credential_request_denied) until a new chain is uploaded"
+    )
+    problem: str | None = Field(
+        description="Why mdocs cannot be signed now (which certificate, its dates, what to do); "
+        "null when valid_now"
+    )
     uploaded: bool = Field(
         description="Whether the IACA is the organization's own (uploaded); false: generated here"
     )

@@ -163,7 +163,7 @@ def test_key_store_settings_are_checked_at_start(make_app):
         make_app(KEY_STORE="pkcs11")
 
 
-def test_the_mdoc_iaca_and_document_signer_keys_are_made_in_the_token(token_app, softhsm):
+def test_the_mdoc_iaca_and_document_signer_keys_are_made_in_the_token(token_app, softhsm, make_app):
     """The IACA certifies the document signer and the signer signs the MSO, both inside the
     token (x509 signing through the same key interface as JWS)."""
     import base64
@@ -190,6 +190,23 @@ def test_the_mdoc_iaca_and_document_signer_keys_are_made_in_the_token(token_app,
     document_signer.verify_directly_issued_by(iaca)
     for label in labels:
         assert private_objects(softhsm, label) == [(True, False, False)]
+
+    # Not sealed, so a new ISSUER_KEY_SECRET leaves them where they are: counted, not moved.
+    from app.issuance import settings as issuing_settings
+
+    with token_app.app_context():
+        previous = issuing_settings.current().secret
+    resealing = make_app(KEY_STORE="pkcs11", ISSUER_KEY_SECRET="another", **softhsm.settings())
+    result = resealing.test_cli_runner().invoke(
+        args=["keys", "reseal"], env={"PREVIOUS_ISSUER_KEY_SECRET": previous}
+    )
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    assert (report["mdoc_keys"], report["issuer_keys_in_token"]) == (0, 2)
+    with resealing.app_context():
+        signer = db.session.query(MdocSigner).one()
+        assert (signer.iaca_token_key_label, signer.token_key_label) == labels
+        assert signer.sealed_private_key is None and signer.iaca_sealed_private_key is None
 
 
 def test_an_organizations_own_iaca_certifies_the_document_signer_key_in_the_token(

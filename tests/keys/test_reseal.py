@@ -5,13 +5,17 @@ from __future__ import annotations
 
 import base64
 import json
+from datetime import timedelta
 
 from cryptography import x509
 from issuance.issuance_support import Wallet, issue, make_org, receive
+from issuance.test_issuance_formats import MDOC_DIPLOMA_WITH_VALIDITY, _document_signer, publish
+from issuance.test_mdoc_signer_expiry import ask_for_mdoc, at
 
+from app import clock
 from app.extensions import db
 from app.issuance import settings as issuing_settings
-from app.issuance.models import IssuerKey
+from app.issuance.models import IssuerKey, MdocSigner
 from app.oid4vci.keys import open_private_key
 from app.sdjwt.jws import read_unverified
 from app.verifier_identity.models import VerifierKey
@@ -59,6 +63,7 @@ def test_after_resealing_the_same_key_signs_webhooks_sign_and_sent_links_work(ma
         "issuer_keys": 2,  # the signing key and the root key that certified it
         "issuer_keys_already_sealed": 0,
         "issuer_keys_in_token": 0,
+        "mdoc_keys": 0,
         "verifier_keys": 1,
         "webhook_secrets": 1,
         "offer_codes": 1,
@@ -127,3 +132,40 @@ def test_a_wrong_previous_secret_changes_nothing_and_says_so(make_app):
     missing = reseal(after, previous=None)
     assert missing.exit_code == 1 and "empty" in missing.stderr
     assert NEW not in wrong.output + missing.output and OLD not in wrong.output
+
+
+def test_after_resealing_the_mdoc_keys_sign_mdocs_and_certify_a_new_document_signer(make_app):
+    before = make_app(ISSUER_KEY_SECRET=OLD)
+    org = make_org(before)
+    client = before.test_client()
+    schema_id = publish(client, org, MDOC_DIPLOMA_WITH_VALIDITY)
+    first = ask_for_mdoc(client, org, schema_id, Wallet())
+    assert first.status_code == 200, first.get_json()
+
+    after = make_app(ISSUER_KEY_SECRET=NEW)
+    result = reseal(after)
+    assert result.exit_code == 0, result.output
+
+    client = after.test_client()
+    second = ask_for_mdoc(client, org, schema_id, Wallet())
+    assert second.status_code == 200, second.get_json()
+    report = json.loads(result.stdout)
+    assert report["mdoc_keys"] == 2  # the IACA's key and the document signer's
+    signer = _document_signer(second.get_json()["credentials"][0]["credential"])
+    assert signer == _document_signer(first.get_json()["credentials"][0]["credential"])
+    with after.app_context():
+        stored = db.session.query(MdocSigner).one()
+        kek = issuing_settings.current().kek
+        for sealed in (stored.iaca_sealed_private_key, stored.sealed_private_key):
+            assert sealed is not None
+            open_private_key(sealed, kek)
+
+    # The IACA key, opened under the new secret, certifies the next document signer.
+    org = at(signer.not_valid_after_utc + timedelta(minutes=1), after, org)
+    third = ask_for_mdoc(client, org, schema_id, Wallet())
+    assert third.status_code == 200, third.get_json()
+    renewed = _document_signer(third.get_json()["credentials"][0]["credential"])
+    assert renewed != signer and renewed.not_valid_after_utc > clock.now()
+    again = json.loads(reseal(after).stdout)
+    # Only mdocs were issued: the two mdoc keys are all there is, now under the new secret.
+    assert again["mdoc_keys"] == 0 and again["issuer_keys_already_sealed"] == 2
