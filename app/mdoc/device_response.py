@@ -40,6 +40,7 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from app.cose import CoseError, Sign1, loads, read_sign1, x5chain
 from app.mdoc.device_key import ec2_public_key
 from app.mdoc.errors import MdocError, refusing
+from app.recently_used import RecentlyUsed
 from app.trust import ResolvedIssuer, TrustError
 from app.trust.x5c import bind_identity, leaf_key, validate_chain
 
@@ -154,6 +155,20 @@ def _single_document(response: dict[str, Any], doctype: str) -> dict[str, Any]:
 # --------------------------------------------------------------------------- the issuer
 
 
+@dataclass(frozen=True)
+class _Signer:
+    """What a document signer certificate says that does not change with time."""
+
+    key: ec.EllipticCurvePublicKey
+    identifier: str
+
+
+# A document signer certificate signs thousands of mdocs: its key, the issuer it names and
+# that it may sign mdocs are read once per certificate (only certificates that passed are
+# kept), while its chain is validated for every presentation (``validate_chain``: its dates).
+KNOWN_SIGNERS: RecentlyUsed[x509.Certificate, _Signer] = RecentlyUsed(size=256)
+
+
 def _document_signer(
     issuer_auth: Sign1, anchors: Sequence[x509.Certificate], now: datetime
 ) -> ResolvedIssuer:
@@ -163,7 +178,19 @@ def _document_signer(
         raise MdocError("IssuerAuth carries no certificate chain (x5chain)")
     try:
         path = validate_chain(chain, anchors, now)
-        leaf = path[0]
+    except TrustError as exc:
+        raise MdocError(exc.reason) from None
+    signer = KNOWN_SIGNERS.get(path[0])
+    if signer is None:
+        signer = _read_signer(path[0])
+        KNOWN_SIGNERS.put(path[0], signer)
+    return ResolvedIssuer(
+        identifier=signer.identifier, key=signer.key, method="x5c", certificates=path
+    )
+
+
+def _read_signer(leaf: x509.Certificate) -> _Signer:
+    try:
         key = leaf_key(leaf)
         identifier = bind_identity(leaf, None)
     except TrustError as exc:
@@ -171,7 +198,7 @@ def _document_signer(
     _check_ds_usage(leaf)
     if not isinstance(key, ec.EllipticCurvePublicKey):
         raise MdocError("Issuer certificate key is not an elliptic curve key")
-    return ResolvedIssuer(identifier=identifier, key=key, method="x5c", certificates=path)
+    return _Signer(key, identifier)
 
 
 def _check_ds_usage(leaf: x509.Certificate) -> None:
