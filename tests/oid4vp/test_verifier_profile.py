@@ -21,7 +21,9 @@ HAIP_SETTINGS = {
 
 @pytest.fixture
 def signing(tmp_path) -> dict[str, str]:
-    return write_files(tmp_path, make_pki())
+    """The leaf alone: HAIP keeps the trust anchor out of the request's x5c."""
+    pki = make_pki()
+    return write_files(tmp_path, pki, chain=[pki.leaf])
 
 
 def test_a_haip_configuration_starts_and_its_requests_are_haip(make_app, signing):
@@ -57,8 +59,22 @@ def test_unsigned_requests_stop_the_start(make_app):
         make_app(**{**HAIP_SETTINGS, "REQUEST_CLIENT_ID_PREFIX": ""})
 
 
+def test_a_chain_holding_its_trust_anchor_stops_the_start(make_app, tmp_path):
+    pki = make_pki()
+    with pytest.raises(RuntimeError, match="x5c hold neither the trust anchor") as refused:
+        make_app(**HAIP_SETTINGS, **write_files(tmp_path, pki, chain=[pki.leaf, pki.ca]))
+    assert "REQUEST_SIGNING_CERT_FILE" in str(refused.value)
+
+
+def test_a_self_signed_signing_certificate_stops_the_start(make_app, tmp_path):
+    pki = make_pki()
+    with pytest.raises(RuntimeError, match="self-signed"):
+        make_app(**HAIP_SETTINGS, **write_files(tmp_path, pki, chain=[pki.ca], key=pki.ca_key))
+
+
 def test_a_p384_signing_key_stops_the_start(make_app, tmp_path):
-    files = write_files(tmp_path, make_pki(curve=ec.SECP384R1()))
+    pki = make_pki(curve=ec.SECP384R1())
+    files = write_files(tmp_path, pki, chain=[pki.leaf])
     with pytest.raises(RuntimeError, match="ES256") as refused:
         make_app(**HAIP_SETTINGS, **files)
     assert "REQUEST_SIGNING_KEY_FILE" in str(refused.value)
