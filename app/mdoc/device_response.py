@@ -37,7 +37,7 @@ import cbor2
 from cryptography import x509
 from cryptography.hazmat.primitives.asymmetric import ec
 
-from app.cose import CoseError, Sign1, loads, read_sign1, x5chain
+from app.cose import CoseError, Sign1, data_item, loads, read_sign1, text_string, x5chain
 from app.mdoc.device_key import ec2_public_key
 from app.mdoc.errors import MdocError, refusing
 from app.recently_used import RecentlyUsed
@@ -52,6 +52,7 @@ DIGESTS = {"SHA-256": hashlib.sha256, "SHA-384": hashlib.sha384, "SHA-512": hash
 # ISO 18013-5 Annex B.1.4: the document signer's extendedKeyUsage.
 MDOC_DS_EKU = x509.ObjectIdentifier("1.0.18013.5.1.2")
 DATA_ITEM = 24  # RFC 8949 3.4.5.1: encoded CBOR data item
+DEVICE_AUTHENTICATION = b"\x84" + cbor2.dumps("DeviceAuthentication")
 
 
 @dataclass(frozen=True)
@@ -292,7 +293,8 @@ def _namespace_elements(items: list[Any], signed: dict[Any, Any], digest: Any) -
             raise MdocError("Issuer-signed items repeat an element")
         seen_ids.add(digest_id)
         expected = signed.get(digest_id)
-        if not isinstance(expected, bytes) or digest(cbor2.dumps(item)).digest() != expected:
+        # The item as received is #6.24(bstr): re-encoded in its shortest form, as cbor2 would.
+        if not isinstance(expected, bytes) or digest(data_item(item.value)).digest() != expected:
             raise MdocError(
                 "Issuer-signed item does not match its digest in the mobile security object"
             )
@@ -332,14 +334,14 @@ def _check_device_auth(
 def _device_authentication_bytes(transcript: bytes, doctype: str, name_spaces: Any) -> bytes:
     """#6.24(bstr .cbor ["DeviceAuthentication", SessionTranscript, DocType,
     DeviceNameSpacesBytes]), the transcript spliced in as the exact bytes the verifier built."""
+    spaces = name_spaces.value
     authentication = (
-        b"\x84"  # array of four
-        + cbor2.dumps("DeviceAuthentication")
+        DEVICE_AUTHENTICATION  # an array of four and its first member
         + transcript
-        + cbor2.dumps(doctype)
-        + cbor2.dumps(name_spaces)
+        + text_string(doctype)
+        + (data_item(spaces) if isinstance(spaces, bytes) else cbor2.dumps(name_spaces))
     )
-    return cbor2.dumps(cbor2.CBORTag(DATA_ITEM, authentication))
+    return data_item(authentication)
 
 
 # --------------------------------------------------------------------------- helpers
