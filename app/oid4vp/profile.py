@@ -12,12 +12,10 @@ other format are refused when they are made (``format_problem``), not at start-u
 
 from __future__ import annotations
 
-from cryptography import x509
-from cryptography.exceptions import InvalidSignature
-
 from app.oid4vp.client import X509_HASH
 from app.oid4vp.formats import MSO_MDOC, SD_JWT_VC
 from app.oid4vp.verifier import Verifier
+from app.trust.x5c import self_signed
 
 HAIP = "haip"
 PROFILES = ("", HAIP)
@@ -52,7 +50,7 @@ def haip_problems(verifier: Verifier) -> list[str]:
             "HAIP 1.0 asks for the x509_hash client identifier: set "
             "REQUEST_CLIENT_ID_PREFIX=x509_hash"
         )
-    if any(_self_signed(cert) for cert in getattr(client, "chain", ())):
+    if any(self_signed(cert) for cert in getattr(client, "chain", ())):
         problems.append(
             "HAIP 1.0 asks that the signed request's x5c hold neither the trust anchor nor a "
             "self-signed certificate: REQUEST_SIGNING_CERT_FILE must hold the leaf and its "
@@ -73,14 +71,3 @@ def haip_problems(verifier: Verifier) -> list[str]:
             "DC_API_RESPONSE_MODE=dc_api.jwt"
         )
     return problems
-
-
-def _self_signed(cert: x509.Certificate) -> bool:
-    """A certificate that names itself as issuer and verifies under its own key: a root."""
-    if cert.issuer != cert.subject:
-        return False
-    try:
-        cert.verify_directly_issued_by(cert)
-    except (ValueError, TypeError, InvalidSignature):
-        return False
-    return True
