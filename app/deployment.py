@@ -36,6 +36,7 @@ from app.oid4vp.profile import HAIP, PROFILES, haip_problems
 from app.oid4vp.request import REQUEST_URI_METHODS
 from app.oid4vp.verifier import Verifier
 from app.statuslist import StatusResult, check_kept
+from app.verifications import profile as verification_profile
 
 # DC_API_RESPONSE_MODE: how wallets answer over the Digital Credentials API (Appendix A.3).
 DC_API_RESPONSE_MODES = ("dc_api.jwt", "dc_api")
@@ -50,6 +51,9 @@ def register_verifier(app: Flask) -> None:
     check_profile(app.config, verifier)
     app.extensions[VERIFIER_EXTENSION] = verifier
     app.extensions[READER_EXTENSION] = reader_from_config(app.config)
+    # The verification domain reads the profile as it is when asked (several applications
+    # may live in one process): HAIP refuses verifications of formats it does not cover.
+    verification_profile.provide(lambda: current_app.config.get("VERIFIER_PROFILE") or "")
 
 
 def register_issuing(app: Flask) -> None:

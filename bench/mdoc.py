@@ -173,9 +173,11 @@ def in_process_operations(
     """``(floor, verify)``: the three raw ES256 verifications, and ``verify_device_response``
     of the same response (base64url and CBOR decoding, the chain, the MSO and its digests,
     the device signature over the transcript), with the anchor already loaded. Validated
-    chains are kept, so the same document signer is walked once; ``first_seen`` forgets them
-    before each verification, as for a signer not seen before."""
+    chains and what a document signer certificate says are kept, so the same document signer
+    is walked and read once; ``first_seen`` forgets both before each verification, as for a
+    signer not seen before."""
     from app.mdoc import openid4vp_session_transcript, verify_device_response
+    from app.mdoc.device_response import KNOWN_SIGNERS
     from app.trust.x5c import VALIDATED_PATHS
 
     transcript = openid4vp_session_transcript(
@@ -191,6 +193,7 @@ def in_process_operations(
     def verify() -> object:
         if first_seen:
             VALIDATED_PATHS.clear()
+            KNOWN_SIGNERS.clear()
         return verify_device_response(
             entry, doctype=DOCTYPE, transcript=transcript, anchors=[iaca], now=datetime.now(UTC)
         )

@@ -13,6 +13,7 @@ from werkzeug.routing import BaseConverter
 
 from app import json_input
 from app.errors import InvalidRequest, UnsupportedMediaType
+from app.web.access import acting_organization
 from app.web.paging import (
     DEFAULT_LIMIT,
     MAX_LIMIT,
@@ -31,6 +32,7 @@ __all__ = [
     "PAGING_QUERY",
     "AnyTextConverter",
     "base_url",
+    "deleted",
     "documented",
     "json_response",
     "list_args",
@@ -120,3 +122,11 @@ def parse_body(model: type[M]) -> M:
 
 def json_response(body: Any, status: int = 200) -> ResponseReturnValue:
     return jsonify(body), status
+
+
+def deleted(delete: Callable[[Any, Any], object], record_id: str) -> tuple[str, int]:
+    """A DELETE of one of the acting organization's records by its ID, the same for each kind
+    of record: 204 once ``delete(organization, id)`` has removed it. An ID that is no UUID, or
+    names nothing of the organization's, is refused by ``parse_id`` and ``delete`` (400)."""
+    delete(acting_organization(), parse_id(record_id))
+    return "", 204

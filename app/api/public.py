@@ -13,6 +13,7 @@ from app.oid4vp import wallet_metadata
 from app.oid4vp.request import AuthorizationRequest
 from app.presentations import operations as presentations
 from app.verifications import operations as individuals
+from app.verifications import profile
 from app.verifications.models import Individual
 from app.web import payloads as p
 from app.web.idempotency import idempotent
@@ -32,6 +33,7 @@ bp = Blueprint("public", __name__)
 def open_individual():
     """201 when created, 200 with the same body when it already existed."""
     body = parse_body(p.OpenIndividual)
+    profile.require_verification_allowed(body.verification_id)
     existing = individuals.existing_individual(body.verification_id, body.customer_id)
     if existing is not None:  # a retry, the common case: one read
         return json_response(render.individual(existing, links()), 200)

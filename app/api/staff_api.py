@@ -14,6 +14,7 @@ from app.api import render
 from app.api.common import (
     PAGING_QUERY,
     base_url,
+    deleted,
     documented,
     json_response,
     list_args,
@@ -248,8 +249,7 @@ def create_integration():
 )
 def delete_integration(integration_id: str):
     """Rotation: add a second integration, move traffic, delete the first."""
-    integrations.delete_integration(acting_organization(), parse_id(integration_id))
-    return "", 204
+    return deleted(integrations.delete_integration, integration_id)
 
 
 # -- schemas ------------------------------------------------------------------------------
@@ -392,8 +392,7 @@ def update_verification(verification_id: str):
 )
 def delete_verification(verification_id: str):
     """New individuals can no longer be opened against it."""
-    verifications.delete_verification(acting_organization(), parse_id(verification_id))
-    return "", 204
+    return deleted(verifications.delete_verification, verification_id)
 
 
 @bp.get("/verifications/<verification_id>/individuals")

@@ -13,6 +13,7 @@ from flask import Blueprint
 
 from app import clock
 from app.api.common import (
+    deleted,
     documented,
     json_response,
     listing,
@@ -137,8 +138,7 @@ def update_source(source_id: str):
     tags=("trust",),
 )
 def delete_source(source_id: str):
-    sources.delete_source(acting_organization(), parse_id(source_id))
-    return "", 204
+    return deleted(sources.delete_source, source_id)
 
 
 @bp.post("/trust/sources/<source_id>/refresh")

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 import uuid
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -665,26 +666,22 @@ def _vct_integrity(credential: Credential, links: IssuerLinks) -> str | None:
 def status_list_token(organization: Organization, number: int, links: IssuerLinks) -> str | None:
     """The signed Token Status List ``number`` (its revoked bits as of now); None for a list
     that was never started. Signed on every fetch, so a revocation shows at once."""
-    if not list_started(organization.id, number):
-        return None
-    revoked = _revoked_indices(organization, number)
     # Read-only (see keys.published_keys): without a key no credential was signed yet.
     key = keys.existing_key(organization.id)
-    if key is None:
+    moment = _list_now(organization, number, key)
+    if key is None or moment is None:
         return None
-    current = settings.current()
-    now = int(clock.now().timestamp())
     issuer = links.issuer(organization.id)
     return sign_status_list(
         private_key=keys.private_key(key),
         kid=key.kid,
         x5c=certificates.stored_x5c(key, issuer),
         uri=links.status_list_uri(organization.id, number),
-        revoked=revoked,
+        revoked=moment.revoked,
         size=settings.STATUS_LIST_SIZE,
-        issued_at=now,
-        ttl=current.status_list_ttl,
-        expires_at=now + current.status_list_valid_seconds,
+        issued_at=moment.issued_at,
+        ttl=moment.ttl,
+        expires_at=moment.expires_at,
         issuer=issuer,
     )
 
@@ -694,20 +691,18 @@ def status_list_cwt(organization: Organization, number: int, links: IssuerLinks)
     mdoc readers, signed by the organization's document signer; None for a list never started
     or an organization that never issued an mdoc (it has no document signer to sign with)."""
     signer = mdoc_signer.existing_signer(organization.id)
-    if signer is None or not list_started(organization.id, number):
+    moment = _list_now(organization, number, signer)
+    if signer is None or moment is None:
         return None
-    revoked = _revoked_indices(organization, number)
-    current = settings.current()
-    now = int(clock.now().timestamp())
     return sign_status_list_cwt(
         private_key=mdoc_signer.signing_key(signer),
         certificate_der=signer.document_signer_certificate,
         uri=links.status_list_uri(organization.id, number),
-        revoked=revoked,
+        revoked=moment.revoked,
         size=settings.STATUS_LIST_SIZE,
-        issued_at=now,
-        ttl=current.status_list_ttl,
-        expires_at=now + current.status_list_valid_seconds,
+        issued_at=moment.issued_at,
+        ttl=moment.ttl,
+        expires_at=moment.expires_at,
     )
 
 
@@ -725,20 +720,44 @@ def status_list_credential(
     """The same list as a ``BitstringStatusListCredential`` for W3C credentials, signed by
     the issuer key; None for a list never started or before the first key."""
     key = keys.existing_key(organization.id)
-    if key is None or not list_started(organization.id, number):
+    moment = _list_now(organization, number, key)
+    if key is None or moment is None:
         return None
-    revoked = _revoked_indices(organization, number)
-    current = settings.current()
-    now = int(clock.now().timestamp())
     return sign_bitstring_status_list(
         private_key=keys.private_key(key),
         kid=key.kid,
         issuer=links.issuer(organization.id),
         uri=links.status_list_uri(organization.id, number) + BITSTRING_SUFFIX,
-        revoked=revoked,
+        revoked=moment.revoked,
         size=settings.STATUS_LIST_SIZE,
+        issued_at=moment.issued_at,
+        ttl_seconds=moment.ttl,
+        expires_at=moment.expires_at,
+    )
+
+
+@dataclass(frozen=True)
+class _ListNow:
+    """What every form of a status list says when it is signed: its revoked bits, the moment
+    (seconds), how long a reader may cache it and when it expires."""
+
+    revoked: list[int]
+    issued_at: int
+    ttl: int
+    expires_at: int
+
+
+def _list_now(organization: Organization, number: int, signer: object | None) -> _ListNow | None:
+    """List ``number`` as of now, for any of its three forms; None without the key that signs
+    that form (``signer``) or for a list never started."""
+    if signer is None or not list_started(organization.id, number):
+        return None
+    current = settings.current()
+    now = int(clock.now().timestamp())
+    return _ListNow(
+        revoked=_revoked_indices(organization, number),
         issued_at=now,
-        ttl_seconds=current.status_list_ttl,
+        ttl=current.status_list_ttl,
         expires_at=now + current.status_list_valid_seconds,
     )
 

@@ -29,7 +29,7 @@ from cryptography.hazmat.primitives.asymmetric.utils import decode_dss_signature
 from pyhpke import AEADId, CipherSuite, KDFId, KEMId, KEMKey
 from pyhpke.exceptions import PyHPKEError
 
-from app.cose import CoseError, loads
+from app.cose import CoseError, byte_string, loads, text_string
 from app.mdoc.errors import MdocError
 
 PROTOCOL = "org-iso-mdoc"
@@ -99,8 +99,12 @@ def encryption_info(nonce: bytes, recipient: ec.EllipticCurvePublicKey) -> str:
 def session_transcript(encryption_info_b64: str, origin: str) -> bytes:
     """Annex C: the dcapi handover hashes the exact EncryptionInfo string sent and the origin
     the browser asserted; no device engagement and no reader key (both null)."""
-    info_hash = hashlib.sha256(cbor2.dumps([encryption_info_b64, origin])).digest()
-    return cbor2.dumps([None, None, [HANDOVER, info_hash]])
+    # Written out (an array of two texts; [null, null, ["dcapi", bstr]]): the same bytes
+    # cbor2 gives, built for every response opened without setting up two encoders.
+    info_hash = hashlib.sha256(
+        b"\x82" + text_string(encryption_info_b64) + text_string(origin)
+    ).digest()
+    return b"\x83\xf6\xf6\x82" + text_string(HANDOVER) + byte_string(info_hash)
 
 
 def build_request(

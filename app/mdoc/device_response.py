@@ -37,9 +37,10 @@ import cbor2
 from cryptography import x509
 from cryptography.hazmat.primitives.asymmetric import ec
 
-from app.cose import CoseError, Sign1, loads, read_sign1, x5chain
+from app.cose import CoseError, Sign1, data_item, loads, read_sign1, text_string, x5chain
 from app.mdoc.device_key import ec2_public_key
 from app.mdoc.errors import MdocError, refusing
+from app.recently_used import RecentlyUsed
 from app.trust import ResolvedIssuer, TrustError
 from app.trust.x5c import bind_identity, leaf_key, validate_chain
 
@@ -51,6 +52,7 @@ DIGESTS = {"SHA-256": hashlib.sha256, "SHA-384": hashlib.sha384, "SHA-512": hash
 # ISO 18013-5 Annex B.1.4: the document signer's extendedKeyUsage.
 MDOC_DS_EKU = x509.ObjectIdentifier("1.0.18013.5.1.2")
 DATA_ITEM = 24  # RFC 8949 3.4.5.1: encoded CBOR data item
+DEVICE_AUTHENTICATION = b"\x84" + cbor2.dumps("DeviceAuthentication")
 
 
 @dataclass(frozen=True)
@@ -154,6 +156,20 @@ def _single_document(response: dict[str, Any], doctype: str) -> dict[str, Any]:
 # --------------------------------------------------------------------------- the issuer
 
 
+@dataclass(frozen=True)
+class _Signer:
+    """What a document signer certificate says that does not change with time."""
+
+    key: ec.EllipticCurvePublicKey
+    identifier: str
+
+
+# A document signer certificate signs thousands of mdocs: its key, the issuer it names and
+# that it may sign mdocs are read once per certificate (only certificates that passed are
+# kept), while its chain is validated for every presentation (``validate_chain``: its dates).
+KNOWN_SIGNERS: RecentlyUsed[x509.Certificate, _Signer] = RecentlyUsed(size=256)
+
+
 def _document_signer(
     issuer_auth: Sign1, anchors: Sequence[x509.Certificate], now: datetime
 ) -> ResolvedIssuer:
@@ -163,7 +179,19 @@ def _document_signer(
         raise MdocError("IssuerAuth carries no certificate chain (x5chain)")
     try:
         path = validate_chain(chain, anchors, now)
-        leaf = path[0]
+    except TrustError as exc:
+        raise MdocError(exc.reason) from None
+    signer = KNOWN_SIGNERS.get(path[0])
+    if signer is None:
+        signer = _read_signer(path[0])
+        KNOWN_SIGNERS.put(path[0], signer)
+    return ResolvedIssuer(
+        identifier=signer.identifier, key=signer.key, method="x5c", certificates=path
+    )
+
+
+def _read_signer(leaf: x509.Certificate) -> _Signer:
+    try:
         key = leaf_key(leaf)
         identifier = bind_identity(leaf, None)
     except TrustError as exc:
@@ -171,7 +199,7 @@ def _document_signer(
     _check_ds_usage(leaf)
     if not isinstance(key, ec.EllipticCurvePublicKey):
         raise MdocError("Issuer certificate key is not an elliptic curve key")
-    return ResolvedIssuer(identifier=identifier, key=key, method="x5c", certificates=path)
+    return _Signer(key, identifier)
 
 
 def _check_ds_usage(leaf: x509.Certificate) -> None:
@@ -265,7 +293,8 @@ def _namespace_elements(items: list[Any], signed: dict[Any, Any], digest: Any) -
             raise MdocError("Issuer-signed items repeat an element")
         seen_ids.add(digest_id)
         expected = signed.get(digest_id)
-        if not isinstance(expected, bytes) or digest(cbor2.dumps(item)).digest() != expected:
+        # The item as received is #6.24(bstr): re-encoded in its shortest form, as cbor2 would.
+        if not isinstance(expected, bytes) or digest(data_item(item.value)).digest() != expected:
             raise MdocError(
                 "Issuer-signed item does not match its digest in the mobile security object"
             )
@@ -305,14 +334,14 @@ def _check_device_auth(
 def _device_authentication_bytes(transcript: bytes, doctype: str, name_spaces: Any) -> bytes:
     """#6.24(bstr .cbor ["DeviceAuthentication", SessionTranscript, DocType,
     DeviceNameSpacesBytes]), the transcript spliced in as the exact bytes the verifier built."""
+    spaces = name_spaces.value
     authentication = (
-        b"\x84"  # array of four
-        + cbor2.dumps("DeviceAuthentication")
+        DEVICE_AUTHENTICATION  # an array of four and its first member
         + transcript
-        + cbor2.dumps(doctype)
-        + cbor2.dumps(name_spaces)
+        + text_string(doctype)
+        + (data_item(spaces) if isinstance(spaces, bytes) else cbor2.dumps(name_spaces))
     )
-    return cbor2.dumps(cbor2.CBORTag(DATA_ITEM, authentication))
+    return data_item(authentication)
 
 
 # --------------------------------------------------------------------------- helpers

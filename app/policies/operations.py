@@ -20,6 +20,7 @@ from app.recipients.operations import get_recipient
 from app.tokens import hash_secret
 from app.verifications.models import PresentationRequest, Status
 from app.verifications.operations import get_verification
+from app.verifications.profile import require_verification_format
 from app.webhooks import outbox
 from app.webhooks.models import WebhookEndpoint, WebhookEvent
 
@@ -39,6 +40,7 @@ def create_policy_request(
 ) -> tuple[str, PolicyRequest]:
     """A new policy request and its token (the person's page address)."""
     verification = get_verification(organization, verification_id)
+    require_verification_format(verification)
     if recipient_id is not None:
         get_recipient(organization, recipient_id)
     policy_id = uuid.uuid4()

@@ -43,6 +43,7 @@ from app.verifications.models import (
     Verification,
 )
 from app.verifications.operations import get_individual
+from app.verifications.profile import require_verification_format
 from app.verifier_identity.operations import active_key_id
 from app.webhooks import outbox
 
@@ -112,6 +113,8 @@ def mint_presentation_request(
     It stays answerable a while after its link stops being handed out, so that a person who
     scans at the last second still has time to finish in the wallet.
     """
+    # A verification saved before the profile was set makes no request HAIP does not allow.
+    require_verification_format(subject.verification)
     now = clock.now()
     request = PresentationRequest.for_subject(
         subject,

@@ -185,6 +185,11 @@ def _check_ca(cert: x509.Certificate, index: int) -> None:
         pass
 
 
+def self_signed(cert: x509.Certificate) -> bool:
+    """A certificate that names itself as issuer and verifies under its own key: a root."""
+    return _signed_by(cert, cert)
+
+
 def _signed_by(cert: x509.Certificate, issuer: x509.Certificate) -> bool:
     if cert.issuer != issuer.subject:
         return False

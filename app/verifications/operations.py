@@ -23,6 +23,7 @@ from app.trust_sources import operations as trust_sources
 from app.trust_sources.operations import check_source_ids
 from app.verifications.conditions import check_conditions, echoed, known_attribute
 from app.verifications.models import Individual, Verification
+from app.verifications.profile import require_format_allowed
 from app.webhooks.models import WebhookEvent
 
 # -- definitions ----------------------------------------------------------------------------
@@ -87,6 +88,7 @@ def _apply(organization: Organization, verification: Verification, fields: dict[
         raise InvalidRequest("schema_id is required")
     schema = get_schema(organization, schema_id)
     require_schema_entitlement(organization, schema)
+    require_format_allowed(schema)  # before anything of the verification changes
     schema_changed = verification.schema_id is not None and verification.schema_id != schema.id
     verification.schema_id = schema.id
     for key in (

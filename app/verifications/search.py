@@ -8,12 +8,11 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy import Select, func, or_, select
+from sqlalchemy import Select, select
 
-from app.extensions import db
+from app import newest_first
+from app.newest_first import EXPORT_BATCH
 from app.verifications.models import Individual, Status
-
-EXPORT_BATCH = 500
 
 
 @dataclass(frozen=True)
@@ -27,8 +26,8 @@ class IndividualFilter:
 def _matching(verification_id: uuid.UUID, chosen: IndividualFilter) -> Select[tuple[Individual]]:
     query = select(Individual).where(Individual.verification_id == verification_id)
     if chosen.customer_id:
-        escaped = chosen.customer_id.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-        query = query.where(Individual.customer_id.like(f"%{escaped}%", escape="\\"))
+        pattern = newest_first.contains_pattern(chosen.customer_id)
+        query = query.where(Individual.customer_id.like(pattern, escape="\\"))
     if chosen.status is not None:
         query = query.where(Individual.status == chosen.status)
     if chosen.since is not None:
@@ -43,42 +42,12 @@ def find_individuals(
 ) -> tuple[list[Individual], int]:
     """A page of the matching individuals, newest first, and how many match in all. The
     caller has checked the verification is the organization's."""
-    query = _matching(verification_id, chosen)
-    total = db.session.scalar(select(func.count()).select_from(query.subquery())) or 0
-    rows = db.session.scalars(
-        query.order_by(Individual.created_at.desc(), Individual.id.desc())
-        .offset(offset)
-        .limit(limit)
-    )
-    return list(rows), total
+    return newest_first.page(_matching(verification_id, chosen), Individual, offset, limit)
 
 
 def each_individual(
     verification_id: uuid.UUID, chosen: IndividualFilter, batch: int = EXPORT_BATCH
 ) -> Iterator[list[Individual]]:
-    """Every matching individual, newest first, ``batch`` rows per query.
-
-    Each batch starts after the last row of the one before (keyset, not offset), so a long
-    export reads each row once even while new individuals are opened.
-    """
-    after: tuple[datetime, uuid.UUID] | None = None
-    while True:
-        query = _matching(verification_id, chosen)
-        if after is not None:
-            query = query.where(
-                or_(
-                    Individual.created_at < after[0],
-                    (Individual.created_at == after[0]) & (Individual.id < after[1]),
-                )
-            )
-        rows = list(
-            db.session.scalars(
-                query.order_by(Individual.created_at.desc(), Individual.id.desc()).limit(batch)
-            )
-        )
-        if not rows:
-            return
-        yield rows
-        after = (rows[-1].created_at, rows[-1].id)
-        if len(rows) < batch:
-            return
+    """Every matching individual, newest first, ``batch`` rows per query (keyset paging, so a
+    long export reads each row once even while new individuals are opened)."""
+    return newest_first.batches(lambda: _matching(verification_id, chosen), Individual, batch)

@@ -13,9 +13,8 @@ import re
 import uuid
 
 import pytest
-from factories import make_apikey, make_staff, make_verification
+from hardening_support import make_world
 from issuance.issuance_support import Wallet, access_token, issue, make_org
-from signing_certificates import make_pki, pem
 
 DEEP = b"[" * 100_000
 HOSTILE = {
@@ -44,37 +43,10 @@ def documented_bodies(client) -> list[tuple[str, str, list]]:
 def callers(app, client):
     """Credentials for every kind of caller, and a real record for every path parameter, so a
     request reaches the body instead of stopping at a missing record or header."""
-    staff = make_staff(app)
-    apikey = make_apikey(app, staff.organization_id)
-    verification = make_verification(client, staff)
-    recipient = client.post(
-        "/recipients",
-        json={"first_name": "Ada", "last_name": "Lovelace", "email": "ada@example.test"},
-        headers={"apikey": apikey},
-    ).get_json()
-    schema = client.post(
-        "/schemas",
-        json={
-            "name": "Badge",
-            "vct": "https://acme.test/badge",
-            "attributes": [{"name": "level", "type": "TEXT"}],
-        },
-        headers=staff.headers(),
-    ).get_json()
-    source = client.post(
-        "/trust/sources",
-        json={"name": "Our CAs", "kind": "PEM", "certificates": pem(make_pki().ca).decode()},
-        headers=staff.headers(),
-    ).get_json()
+    world = make_world(app, client)
     return {
-        "headers": {"session": staff.headers(), "apikey": {"apikey": apikey}},
-        "params": {
-            "organization_id": staff.organization_id,
-            "verification_id": verification["id"],
-            "recipient_id": recipient["id"],
-            "schema_id": schema["id"],
-            "source_id": source["id"],
-        },
+        "headers": {"session": world.staff.headers(), "apikey": {"apikey": world.apikey}},
+        "params": world.ids,
     }
 
 

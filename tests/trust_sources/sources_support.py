@@ -6,10 +6,7 @@ come from PyPI ``sd-jwt`` with an ``x5c`` header."""
 from __future__ import annotations
 
 import base64
-import hashlib
 import json
-import shutil
-import subprocess
 import tempfile
 import time
 from dataclasses import dataclass
@@ -21,13 +18,19 @@ import cbor2
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
-from cryptography.hazmat.primitives.asymmetric.utils import decode_dss_signature
 from cryptography.x509.oid import NameOID
+from trust.lists.lists_support import (  # the signing helpers both kinds of list tests share
+    GRANTED,
+    QC,
+    WITHDRAWN,  # noqa: F401  (the list tests import it from here)
+    _b64,
+    _when,
+    vical_sign1,
+    xades_signature,
+    xmlsec1_sign,
+)
 
-QC = "http://uri.etsi.org/TrstSvc/Svctype/CA/QC"
 PKC = "http://uri.etsi.org/TrstSvc/Svctype/CA/PKC"
-GRANTED = "http://uri.etsi.org/TrstSvc/TrustedList/Svcstatus/granted"
-WITHDRAWN = "http://uri.etsi.org/TrstSvc/TrustedList/Svcstatus/withdrawn"
 NOW = datetime.now(UTC).replace(microsecond=0)
 
 
@@ -103,14 +106,6 @@ class Pointer:
     mime_type: str = "application/vnd.etsi.tsl+xml"
 
 
-def _b64(cert: x509.Certificate) -> str:
-    return base64.b64encode(cert.public_bytes(serialization.Encoding.DER)).decode()
-
-
-def _when(moment: datetime) -> str:
-    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
 def etsi_xml(
     signer: Party,
     services: list[Service] = (),  # type: ignore[assignment]
@@ -140,9 +135,6 @@ def etsi_xml(
 <OtherInformation><tslx:MimeType xmlns:tslx="http://uri.etsi.org/02231/v2/additionaltypes#">{p.mime_type}</tslx:MimeType></OtherInformation></AdditionalInformation></OtherTSLPointer>"""
         for p in pointers
     )
-    digest = base64.b64encode(
-        hashlib.sha256(signer.certificate.public_bytes(serialization.Encoding.DER)).digest()
-    ).decode()
     template = f"""<?xml version="1.0" encoding="UTF-8"?>
 <TrustServiceStatusList xmlns="http://uri.etsi.org/02231/v2#" Id="tsl" TSLTag="http://uri.etsi.org/19612/TSLTag">
 <SchemeInformation>
@@ -155,66 +147,15 @@ def etsi_xml(
 <NextUpdate><dateTime>{_when(next_update)}</dateTime></NextUpdate>
 </SchemeInformation>
 {f"<TrustServiceProviderList>{providers}</TrustServiceProviderList>" if services else ""}
-<ds:Signature xmlns:ds="http://www.w3.org/2000/09/xmldsig#" Id="sig">
-<ds:SignedInfo>
-<ds:CanonicalizationMethod Algorithm="http://www.w3.org/2001/10/xml-exc-c14n#"/>
-<ds:SignatureMethod Algorithm="http://www.w3.org/2001/04/xmldsig-more#rsa-sha256"/>
-<ds:Reference URI=""><ds:Transforms>
-<ds:Transform Algorithm="http://www.w3.org/2000/09/xmldsig#enveloped-signature"/>
-<ds:Transform Algorithm="http://www.w3.org/2001/10/xml-exc-c14n#"/></ds:Transforms>
-<ds:DigestMethod Algorithm="http://www.w3.org/2001/04/xmlenc#sha256"/><ds:DigestValue/></ds:Reference>
-<ds:Reference URI="#sp" Type="http://uri.etsi.org/01903#SignedProperties"><ds:Transforms>
-<ds:Transform Algorithm="http://www.w3.org/2001/10/xml-exc-c14n#"/></ds:Transforms>
-<ds:DigestMethod Algorithm="http://www.w3.org/2001/04/xmlenc#sha256"/><ds:DigestValue/></ds:Reference>
-</ds:SignedInfo>
-<ds:SignatureValue/>
-<ds:KeyInfo><ds:X509Data/></ds:KeyInfo>
-<ds:Object><xades:QualifyingProperties xmlns:xades="http://uri.etsi.org/01903/v1.3.2#" Target="#sig">
-<xades:SignedProperties Id="sp"><xades:SignedSignatureProperties>
-<xades:SigningTime>{_when(issued)}</xades:SigningTime>
-<xades:SigningCertificateV2><xades:Cert><xades:CertDigest>
-<ds:DigestMethod Algorithm="http://www.w3.org/2001/04/xmlenc#sha256"/><ds:DigestValue>{digest}</ds:DigestValue>
-</xades:CertDigest></xades:Cert></xades:SigningCertificateV2>
-</xades:SignedSignatureProperties></xades:SignedProperties>
-</xades:QualifyingProperties></ds:Object>
-</ds:Signature>
+{xades_signature(signer.certificate, issued)}
 </TrustServiceStatusList>
 """
     return _xmlsec1_sign(template, signer)
 
 
 def _xmlsec1_sign(template: str, signer: Party) -> bytes:
-    binary = shutil.which("xmlsec1")
-    if binary is None:  # `make test` installs it (Makefile target xmlsec1)
-        raise RuntimeError("xmlsec1 is not installed: run `make xmlsec1`")
     with tempfile.TemporaryDirectory() as directory:
-        work = Path(directory)
-        key, cert, source, out = (work / n for n in ("key.pem", "cert.pem", "in.xml", "out.xml"))
-        key.write_bytes(
-            signer.key.private_bytes(
-                serialization.Encoding.PEM,
-                serialization.PrivateFormat.PKCS8,
-                serialization.NoEncryption(),
-            )
-        )
-        cert.write_text(signer.pem)
-        source.write_text(template, encoding="utf-8")
-        subprocess.run(
-            [
-                binary,
-                "--sign",
-                "--privkey-pem",
-                f"{key},{cert}",
-                "--id-attr:Id",
-                "http://uri.etsi.org/01903/v1.3.2#:SignedProperties",
-                "--output",
-                str(out),
-                str(source),
-            ],
-            check=True,
-            capture_output=True,
-        )
-        return out.read_bytes()
+        return xmlsec1_sign(template, signer, Path(directory))
 
 
 def tampered(document: bytes) -> bytes:
@@ -248,13 +189,7 @@ def vical(
             for cert, doctypes in iacas
         ],
     }
-    protected = cbor2.dumps({1: -7})
-    payload = cbor2.dumps(content)
-    to_sign = cbor2.dumps(["Signature1", protected, b"", payload])
-    r, s = decode_dss_signature(signer.key.sign(to_sign, ec.ECDSA(hashes.SHA256())))
-    signature = r.to_bytes(32, "big") + s.to_bytes(32, "big")
-    x5chain = [c.public_bytes(serialization.Encoding.DER) for c in chain]
-    return cbor2.dumps(cbor2.CBORTag(18, [protected, {33: x5chain}, payload, signature]))
+    return vical_sign1(content, signer, chain, tagged=True)
 
 
 def x5c_presentation(request, issuer: Party, chain: list[Party], *, iss: str) -> str:

@@ -97,9 +97,6 @@ def etsi_list_xml(
 </ServiceInformation></TSPService></TSPServices></TrustServiceProvider>"""
         for s in services
     )
-    digest = base64.b64encode(
-        hashlib.sha256(signing_cert.public_bytes(serialization.Encoding.DER)).digest()
-    ).decode()
     return f"""<?xml version="1.0" encoding="UTF-8"?>
 <TrustServiceStatusList xmlns="http://uri.etsi.org/02231/v2#" Id="tsl" TSLTag="http://uri.etsi.org/19612/TSLTag">
 <SchemeInformation>
@@ -111,7 +108,18 @@ def etsi_list_xml(
 <NextUpdate><dateTime>{_when(next_update)}</dateTime></NextUpdate>
 </SchemeInformation>
 <TrustServiceProviderList>{providers}</TrustServiceProviderList>
-<ds:Signature xmlns:ds="http://www.w3.org/2000/09/xmldsig#" Id="sig">
+{xades_signature(signing_cert, issued)}
+</TrustServiceStatusList>
+"""
+
+
+def xades_signature(signing_cert: x509.Certificate, issued: datetime) -> str:
+    """The enveloped XAdES signature template of an ETSI list, naming its signing certificate
+    by digest, for xmlsec1 to fill (``xmlsec1_sign``)."""
+    digest = base64.b64encode(
+        hashlib.sha256(signing_cert.public_bytes(serialization.Encoding.DER)).digest()
+    ).decode()
+    return f"""<ds:Signature xmlns:ds="http://www.w3.org/2000/09/xmldsig#" Id="sig">
 <ds:SignedInfo>
 <ds:CanonicalizationMethod Algorithm="http://www.w3.org/2001/10/xml-exc-c14n#"/>
 <ds:SignatureMethod Algorithm="http://www.w3.org/2001/04/xmldsig-more#rsa-sha256"/>
@@ -133,13 +141,12 @@ def etsi_list_xml(
 </xades:CertDigest></xades:Cert></xades:SigningCertificateV2>
 </xades:SignedSignatureProperties></xades:SignedProperties>
 </xades:QualifyingProperties></ds:Object>
-</ds:Signature>
-</TrustServiceStatusList>
-"""
+</ds:Signature>"""
 
 
 def xmlsec1_sign(template: str, signer: Signer, workdir: Path) -> bytes:
-    """Fill the template's signature with libxmlsec1's command line signer."""
+    """Fill the template's signature with libxmlsec1's command line signer (``signer``: any
+    object with the ``key`` and ``certificate`` that sign)."""
     binary = shutil.which("xmlsec1")
     if binary is None:  # `make test` installs it (Makefile target xmlsec1)
         raise RuntimeError("xmlsec1 is not installed: run `make xmlsec1`")
