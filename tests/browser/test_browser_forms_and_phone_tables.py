@@ -6,8 +6,12 @@ the API still counts one of each. On a phone (390x844) the tables keep what staf
 (the outcome, the reason, the delivery state, the credential's status, the audited action):
 each such cell is on screen, inside its table's region, with its column's name beside it. The
 schema form adds attribute rows, drops the one ticked for removal, and its Type list is wide
-enough to read at every size. axe-core finds nothing serious and the Content Security Policy is
-never violated. Screenshots: test-output/screenshots/forms-*.png and phone-*.png.
+enough to read at every size. The test event's delivery page, on a 1366x768 laptop and on the
+phone, shows the attempt's answer (HTTP 204) and the request's webhook-signature header whole,
+header names broken only at their hyphens, and its bodies wrap rather than scroll the page
+sideways; the mdoc signer page offers the signing request (CSR) for download at both sizes, its
+IACA certificate open. axe-core finds nothing serious and the Content Security Policy is never
+violated. Screenshots: test-output/screenshots/forms-*.png and phone-*.png.
 """
 
 from __future__ import annotations
@@ -45,6 +49,20 @@ from app.webhooks import delivery
 
 CONDITION = "Attribute birthdate does not satisfy AGE_AT_LEAST 18"
 TABLET = {"width": 820, "height": 1180}
+LAPTOP = {"width": 1366, "height": 768}
+PAGE_FITS = "document.documentElement.scrollWidth <= window.innerWidth"
+# The characters a wrapped text breaks its lines after: a header name broken only at its hyphens
+# ("webhook-" then "signature") still reads as itself.
+BROKEN_AFTER = """(element) => {
+  const text = element.firstChild;
+  const range = document.createRange();
+  const tops = Array.from(text.data, (_, i) => {
+    range.setStart(text, i);
+    range.setEnd(text, i + 1);
+    return range.getBoundingClientRect().top;
+  });
+  return tops.flatMap((top, i) => (i > 0 && top > tops[i - 1] ? [text.data[i - 1]] : []));
+}"""
 # A cell is shown whole: it has a box, lies inside the screen and inside its table's scrolling
 # region, that region need not scroll sideways, and the cell's own text does not overflow it.
 # Its column's name is drawn beside it (the phone layout's label) unless it is a table row.
@@ -71,6 +89,49 @@ TYPE_READABLE = """(select) => {
   const room = select.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight);
   return {widest: widest, room: room, scrolls: select.scrollWidth > select.clientWidth};
 }"""
+
+
+def exchange_shown(page: Any) -> None:
+    """The delivery page at this size: the attempt's answer and the request's signature header
+    are on screen, whole, and no body scrolls the page sideways."""
+    from playwright.sync_api import expect
+
+    attempt = page.get_by_test_id("attempt")
+    expect(attempt).to_have_count(1)
+    status = attempt.get_by_test_id("response-status")
+    expect(status).to_have_text("HTTP 204")
+    headers = attempt.get_by_role("region", name="Request headers of attempt 1")
+    signature = headers.locator("tr", has=page.get_by_text("webhook-signature", exact=True))
+    expect(signature.locator("td")).to_have_text(re.compile(r"^v1,\S+$"))
+    bodies = attempt.locator("pre")
+    expect(bodies.first).to_contain_text('"type"')  # the request body; a 204 answers with none
+    shown = [status, signature.locator("th"), signature.locator("td"), *bodies.all()]
+    clipped = [
+        found
+        for found in (item.evaluate(SHOWN_WHOLE) for item in shown)
+        if not all(v for k, v in found.items() if k != "label")
+    ]
+    assert clipped == [], "the attempt is not shown whole"
+    names = attempt.locator(".exchange-headers th code")
+    broken = {
+        n.inner_text(): after for n in names.all() if set(after := n.evaluate(BROKEN_AFTER)) - {"-"}
+    }
+    assert broken == {}, "header names broken inside a word"
+    assert page.evaluate(PAGE_FITS)
+
+
+def signer_shown(page: Any) -> None:
+    """The mdoc signer page at this size: the signing request can be downloaded."""
+    from playwright.sync_api import expect
+
+    csr = page.get_by_role("link", name=re.compile(r"Download\s+the CSR"))
+    expect(csr).to_have_attribute("href", "/dashboard/mdoc-signer/signing-request.csr")
+    expect(csr).to_be_visible()
+    shown = csr.evaluate(SHOWN_WHOLE)
+    assert shown["onScreen"] and shown["sized"], shown
+    page.get_by_text("IACA (PEM)", exact=True).click()  # axe then reads the certificate too
+    expect(page.get_by_test_id("iaca-pem")).to_contain_text("BEGIN CERTIFICATE")
+    assert page.evaluate(PAGE_FITS)
 
 
 @pytest.fixture(scope="module")
@@ -231,6 +292,20 @@ def test_forms_do_not_repeat_on_reload_and_tables_keep_their_key_columns_on_a_ph
     assert org.count(deliveries) == 1
     look("forms-webhook-delivered")
 
+    # The delivery's own page shows the attempt: the request as signed, the answer it got.
+    page.set_viewport_size(LAPTOP)
+    page.get_by_test_id("delivery-link").click()
+    expect(page).to_have_url(re.compile(rf"{endpoint_page}/deliveries/[\w-]+$"))
+    delivery_page = page.url
+    exchange_shown(page)
+    look("forms-delivery-desktop")
+
+    # The mdoc signer page offers the signing request for the organization's own IACA.
+    page.goto(f"{org.base}/dashboard/mdoc-signer")
+    signer_shown(page)
+    look("forms-mdoc-signer-desktop")
+    page.set_viewport_size(DESKTOP)
+
     # The schema form: two rows added, the second ticked for removal, the Type list readable.
     section("Schemas")
     page.get_by_label("Name", exact=True).fill("Staff badge")
@@ -296,6 +371,14 @@ def test_forms_do_not_repeat_on_reload_and_tables_keep_their_key_columns_on_a_ph
     expect(page.locator("main")).to_contain_text("verification.created")
     page.goto(f"{org.base}{individuals}")
     expect(page.locator('main td[data-label="Reason"]', has_text=CONDITION)).to_be_visible()
+
+    # The delivery and mdoc signer pages read on a phone too.
+    page.goto(delivery_page)
+    exchange_shown(page)
+    look("phone-delivery")
+    page.goto(f"{org.base}/dashboard/mdoc-signer")
+    signer_shown(page)
+    look("phone-mdoc-signer")
 
     assert {name: found for name, found in findings.items() if found} == {}
     assert_clean(page, problems)
