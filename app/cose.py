@@ -2,11 +2,12 @@
 ``cryptography``.
 
 The few checks a verifier must make are explicit here rather than left to a library: the
-algorithm comes from the protected header only and is one of ES256, ES384 and ES512 (RFC 9053
-2.1; never an unsigned or MAC structure), the key's curve fits the algorithm, and the signature
-is the fixed-length ``r || s`` COSE uses, checked over the ``Sig_structure`` with the payload
-as signed (detached payloads are supplied by the caller). No protocol knowledge: mdoc issuer
-and device signatures and status list CWTs build on it.
+algorithm comes from the protected header only and is one of ES256 (or its fully-specified
+name ESP256, RFC 9864), ES384 and ES512 (RFC 9053 2.1; never an unsigned or MAC structure),
+the key's curve fits the algorithm, and the signature is the fixed-length ``r || s`` COSE uses,
+checked over the ``Sig_structure`` with the payload as signed (detached payloads are supplied
+by the caller). No protocol knowledge: mdoc issuer and device signatures and status list CWTs
+build on it.
 """
 
 from __future__ import annotations
@@ -25,13 +26,15 @@ from cryptography.hazmat.primitives.asymmetric.utils import encode_dss_signature
 
 ALG, X5CHAIN = 1, 33
 SIGN1_TAG = 18
-# RFC 9053 2.1: COSE algorithm -> (hash, curve, coordinate size in bytes).
+# RFC 9053 2.1: COSE algorithm -> (hash, curve, coordinate size in bytes). ESP256 (-9, RFC
+# 9864) is ES256 named with its curve fixed; HAIP 1.0 lets an mdoc issuer use either.
 ECDSA = {
     -7: (hashes.SHA256, ec.SECP256R1, 32),
+    -9: (hashes.SHA256, ec.SECP256R1, 32),
     -35: (hashes.SHA384, ec.SECP384R1, 48),
     -36: (hashes.SHA512, ec.SECP521R1, 66),
 }
-ALG_NAMES = {-7: "ES256", -35: "ES384", -36: "ES512"}
+ALG_NAMES = {-7: "ES256", -9: "ESP256", -35: "ES384", -36: "ES512"}
 MAX_CERTIFICATES = 8
 
 
@@ -105,8 +108,8 @@ class Sign1:
         if alg not in ECDSA:
             shown = ALG_NAMES.get(alg, alg) if isinstance(alg, int) else repr(alg)
             raise CoseError(
-                f"{self.label} is signed with algorithm {shown}; only ES256, ES384 and ES512 "
-                "are accepted"
+                f"{self.label} is signed with algorithm {shown}; only ES256 (or ESP256), "
+                "ES384 and ES512 are accepted"
             )
         return alg
 

@@ -21,8 +21,9 @@ FORMATS = (SD_JWT_VC, MSO_MDOC, JWT_VC_JSON)
 
 # JOSE algorithms for the JWT formats; asymmetric only.
 JOSE_ALGS = ("ES256", "ES384", "ES512", "EdDSA", "PS256", "RS256")
-# COSE algorithm identifiers (RFC 9053) an mdoc may be signed with: ES256, ES384, ES512.
-COSE_ALGS = (-7, -35, -36)
+# COSE algorithm identifiers an mdoc may be signed with: ES256 (-7, or -9 as RFC 9864's
+# fully-specified ESP256, which HAIP 1.0 names beside it), ES384, ES512 (RFC 9053).
+COSE_ALGS = (-7, -9, -35, -36)
 
 
 @dataclass(frozen=True)

@@ -234,10 +234,18 @@ def items(response: dict[str, Any], namespace: str = MDL_NS) -> list[cbor2.CBORT
     return document(response)["issuerSigned"]["nameSpaces"][namespace]
 
 
-def resign_mso(entry: str, iaca: Iaca, edit: Any = None, *, x5chain_protected: bool = False) -> str:
+def resign_mso(
+    entry: str,
+    iaca: Iaca,
+    edit: Any = None,
+    *,
+    x5chain_protected: bool = False,
+    alg: int | None = None,
+) -> str:
     """The issuer's MSO changed by ``edit`` and signed again with the document signer's key,
     for the cases only a (misbehaving or unusual) issuer can make: the signature stays valid.
-    ``x5chain_protected`` moves the certificate chain into the protected header."""
+    ``x5chain_protected`` moves the certificate chain into the protected header; ``alg``
+    names another COSE algorithm for the same P-256 signature (ESP256, -9)."""
     from cryptography.hazmat.primitives.asymmetric.utils import decode_dss_signature
 
     response = decode(entry)
@@ -250,6 +258,8 @@ def resign_mso(entry: str, iaca: Iaca, edit: Any = None, *, x5chain_protected: b
         protected = cbor2.loads(auth[0])
         protected[33] = auth[1].pop(33)
         auth[0] = cbor2.dumps(protected)
+    if alg is not None:
+        auth[0] = cbor2.dumps({**cbor2.loads(auth[0]), 1: alg})
     to_be_signed = cbor2.dumps(["Signature1", auth[0], b"", auth[2]])
     r, s = decode_dss_signature(iaca.signer_key.sign(to_be_signed, ec.ECDSA(hashes.SHA256())))
     auth[3] = r.to_bytes(32, "big") + s.to_bytes(32, "big")

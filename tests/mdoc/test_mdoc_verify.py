@@ -154,6 +154,13 @@ def test_issuers_may_sign_with_es384_and_es512_and_digest_with_sha384_and_sha512
     assert verify(entry, iaca).namespaces[MDL_NS]["family_name"] == "Mustermann"
 
 
+def test_an_issuer_may_name_es256_by_its_fully_specified_identifier_esp256(entry, iaca):
+    """HAIP 1.0 names ES256 as COSE -7 or -9 (ESP256, RFC 9864): the same signature."""
+    renamed = resign_mso(entry, iaca, alg=-9)
+
+    assert verify(renamed, iaca).namespaces[MDL_NS]["family_name"] == "Mustermann"
+
+
 def test_the_certificate_chain_may_be_in_the_protected_header(entry, iaca):
     moved = resign_mso(entry, iaca, x5chain_protected=True)
 
@@ -312,7 +319,8 @@ REFUSALS: list[tuple[str, Callable[[str, Iaca], str], dict[str, Any], str]] = [
         "issuer alg EdDSA",
         edited(issuer_alg_edwards),
         {},
-        "IssuerAuth is signed with algorithm -8; only ES256, ES384 and ES512 are accepted",
+        "IssuerAuth is signed with algorithm -8; only ES256 (or ESP256), ES384 and ES512 are "
+        "accepted",
     ),
     ("two documents", edited(two_documents), {}, "Device response holds more than one document"),
     (

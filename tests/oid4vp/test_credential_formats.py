@@ -69,8 +69,8 @@ def test_client_metadata_offers_the_algorithms_of_the_format_asked_for():
     formats = request_for(MDL).client_metadata()["vp_formats_supported"]
     assert formats == {
         "mso_mdoc": {
-            "issuerauth_alg_values": [-7, -35, -36],
-            "deviceauth_alg_values": [-7, -35, -36],
+            "issuerauth_alg_values": [-7, -9, -35, -36],
+            "deviceauth_alg_values": [-7, -9, -35, -36],
         }
     }
     assert list(request_for(DIPLOMA).client_metadata()["vp_formats_supported"]) == ["jwt_vc_json"]
