@@ -35,6 +35,9 @@ Object.defineProperty(navigator.credentials, "get", {
   },
 });
 """
+# The wallet is a node process (@auth0/mdl) started per answer: on a busy machine it takes
+# seconds, longer than the default wait.
+WALLET_TIMEOUT_MS = 30_000
 OUTCOME_TIMEOUT_MS = 15_000
 
 
@@ -68,7 +71,9 @@ def test_safari_s_protocol_offered_alone_and_answered_verifies(make_app):
         page.context.add_init_script(BROWSER_WALLET)
         page.goto(f"{url}/i/{individual['id']}")
         page.locator("#dc-api").click()
-        expect(page.locator("#dc-api-message")).to_contain_text("Your wallet answered.")
+        expect(page.locator("#dc-api-message")).to_contain_text(
+            "Your wallet answered.", timeout=WALLET_TIMEOUT_MS
+        )
         assert page.evaluate("window.__offered") == ["org-iso-mdoc"]
         expect(page.locator("#status")).to_contain_text("Verified.", timeout=OUTCOME_TIMEOUT_MS)
         screenshot(page, "person-page-org-iso-mdoc")
