@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import secrets
+import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import timedelta
@@ -39,6 +40,7 @@ from app.oid4vci.errors import TokenError
 from app.oid4vci.metadata import AUTHORIZATION_DETAILS_TYPE, scope_of
 from app.oid4vci.request import AuthorizationCodeRequest
 from app.organizations.models import Organization
+from app.schemas.models import Schema
 from app.tokens import hash_secret, same
 
 MAX_CLIENT_ID_CHARS = 255
@@ -123,8 +125,12 @@ def push(
         raise TokenError("invalid_target", "resource is not this credential issuer")
     credential = _offered(organization, pushed.issuer_state)
     configuration_id = credential.configuration_id
-    unknown = [scope for scope in pushed.scopes if scope != scope_of(configuration_id)]
-    if unknown:
+    others = [
+        scope
+        for scope in pushed.scopes
+        if scope != scope_of(configuration_id) and _names_a_configuration(organization, scope)
+    ]
+    if others:
         raise TokenError("invalid_scope", "scope names a credential this offer does not hold")
     if any(detail != configuration_id for detail in pushed.detailed_configurations):
         raise TokenError(
@@ -162,6 +168,30 @@ def push(
     )
     db.session.flush()
     return Pushed(request_uri, seconds, mail_code, credential)
+
+
+def _names_a_configuration(organization: Organization, scope: str) -> bool:
+    """Whether a scope value is that of a credential configuration this issuer offers (a
+    published schema of its own or a public one).
+
+    Other values (``openid``, which OpenID Connect-minded clients such as
+    @sphereon/oid4vci-client send by default) are ignored, as RFC 6749 §3.3 lets the server do:
+    the ``issuer_state`` has already named the credential. A value naming another configuration
+    is a request for a credential this offer does not hold, and is refused."""
+    try:
+        schema_id = uuid.UUID(scope)
+    except ValueError:
+        return False
+    if scope_of(str(schema_id)) != scope:
+        return False
+    found = db.session.scalar(
+        select(Schema.id).where(
+            Schema.id == schema_id,
+            Schema.published.is_(True),
+            (Schema.organization_id == organization.id) | Schema.public.is_(True),
+        )
+    )
+    return found is not None
 
 
 def _mail_code_hash(request_uri: str, code: str) -> str:

@@ -17,7 +17,7 @@ from issuance.attestation_support import (
     trust,
 )
 from issuance.authcode_support import CLIENT_ID, REDIRECT_URI, AuthCodeWallet
-from issuance.issuance_support import Org, issue, make_org
+from issuance.issuance_support import DIPLOMA, Org, issue, make_org
 
 
 def test_a_credential_through_the_authorization_code_flow_with_dpop(app, client) -> None:
@@ -47,6 +47,26 @@ def test_a_credential_through_the_authorization_code_flow_with_dpop(app, client)
     assert issued.get_json()["credentials"][0]["credential"].count("~") >= 2
     shown = client.get(f"/credentials/{credential['id']}", headers=org.headers).get_json()
     assert shown["status"] == "ISSUED"
+
+
+@pytest.mark.parametrize("scope", ["openid", "openid no-such-credential"])
+def test_scope_values_naming_no_configuration_are_ignored_beside_an_offer(
+    app, client, scope: str
+) -> None:
+    """RFC 6749 §3.3 lets the server ignore requested scope: with ``issuer_state`` naming the
+    offer, ``openid`` (what OpenID Connect-minded clients send by default) or any value that
+    names no credential configuration asks for nothing more, and the offer's credential is
+    issued."""
+    org = make_org(app)
+    credential = issue(client, org)
+    wallet = AuthCodeWallet()
+
+    code = wallet.code(client, org, credential, scope=scope)
+    token = wallet.redeem(client, org, code)
+    assert token.status_code == 200, token.get_json()
+    body = wallet.credential_body(client, org, org.schema_id)
+    issued = wallet.credential_request(client, org, token.get_json()["access_token"], body)
+    assert issued.status_code == 200, issued.get_json()
 
 
 def test_authorization_details_get_a_credential_identifier(app, client) -> None:
@@ -225,8 +245,20 @@ def _access_token_in_query(client, org, wallet, credential):
     return client.post(org.path(f"/credential?access_token={token}"), json=body)
 
 
-def _unknown_scope(client, org, wallet, credential):
-    return wallet.par(client, org, credential, scope="no-such-credential")
+def _scope_of_another_configuration(client, org, wallet, credential):
+    """A scope naming another of the issuer's credential configurations than the offer's."""
+    other = client.post(
+        "/schemas", json={**DIPLOMA, "vct": "urn:example:other"}, headers=org.headers
+    ).get_json()
+    assert client.post(f"/schemas/{other['id']}/publish", headers=org.headers).status_code == 200
+    return wallet.par(client, org, credential, scope=f"openid {other['id']}")
+
+
+def _unknown_scope_without_issuer_state(client, org, wallet, credential):
+    """Only beside an offer's ``issuer_state`` is a scope naming no credential ignored."""
+    form = wallet.par_form(org, "", scope="openid")
+    del form["issuer_state"]
+    return client.post(org.path("/par"), data=form)
 
 
 def _unknown_credential_configuration(client, org, wallet, credential):
@@ -338,7 +370,18 @@ NEGATIVES = [
         "invalid_dpop_proof",
     ),
     Negative("access token in the query", _access_token_in_query, 400, "invalid_request"),
-    Negative("unknown scope", _unknown_scope, 400, "invalid_scope"),
+    Negative(
+        "scope of another configuration than the offer's",
+        _scope_of_another_configuration,
+        400,
+        "invalid_scope",
+    ),
+    Negative(
+        "unknown scope without issuer_state",
+        _unknown_scope_without_issuer_state,
+        400,
+        "invalid_request",
+    ),
     Negative(
         "unknown credential configuration",
         _unknown_credential_configuration,
@@ -413,7 +456,6 @@ def test_a_schema_can_ask_for_a_code_mailed_to_the_recipient(make_app) -> None:
     import re
     from urllib.parse import quote
 
-    from issuance.issuance_support import DIPLOMA
     from support.smtp import PASSWORD, USER, smtp_server
 
     with smtp_server() as inbox:

@@ -399,10 +399,14 @@ def test_the_owf_wallet_takes_batches_through_the_authorization_code_flow(
 
 def test_a_draft_15_wallet_takes_a_credential_unaided(serve) -> None:
     """npm @sphereon/oid4vci-client 0.20 (draft 15): metadata at the issuer's own
-    well-known address, ``proof`` singular; the credential is then verified independently."""
+    well-known address, ``proof`` singular, and its default ``scope=openid`` beside the
+    offer's ``issuer_state`` (ignored, as naming no credential); the credential is then
+    verified independently, and presented to our verifier with the wallet's key: VERIFIED."""
     from issuance.node_client import run
+    from issuance.test_issuance_presentation import present
+    from jwcrypto import jwk
 
-    served = serve()
+    served = serve(TRUST_ALLOW_PRIVATE=False)
     client = served.app.test_client()
     org = make_org(served.app)
     credential = issue(client, org)
@@ -414,3 +418,18 @@ def test_a_draft_15_wallet_takes_a_credential_unaided(serve) -> None:
     assert checked["claims"]["degree"] == "Mathematics" and checked["status"] == 0
     stored = client.get(f"/credentials/{credential['id']}", headers=org.headers).get_json()
     assert stored["status"] == "ISSUED"
+    verification = client.post(
+        "/verifications",
+        json={
+            "name": "Graduates",
+            "schema_id": org.schema_id,
+            "claims": ["given_name", "degree"],
+            "trusted_issuers": [credential["issuer"]],
+        },
+        headers=org.headers,
+    ).get_json()
+    holder = Wallet(key=jwk.JWK(**received["holder_private_jwk"]))
+    verified = present(
+        client, org, holder, verification["id"], "sphereon-holder", received["credential"]
+    )
+    assert verified["status"] == "VERIFIED", verified

@@ -2,8 +2,8 @@
 (``jwt_vc_json``) beside SD-JWT VC.
 
 Each credential is taken over OpenID4VCI's pre-authorized code flow, checked by libraries
-written by others (an mdoc by @owf/mdoc as the wallet that presents it and @auth0/mdl as a
-reader; a VC-JWT by did-jwt-vc), then presented to this deployment's own verifier, which says
+written by others (an mdoc by @owf/mdoc as the wallet that presents it, then by @owf/mdoc's
+Verifier and @auth0/mdl as readers; a VC-JWT by did-jwt-vc), then presented to this deployment's own verifier, which says
 VERIFIED. An mdoc's issuer is trusted by the organization's IACA root, downloaded from the
 issuer and pinned in the verification as PEM. The status of either is read from the
 deployment's database, as for its SD-JWT VCs, so a revocation FAILs the next presentation;
@@ -99,9 +99,34 @@ def open_individual(client, verification_id: str, customer: str):
     return individual, read_request(client, connect["connection_url"])
 
 
-def present_mdoc(client, verification_id: str, customer: str, issued: str, wallet: Wallet, iaca):
+def owf_verify(device_response: str, transcript_hex: str, trusted: list[str]) -> dict[str, Any]:
+    """@owf/mdoc's Verifier.verifyDeviceResponse over a DeviceResponse, ``trusted`` the IACA
+    roots: the checks it failed and passed, and the elements of each document it read."""
+    return node(
+        MDOC,
+        "owf_mdoc.mjs",
+        "@owf/mdoc",
+        {
+            "verify": True,
+            "device_response": device_response,
+            "transcript_hex": transcript_hex,
+            "trusted_pems": trusted,
+        },
+    )
+
+
+def present_mdoc(
+    client,
+    verification_id: str,
+    customer: str,
+    issued: str,
+    wallet: Wallet,
+    iaca: str,
+    other_iaca: str | None = None,
+):
     """@owf/mdoc answers the request with our mdoc (its device signature over the request's
-    OpenID4VPHandover); @auth0/mdl reads that same answer against the IACA; then our verifier."""
+    OpenID4VPHandover); @owf/mdoc's verifier and @auth0/mdl check that same answer against the
+    IACA (the first refuses it under ``other_iaca``, when given); then our verifier."""
     individual, request = open_individual(client, verification_id, customer)
     job = {
         "issuer_signed": issued,
@@ -133,6 +158,24 @@ def present_mdoc(client, verification_id: str, customer: str, issued: str, walle
         "degree": "Mathematics",
         "grade": 17,
     }
+    verified = owf_verify(device_response, transcript["transcript_hex"], [iaca])
+    assert verified["failed"] == [], verified["failed"]
+    for check in (
+        "Issuer certificate must be valid",
+        "Issuer auth signature is invalid",  # the library's name for the passed signature check
+        "Device signature must be valid",
+        "The MSO must be valid at the time of verification",
+    ):
+        assert check in verified["passed"], verified["passed"]
+    assert [document["doctype"] for document in verified["documents"]] == [DOCTYPE]
+    assert verified["documents"][0]["namespaces"] == {
+        NAMESPACE: {"given_name": "Ada", "degree": "Mathematics", "grade": 17}
+    }
+    if other_iaca is not None:
+        refused = owf_verify(device_response, transcript["transcript_hex"], [other_iaca])
+        assert [failed.split(":")[0] for failed in refused["failed"]] == [
+            "Issuer certificate must be valid"
+        ], refused
     answered = post_response(client, request, device_response)
     assert answered.status_code == 200, answered.get_data(as_text=True)
     return client.get(f"/verifications/{individual['id']}/verify").get_json()
@@ -195,8 +238,9 @@ def test_the_iaca_and_document_signer_follow_annex_b(serve) -> None:
     assert client.get(f"/issuers/{org.id}/iaca").data == response.data
 
 
-def test_an_issued_mdoc_is_read_by_owf_and_auth0_and_verified_by_us_until_revoked(serve) -> None:
-    """The status is read from the database (no fetch: TRUST_ALLOW_PRIVATE off)."""
+def test_an_issued_mdoc_is_verified_by_owf_and_auth0_and_by_us_until_revoked(serve) -> None:
+    """The status is read from the database (no fetch: TRUST_ALLOW_PRIVATE off). @owf/mdoc's
+    verifier refuses the same answer when only another organization's IACA is trusted."""
     served = serve(TRUST_ALLOW_PRIVATE=False)
     client = served.app.test_client()
     org = make_org(served.app)
@@ -223,7 +267,12 @@ def test_an_issued_mdoc_is_read_by_owf_and_auth0_and_verified_by_us_until_revoke
     assert verification.status_code == 201, verification.get_json()
     verification_id = verification.get_json()["id"]
 
-    verified = present_mdoc(client, verification_id, "graduate-1", issued, wallet, iaca)
+    other = make_org(served.app, email="registrar@other.test", name="Other")
+    other_iaca = client.get(f"/issuers/{other.id}/iaca").get_data(as_text=True)
+    assert other_iaca != iaca
+    verified = present_mdoc(
+        client, verification_id, "graduate-1", issued, wallet, iaca, other_iaca=other_iaca
+    )
     assert verified["status"] == "VERIFIED", verified
 
     revoked = client.post(f"/credentials/{credential['id']}/revoke", headers=org.headers)

@@ -4,7 +4,7 @@
 // other wallets' (wallet_vci.mjs `verify`), by @sd-jwt/sd-jwt-vc.
 //
 // Job on stdin (JSON): {"offer_url": "...", "tx_code": "123456"?}
-// Prints {"credential", "holder_jwk", "version"} on stdout; on failure {"error"} and exit 1.
+// Prints {"credential", "holder_jwk", "holder_private_jwk", "version"} on stdout; on failure {"error"} and exit 1.
 
 import crypto from 'node:crypto'
 import { OpenID4VCIClientV1_0_15 } from '@sphereon/oid4vci-client'
@@ -45,11 +45,10 @@ async function receive(job) {
     createAuthorizationRequestURL: false,
   })
   const [offered] = client.getCredentialOfferConfigurationIds()
-  // The scope the metadata gives the offered configuration (the library's default, "openid",
-  // names no credential).
-  const { scope } = client.getCredentialsSupported()[offered]
+  // No scope given: the library asks for its default, "openid", beside the offer's
+  // issuer_state, as a wallet left to itself does.
   await client.createAuthorizationRequestUrl({
-    authorizationRequest: { redirectUri: REDIRECT_URI, clientId: CLIENT_ID, scope },
+    authorizationRequest: { redirectUri: REDIRECT_URI, clientId: CLIENT_ID },
   })
   const redirect = await approveInBrowser(client.authorizationURL)
   const code = new URL(redirect).searchParams.get('code')
@@ -75,7 +74,13 @@ async function receive(job) {
   })
   const credential = response.credential ?? response.credentials?.[0]?.credential
   if (typeof credential !== 'string') throw new Error(`no credential in ${JSON.stringify(response)}`)
-  return { credential, holder_jwk: publicJwk, version: client.version() }
+  // The private key too, so the test can present the credential as this wallet's holder.
+  return {
+    credential,
+    holder_jwk: publicJwk,
+    holder_private_jwk: privateKey.export({ format: 'jwk' }),
+    version: client.version(),
+  }
 }
 
 async function main() {

@@ -1,13 +1,16 @@
-// The OpenWallet Foundation's mdoc library (@owf/mdoc) as an independent issuer and wallet:
-// reads one JSON job on stdin, signs an mdoc with the given document signer, and answers on
+// The OpenWallet Foundation's mdoc library (@owf/mdoc) as an independent issuer, wallet and
+// reader: reads one JSON job on stdin, signs an mdoc with the given document signer, and answers on
 // stdout with the DeviceResponse a wallet would put in an OpenID4VP vp_token (base64url), its
-// device signature made over the SessionTranscript the library itself builds.
+// device signature made over the SessionTranscript the library itself builds. With
+// "verify": true it is the reader instead: the library's Verifier checks a DeviceResponse
+// against the given IACA roots and the answer lists its verdict per check and what it read.
 import crypto from 'node:crypto'
 import {
   CoseKey,
   DateOnly,
   DeviceKey,
   DeviceRequest,
+  DeviceResponse,
   DocRequest,
   Holder,
   IssuerSigned,
@@ -15,6 +18,7 @@ import {
   ItemsRequest,
   SessionTranscript,
   SignatureAlgorithm,
+  Verifier,
 } from '@owf/mdoc'
 
 const HASHES = { 'P-256': 'sha256', 'P-384': 'sha384', 'P-521': 'sha512' }
@@ -25,7 +29,69 @@ function coseKey(jwk) {
   return CoseKey.fromJwk({ ...jwk, crv: jwk.crv === 'P-256' ? jwk.crv : jwk.crv.toLowerCase() })
 }
 
-// Only what the library calls to issue and to sign a device response: node's own crypto.
+// A COSE EC2 key (public part) as the key node's crypto verifies with.
+function publicKeyOf(key) {
+  const b64 = (bytes) => Buffer.from(bytes).toString('base64url')
+  return crypto.createPublicKey({
+    key: { kty: 'EC', crv: CURVES[key.curve], x: b64(key.x), y: b64(key.y) },
+    format: 'jwk',
+  })
+}
+
+function certificateOf(bytes) {
+  return new crypto.X509Certificate(Buffer.from(bytes))
+}
+
+// Node renders a distinguished name one "TYPE=value" attribute a line.
+function nameField(name, field) {
+  return name.split('\n').filter((line) => line.startsWith(`${field}=`)).map((line) => line.slice(field.length + 1))
+}
+
+// The X.509 primitives the library asks of its host; which checks to make, and when, is the
+// library's (IssuerAuth.verify): node's crypto only answers them.
+const x509 = {
+  getIssuerNameField: ({ certificate, field }) => nameField(certificateOf(certificate).issuer, field),
+  getPublicKey: ({ certificate }) => {
+    const jwk = certificateOf(certificate).publicKey.export({ format: 'jwk' })
+    return coseKey(jwk)
+  },
+  // Each certificate of the x5chain is signed by the next; the last by a trusted root (or is
+  // one); every one of them valid at `now`.
+  verifyCertificateChain: ({ trustedCertificates, x5chain, now }) => {
+    const chain = x5chain.map(certificateOf)
+    const roots = trustedCertificates.map(certificateOf)
+    const at = now ?? new Date()
+    chain.forEach((certificate, index) => {
+      const notBefore = new Date(certificate.validFrom)
+      const notAfter = new Date(certificate.validTo)
+      if (at < notBefore || at > notAfter) throw new Error(`${certificate.subject} is not valid now`)
+      const next = chain[index + 1]
+      if (next && !(certificate.checkIssued(next) && certificate.verify(next.publicKey))) {
+        throw new Error(`${certificate.subject} is not signed by ${next.subject}`)
+      }
+    })
+    const last = chain[chain.length - 1]
+    const anchored = roots.some(
+      (root) => root.raw.equals(last.raw) || (last.checkIssued(root) && last.verify(root.publicKey))
+    )
+    if (!anchored) throw new Error(`${last.issuer} is not a trusted certificate`)
+  },
+  getCertificateData: ({ certificate }) => {
+    const parsed = certificateOf(certificate)
+    return {
+      issuerName: parsed.issuer,
+      subjectName: parsed.subject,
+      serialNumber: parsed.serialNumber,
+      thumbprint: parsed.fingerprint256,
+      notBefore: new Date(parsed.validFrom),
+      notAfter: new Date(parsed.validTo),
+      pem: parsed.toString(),
+    }
+  },
+}
+
+// Only what the library calls to issue, to sign a device response and to verify one: node's
+// own crypto.
 const context = {
   crypto: {
     random: (length) => crypto.getRandomValues(new Uint8Array(length)),
@@ -44,9 +110,11 @@ const context = {
           crypto.sign(HASHES[jwk.crv], toBeSigned, { key: privateKey, dsaEncoding: 'ieee-p1363' })
         )
       },
-      verify: () => {
-        throw new Error('not a verifier')
-      },
+      verify: ({ sign1, key }) =>
+        crypto.verify(HASHES[CURVES[key.curve]], sign1.toBeSigned, {
+          key: publicKeyOf(key),
+          dsaEncoding: 'ieee-p1363',
+        }, sign1.signature),
     },
     mac0: {
       sign: () => {
@@ -57,6 +125,7 @@ const context = {
       },
     },
   },
+  x509,
 }
 
 function privateJwk(pem) {
@@ -120,12 +189,59 @@ async function issueHere(job) {
   return IssuerSigned.fromEncodedForOid4Vci(issuerSigned.encodedForOid4Vci)
 }
 
+// JSON for what the library read: dates as their ISO text, byte strings as hex.
+function plain(value) {
+  if (value instanceof Uint8Array) return { $hex: Buffer.from(value).toString('hex') }
+  if (value instanceof Date) return value.toISOString()
+  if (value instanceof DateOnly) return value.toString()
+  if (Array.isArray(value)) return value.map(plain)
+  if (value instanceof Map) return Object.fromEntries([...value].map(([k, v]) => [k, plain(v)]))
+  if (value && typeof value === 'object') {
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, plain(v)]))
+  }
+  return value
+}
+
+// The library's Verifier over a DeviceResponse: every check it reports is kept (the default
+// callback would stop at the first failed one), so a refusal names all that failed.
+async function verify(job) {
+  const checks = []
+  const deviceResponse = DeviceResponse.fromEncodedForOid4Vp(job.device_response)
+  await Verifier.verifyDeviceResponse(
+    {
+      deviceResponse,
+      sessionTranscript: new Uint8Array(Buffer.from(job.transcript_hex, 'hex')),
+      trustedCertificates: job.trusted_pems.map(der),
+      onCheck: (assessment) => checks.push(assessment),
+    },
+    context
+  )
+  const documents = (deviceResponse.documents ?? []).map((document) => ({
+    doctype: document.docType,
+    namespaces: Object.fromEntries(
+      [...document.issuerSigned.issuerNamespaces.issuerNamespaces.keys()].map((ns) => [
+        ns,
+        plain(document.issuerSigned.getPrettyClaims(ns)),
+      ])
+    ),
+  }))
+  return {
+    failed: checks.filter((c) => c.status === 'FAILED').map((c) => `${c.check}: ${c.reason ?? ''}`),
+    passed: checks.filter((c) => c.status === 'PASSED').map((c) => c.check),
+    documents,
+  }
+}
+
 async function main() {
   const job = JSON.parse(await new Promise((resolve) => {
     let text = ''
     process.stdin.on('data', (chunk) => { text += chunk })
     process.stdin.on('end', () => resolve(text))
   }))
+  if (job.verify) {
+    process.stdout.write(JSON.stringify(await verify(job)))
+    return
+  }
   if (job.transcript_only) {
     const transcript = await sessionTranscript(job)
     process.stdout.write(JSON.stringify({ transcript_hex: Buffer.from(transcript.encode()).toString('hex') }))
