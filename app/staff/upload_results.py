@@ -205,6 +205,7 @@ def credentials_upload_results() -> ResponseReturnValue:
         rows=rows,
         with_codes=with_codes,
         failed=sum(row.email == in_words("failed") for row in rows),
+        logged=any(row.email == in_words("logged") for row in rows),
         stopped=results["stopped"],
         results_csv=results_data_url(rows),
     )

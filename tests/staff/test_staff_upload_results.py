@@ -189,4 +189,5 @@ def test_without_a_mail_server_the_results_and_their_file_say_the_email_was_logg
     assert rows[0][5] == "email"
     assert [row[5] for row in rows[1:]] == [logged, logged]
     assert '<td data-label="Email">sent</td>' not in page
+    assert 'data-testid="mail-logged"' in page and "gets an email" not in page
     assert issued(client, owner) == 2
