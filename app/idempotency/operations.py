@@ -115,6 +115,18 @@ def finish(claimed: IdempotentRequest, status_code: int, body: bytes, secret: st
     db.session.flush()
 
 
+def stored(scope: str, key: str) -> IdempotentRequest | None:
+    """The claim of ``key``, finished or still running, if there is one."""
+    return _row(scope, key)
+
+
+def kept_answer(claimed: IdempotentRequest, secret: str) -> bytes | None:
+    """The answer a finished claim keeps, unsealed; None while its request still runs."""
+    if claimed.sealed_body is None:
+        return None
+    return _open(claimed.sealed_body, kek(secret))
+
+
 def sweep(now: datetime) -> int:
     """Delete the rows past their window; the table holds at most a day of keys."""
     result = db.session.execute(

@@ -5,7 +5,9 @@ The issue form is built from the chosen schema's attributes (one typed input eac
 the body ``POST /credentials`` accepts, validated by the same model and issued by the same
 operations. Each form's POST redirects (303) to a page a reload cannot post again; a
 transaction code exists in clear only in the POST that created it, so it rides to that page
-sealed in the session (``app.web.shown_once``), never in the URL, and is shown once. Offer emails leave
+sealed in the session (``app.web.shown_once``), never in the URL, and is shown once. A CSV
+upload's codes, too many for a cookie, are kept sealed with the claim of its form's nonce, which
+also keeps the same form from issuing twice (``app.staff.upload_results``). Offer emails leave
 after the issuance is committed (``app.mail``); a relay failure is shown on the page and the
 offer page link stays there to share another way.
 """
@@ -38,6 +40,7 @@ from app.recipients.models import Recipient
 from app.recipients.operations import list_recipients
 from app.schemas.models import Schema
 from app.schemas.operations import list_schemas
+from app.staff import upload_results as uploads
 from app.staff.blueprint import bp, navigate
 from app.staff.credential_upload import (
     MAX_ROWS,
@@ -46,8 +49,8 @@ from app.staff.credential_upload import (
     resolve_recipients,
     typed_claims,
 )
+from app.staff.mail_words import mail_outcome
 from app.staff.page_kit import finished, refusal
-from app.staff.upload_results import results_data_url
 from app.web import shown_once
 from app.web.access import acting_organization, require_staff
 from app.web.csv_export import csv_download
@@ -334,16 +337,6 @@ def detail_page(credential: Credential, status: int = 200, **extra: Any) -> tupl
     return page, status
 
 
-def mail_outcome(credential: Credential, undelivered: list[str]) -> str:
-    """What became of the offer email, in the words the page uses: ``sent`` (handed to the
-    mail server), ``failed``, ``logged`` (no mail server configured) or ``no-address``."""
-    if not credential.recipient.email:
-        return "no-address"
-    if str(credential.id) in undelivered:
-        return "failed"
-    return "sent" if mail.delivers() else "logged"
-
-
 def shown_on_detail(offer: IssuedOffer, **what: bool) -> ResponseReturnValue:
     """Commit, mail, and send the browser to the credential's page with the tx_code sealed
     for that one view."""
@@ -411,6 +404,8 @@ def upload_page(
         schemas=issuable_schemas(organization),
         problems=problems or [],
         max_rows=MAX_ROWS,
+        nonce_field=uploads.NONCE_FIELD,
+        nonce=uploads.new_form_nonce(),
     )
     return page, status
 
@@ -497,15 +492,22 @@ def line_number(problem: str) -> int:
 @require_staff
 def credentials_upload() -> ResponseReturnValue:
     """Every row is checked before anything is issued, and outside any write transaction;
-    then the rows are issued ``ISSUE_BATCH`` at a time, each batch committed on its own.
+    then the form's nonce is claimed and the rows are issued ``ISSUE_BATCH`` at a time, each
+    batch committed on its own; the browser is sent to the results (Post/Redirect/Get).
 
     On SQLite every organization writes to one file: an upload issued in one transaction
     held the write lock for seconds, and every other writer (a person opening their page)
-    waited that long. Now another writer waits for one batch at most.
+    waited that long. Now another writer waits for one batch at most. The same form sent
+    again issues nothing (``upload_results``): its nonce is claimed, and committed, first.
     """
     organization = acting_organization()
     require_paid_plan(organization, GATED_ACTION)
     values = form_values()
+    nonce = uploads.sent_nonce()
+    if nonce is None:
+        return upload_page(organization, values, 400, [uploads.STALE_FORM])
+    if uploads.already_sent(organization.id, nonce):
+        return uploads.to_results(nonce, uploads.SENT_TWICE)
     db.session.commit()  # the sign-in's transaction ends here; the checks below only read
     with reading():
         try:
@@ -517,17 +519,13 @@ def credentials_upload() -> ResponseReturnValue:
             message, status = form_refusal(exc)
             return upload_page(organization, values, status, [message])
         db.session.commit()
+    claimed = uploads.claim(organization.id, nonce)
+    if claimed is None:
+        return uploads.to_results(nonce, uploads.SENT_TWICE)
+    db.session.commit()  # from here on the same form sent again finds the claim
     issued = issue_in_batches(organization, found)
-    with reading():
-        page = render_template(
-            "staff/credentials/uploaded.html",
-            offers=issued.offers,
-            undelivered=set(issued.undelivered),
-            mail_delivers=mail.delivers(),
-            stopped=issued.stopped,
-            results_csv=results_data_url(issued.offers, set(issued.undelivered)),
-        )
-    return page, 201 if issued.stopped is None else 409
+    uploads.keep_results(claimed, issued.offers, issued.undelivered, issued.stopped)
+    return uploads.to_results(nonce)
 
 
 def checked_upload(organization: Organization, values: dict[str, str]) -> Bodies:

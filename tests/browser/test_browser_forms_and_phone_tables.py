@@ -1,8 +1,9 @@
 """The dashboard's forms and tables in Debian's Chromium through Playwright, in one flow.
 
-Post/Redirect/Get: a credential issued from the dashboard form, a webhook endpoint added, a
-test event sent and a schema created each end on a page a reload only reads; after the reload
-the API still counts one of each. On a phone (390x844) the tables keep what staff look for
+Post/Redirect/Get: a credential issued from the dashboard form, two issued from a CSV upload
+(their codes shown once, the results file still offered after the reload), a webhook endpoint
+added, a test event sent and a schema created each end on a page a reload only reads; after
+the reload the API still counts what was made once. On a phone (390x844) the tables keep what staff look for
 (the outcome, the reason, the delivery state, the credential's status, the audited action):
 each such cell is on screen, inside its table's region, with its column's name beside it. The
 schema form adds attribute rows, drops the one ticked for removal, and its Type list is wide
@@ -49,6 +50,7 @@ from app.webhooks import delivery
 
 CONDITION = "Attribute birthdate does not satisfy AGE_AT_LEAST 18"
 TABLET = {"width": 820, "height": 1180}
+TWO_ROWS = b"recipient_email,licence_number\nada@example.test,RN-1\nada@example.test,RN-2\n"
 LAPTOP = {"width": 1366, "height": 768}
 PAGE_FITS = "document.documentElement.scrollWidth <= window.innerWidth"
 # The characters a wrapped text breaks its lines after: a header name broken only at its hyphens
@@ -263,6 +265,31 @@ def test_forms_do_not_repeat_on_reload_and_tables_keep_their_key_columns_on_a_ph
     expect(page.get_by_test_id("offer-created")).to_have_count(0)  # said once, on the redirect
     assert org.count("/credentials") == 1
     look("forms-credential-reloaded")
+
+    # Issue two from a CSV file: the upload redirects to its results, codes shown once; the
+    # reload shows the rows without them, still with the file to download, and issues nothing.
+    section("Credentials")
+    page.get_by_role("button", name="Issue many from a CSV file").click()
+    page.get_by_label("Credential schema").select_option(label="Nurse licence")
+    page.get_by_label("Name (optional)").fill("Bulk licence")
+    page.get_by_label("CSV file").set_input_files(
+        files=[{"name": "two.csv", "mimeType": "text/csv", "buffer": TWO_ROWS}]
+    )
+    page.get_by_role("switch", name=re.compile(r"Ask for a code")).check()
+    page.get_by_role("button", name="Check the file and issue").click()
+    expect(page.get_by_role("heading", name="2 credentials offered")).to_be_visible()
+    assert page.url == f"{org.base}/dashboard/credentials/upload/results"
+    expect(page.locator('td[data-label="Code"] code')).to_have_count(2)
+    screenshot(page, "forms-upload-results")
+    assert org.count("/credentials", name="Bulk licence") == 2
+    reload_reads_only()
+    expect(page.get_by_role("heading", name="2 credentials offered")).to_be_visible()
+    expect(page.locator('td[data-label="Code"]')).to_have_count(0)
+    download = page.get_by_test_id("download-results")
+    expect(download).to_have_attribute("download", "issued-credentials.csv")
+    expect(download).to_have_attribute("href", re.compile(r"^data:text/csv;"))
+    assert org.count("/credentials", name="Bulk licence") == 2
+    look("forms-upload-reloaded")
 
     # Add a webhook endpoint; its secret is shown once, and a reload adds no second endpoint.
     section("Webhooks")

@@ -40,3 +40,13 @@ def submit(
 
 def text_of(response: TestResponse) -> str:
     return response.get_data(as_text=True)
+
+
+NONCE_FIELD = re.compile(r'name="upload_nonce" value="([^"]+)"')
+
+
+def upload_nonce(client: FlaskClient) -> str:
+    """The one-time nonce the CSV upload form hands this browser."""
+    match = NONCE_FIELD.search(text_of(client.get("/dashboard/credentials/upload")))
+    assert match, "the upload form carries no nonce"
+    return match.group(1)

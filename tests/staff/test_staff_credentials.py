@@ -10,7 +10,7 @@ import re
 import pytest
 from factories import make_staff
 from flask.testing import FlaskClient
-from staff_support import csrf_of, sign_in, submit, text_of
+from staff_support import csrf_of, sign_in, submit, text_of, upload_nonce
 from support.issuing import BASE, add_recipient, offer_credential, publish_schema
 from support.smtp import smtp_server
 
@@ -356,6 +356,8 @@ def test_the_recipients_page_lists_their_credentials(app, client, browser, owner
 
 
 def upload(browser: FlaskClient, schema: str, data: bytes, **fields) -> object:
+    """Send the upload form as the browser does, with the nonce of a form it just opened
+    (or the one given)."""
     import io
 
     return submit(
@@ -365,6 +367,7 @@ def upload(browser: FlaskClient, schema: str, data: bytes, **fields) -> object:
             "schema_id": schema,
             "name": "",
             "description": "",
+            "upload_nonce": fields.pop("upload_nonce", None) or upload_nonce(browser),
             **fields,
             "file": (io.BytesIO(data), "nurses.csv", "text/csv"),
         },
@@ -387,12 +390,14 @@ def test_a_csv_issues_every_row_and_mails_each_person(make_app):
             b"ada@example.test,RN-1,1\nGRACE@example.test,RN-2,\n",
             tx_code="on",
         )
-    assert response.status_code == 201, text_of(response)
-    page = text_of(response)
+        assert response.status_code == 303, text_of(response)
+        assert response.location == "/dashboard/credentials/upload/results"
+        page = text_of(browser.get(response.location))
     assert "2 credentials offered" in page
     assert len(re.findall(r'<td data-label="Code"><code>\d+</code></td>', page)) == 2, (
         "each code shown once"
     )
+    assert page.count('<td data-label="Email">sent</td>') == 2, "handed to the mail server"
     stored = api_credentials(client, owner)
     assert sorted(c["claims"][0]["value"] for c in stored) == ["RN-1", "RN-2"]
     assert {c["name"] for c in stored} == {"Nurse licence"}, "the schema's name by default"

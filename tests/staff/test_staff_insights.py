@@ -239,7 +239,7 @@ def test_upload_results_are_downloadable_with_their_codes_and_kept_nowhere(app, 
     import re
 
     from factories import make_staff as staff_of
-    from staff_support import sign_in
+    from staff_support import sign_in, upload_nonce
     from support.issuing import add_recipient, publish_schema
 
     owner = staff_of(app)
@@ -251,19 +251,23 @@ def test_upload_results_are_downloadable_with_their_codes_and_kept_nowhere(app, 
         browser,
         "/dashboard/credentials/upload",
         {"schema_id": schema, "name": "", "description": "", "tx_code": "on",
+         "upload_nonce": upload_nonce(browser),
          "file": (io.BytesIO(data), "two.csv", "text/csv")},
         content_type="multipart/form-data",
     )  # fmt: skip
-    assert response.status_code == 201, text_of(response)
-    page = text_of(response)
+    assert response.status_code == 303, text_of(response)
+    page = text_of(browser.get(response.location))
     link = re.search(r'href="data:text/csv;charset=utf-8;base64,([^"]+)" download="([^"]+)"', page)
     assert link and link.group(2) == "issued-credentials.csv"
     rows = list(csv.reader(io.StringIO(base64.b64decode(link.group(1)).decode())))
     assert rows[0] == ["credential_id", "name", "recipient", "recipient_email", "code", "email"]
     codes = re.findall(r'<td data-label="Code"><code>(\d+)</code></td>', page)
     assert len(rows) == 3 and sorted(r[4] for r in rows[1:]) == sorted(codes)
-    # The codes are nowhere on the server: no other answer carries them.
+    # No other answer carries the codes, nor does the results page or its file a second time.
     assert all(code not in text_of(browser.get("/dashboard/credentials")) for code in codes)
+    again = text_of(browser.get(response.location))
+    assert "2 credentials offered" in again and 'download="issued-credentials.csv"' in again
+    assert all(code not in again for code in codes)
 
 
 def test_the_upload_progress_counts_the_organizations_credentials(app, client):
