@@ -20,7 +20,7 @@ from app.database import (
     forbid_writes_when_read_only,
     watch_storage,
 )
-from app.deployment import register_issuing, register_verifier
+from app.deployment import check_issuing, register_issuing, register_verifier
 from app.extensions import db, migrate
 from app.throttle import throttle_voucher_exchange
 from app.web.converters import register_converters
@@ -83,6 +83,7 @@ def create_app(overrides: dict[str, Any] | None = None) -> Flask:
     app.config.update(overrides or {})
     settings.check_production_ready(app.config)
     settings.check_key_store(app.config)
+    check_issuing(app.config)
     app.config.setdefault(
         "SQLALCHEMY_ENGINE_OPTIONS", engine_options(app.config["SQLALCHEMY_DATABASE_URI"])
     )
