@@ -129,6 +129,20 @@ def register_extensions(app: Flask) -> None:
     register_trust(app)
     register_jobs(app)
     register_webhooks(app)
+    register_type_addresses()
+
+
+def register_type_addresses() -> None:
+    """Schema writes learn where this deployment serves type metadata, so a ``vct`` under its
+    ``/types/`` is held by one schema whichever page or endpoint writes it."""
+    from flask import current_app, has_request_context
+
+    from app.schemas import operations as schema_ops
+    from app.web.requests import base_url
+
+    schema_ops.provide_types_base(
+        lambda: base_url() if has_request_context() else current_app.config["PUBLIC_URL"] or None
+    )
 
 
 def register_audit() -> None:
