@@ -20,7 +20,7 @@ from app.database import (
     forbid_writes_when_read_only,
     watch_storage,
 )
-from app.deployment import register_issuing, register_verifier
+from app.deployment import check_issuing, register_issuing, register_verifier
 from app.extensions import db, migrate
 from app.throttle import throttle_voucher_exchange
 from app.web.converters import register_converters
@@ -83,6 +83,7 @@ def create_app(overrides: dict[str, Any] | None = None) -> Flask:
     app.config.update(overrides or {})
     settings.check_production_ready(app.config)
     settings.check_key_store(app.config)
+    check_issuing(app.config)
     app.config.setdefault(
         "SQLALCHEMY_ENGINE_OPTIONS", engine_options(app.config["SQLALCHEMY_DATABASE_URI"])
     )
@@ -128,6 +129,20 @@ def register_extensions(app: Flask) -> None:
     register_trust(app)
     register_jobs(app)
     register_webhooks(app)
+    register_type_addresses()
+
+
+def register_type_addresses() -> None:
+    """Schema writes learn where this deployment serves type metadata, so a ``vct`` under its
+    ``/types/`` is held by one schema whichever page or endpoint writes it."""
+    from flask import current_app, has_request_context
+
+    from app.schemas import operations as schema_ops
+    from app.web.requests import base_url
+
+    schema_ops.provide_types_base(
+        lambda: base_url() if has_request_context() else current_app.config["PUBLIC_URL"] or None
+    )
 
 
 def register_audit() -> None:

@@ -56,6 +56,13 @@ def register_verifier(app: Flask) -> None:
     verification_profile.provide(lambda: current_app.config.get("VERIFIER_PROFILE") or "")
 
 
+def check_issuing(config: Mapping[str, Any]) -> None:
+    """The issuing settings read once as the application is built, so a wrong
+    ``ISSUER_BATCH_SIZE``, ``ISSUER_DPOP`` or ``ISSUER_COUNTRY`` stops the start with a
+    message naming it (``ValueError``) instead of failing every issuer request later."""
+    issuing_settings.from_config(config)
+
+
 def register_issuing(app: Flask) -> None:
     """The domain reads the running application's issuing settings through this provider
     (several applications may live in one process, and their configuration is read as it is

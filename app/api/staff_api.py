@@ -303,7 +303,10 @@ def update_schema(schema_id: str):
     """Fields left out keep their value; public schemas cannot be changed."""
     body = parse_body(p.SchemaPatch)
     row = schemas.update_schema(
-        acting_organization(), parse_id(schema_id), body.model_dump(exclude_unset=True)
+        acting_organization(),
+        parse_id(schema_id),
+        body.model_dump(exclude_unset=True),
+        base_url(),
     )
     return json_response(render.schema(row))
 

@@ -342,9 +342,10 @@ def issue_to_wallet(
     links: IssuerLinks,
     dpop_proof: str | None = None,
 ) -> list[str]:
-    """§8: one credential per proof, in the schema's format (SD-JWT VC, mdoc or VC-JWT;
-    ``SIGNERS``), each a copy of the token's credential bound to that proof's key, with salts and a status list entry of its own (a batch: §12.2.4). Checked in
-    the order §8.3.1 reads: the token (and its DPoP proof), the request (its raw bytes: JSON
+    """§8: one credential per proof (per attested key for the ``attestation`` proof type,
+    Appendix F.3), in the schema's format (SD-JWT VC, mdoc or VC-JWT; ``SIGNERS``), each a
+    copy of the token's credential bound to that key, with salts and a status list entry of
+    its own (a batch: §12.2.4). Checked in the order §8.3.1 reads: the token (and its DPoP proof), the request (its raw bytes: JSON
     is read only for a valid token), the configuration, the proofs, their nonces.
     ``authorization`` is the Authorization header's scheme and token.
 
@@ -367,7 +368,9 @@ def issue_to_wallet(
             "The access token grants another credential configuration"
         )
     now = clock.now()
-    proofs = _checked_proofs(organization, request, credential, links.issuer(organization.id))
+    proofs = _checked_proofs(
+        organization, request, credential, links.issuer(organization.id), current.batch_size
+    )
     first = _take(credential)
     copies = _copies_to_sign(credential, len(proofs), current.max_copies)
     signed = [
@@ -381,22 +384,36 @@ def issue_to_wallet(
 
 
 def _checked_proofs(
-    organization: Organization, request: CredentialRequest, credential: Credential, issuer: str
+    organization: Organization,
+    request: CredentialRequest,
+    credential: Credential,
+    issuer: str,
+    batch_size: int,
 ) -> list[attestation.HolderKey]:
     """Every proof valid (with its key attestation where present or required) and made with a
     key of its own (a copy per key, so presentations of two copies cannot be linked by key),
     each key fit for the format (an mdoc's device key is a COSE_Key), then every nonce they
-    carry spent: each proof carries one, in a batch normally the same."""
+    carry spent: each proof carries one, in a batch normally the same.
+
+    A key attestation as proof (``attestation``) gives one key per attested key, so the keys,
+    not the proofs, are what ``batch_size`` bounds: more than that is refused as a request
+    with too many ``jwt`` proofs is (§8.3.1.2, ``invalid_credential_request``)."""
     proofs = [
-        attestation.holder_key(
+        key
+        for proof in request.proofs
+        for key in attestation.holder_keys(
             organization,
             request.proof_type,
             proof,
             audience=issuer,
             key_attestations_required=bool(credential.schema.key_attestations_required),
         )
-        for proof in request.proofs
     ]
+    if len(proofs) > batch_size:
+        raise InvalidCredentialRequest(
+            f"proofs.{request.proof_type} attests {len(proofs)} keys; this issuer's batch_size "
+            f"is {batch_size}"
+        )
     thumbprints = {jwk_thumbprint(proof.jwk) for proof in proofs}
     if len(thumbprints) != len(proofs):
         raise InvalidProof("Each proof of a batch must be made with a key of its own")

@@ -3,16 +3,17 @@
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable
 from typing import Any
 
-from sqlalchemy import or_, select
+from sqlalchemy import or_, select, text
 
 from app.errors import Forbidden, InvalidRequest, NotFound
 from app.extensions import db
 from app.oid4vp.formats import MSO_MDOC, SD_JWT_VC
 from app.organizations.models import Organization, Plan
 from app.schemas.models import Schema
-from app.schemas.type_metadata import type_url
+from app.schemas.type_metadata import served_here, type_url
 
 # How wallets show the credential (``app.schemas.type_metadata``): optional, clearable.
 DISPLAY_FIELDS = ("background_color", "text_color", "logo_uri", "logo_alt_text")
@@ -86,18 +87,72 @@ def create_schema(
     ):
         fields = {**fields, "vct": type_url(types_base_url, str(schema.id))}
     _apply(schema, fields)
+    _check_type_address_free(schema, types_base_url or _types_base())
     db.session.add(schema)
     db.session.flush()
     return schema
 
 
 def update_schema(
-    organization: Organization, schema_id: uuid.UUID, fields: dict[str, Any]
+    organization: Organization,
+    schema_id: uuid.UUID,
+    fields: dict[str, Any],
+    types_base_url: str | None = None,
 ) -> Schema:
     schema = get_own_schema(organization, schema_id)
+    vct_before = schema.vct
     _apply(schema, fields)
+    if schema.vct != vct_before:
+        _check_type_address_free(schema, types_base_url or _types_base())
     db.session.flush()
     return schema
+
+
+def _no_types_base() -> str | None:
+    return None
+
+
+_types_base_provider: Callable[[], str | None] = _no_types_base
+
+
+def provide_types_base(provider: Callable[[], str | None]) -> None:
+    """Called by the application factory: where this deployment serves type metadata
+    (``PUBLIC_URL``, else the request's address), for writers that do not say it."""
+    global _types_base_provider
+    _types_base_provider = provider
+
+
+def _types_base() -> str | None:
+    return _types_base_provider()
+
+
+def _check_type_address_free(schema: Schema, types_base_url: str | None) -> None:
+    """A ``vct`` under this deployment's ``/types/`` is the address of one document, so one
+    schema (of any organization) holds it: a second would be served the first's document
+    and its credentials carry a ``vct#integrity`` the served bytes do not match.
+
+    Race-safe inside the write transaction: on PostgreSQL a transaction-scoped advisory lock
+    on the address makes a second writer wait until the first commits and then see its row;
+    SQLite writers already run one at a time (``BEGIN IMMEDIATE``). A ``vct`` served
+    elsewhere may be shared: its document is not ours to serve."""
+    if not types_base_url or not served_here(schema, types_base_url):
+        return
+    if db.session.get_bind().dialect.name == "postgresql":
+        db.session.execute(
+            text("SELECT pg_advisory_xact_lock(hashtextextended(:key, 0))"),
+            {"key": f"schema-vct:{schema.vct}"},
+        )
+    taken = db.session.scalar(
+        select(Schema.id)
+        .where(Schema.vct == schema.vct, Schema.format == SD_JWT_VC, Schema.id != schema.id)
+        .limit(1)
+    )
+    if taken is not None:
+        raise InvalidRequest(
+            f"vct {schema.vct} is already the type address of another schema; choose another "
+            "name under /types/",
+            code="VCT_TAKEN",
+        )
 
 
 def publish_schema(organization: Organization, schema_id: uuid.UUID) -> Schema:

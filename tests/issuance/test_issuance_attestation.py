@@ -210,6 +210,77 @@ def test_the_attestation_proof_type(app, client) -> None:
     assert payload["cnf"]["jwk"]["x"] == wallet.public["x"]
 
 
+def test_an_attestation_of_three_keys_gives_three_credentials_each_bound_to_its_key(
+    app, client
+) -> None:
+    """OpenID4VCI 1.0 Appendix F.3: "The Credential Issuer SHOULD issue a Credential for each
+    cryptographic public key specified in the attested_keys claim"."""
+    org = make_org(app)
+    provider = WalletProvider()
+    trust(client, org, provider)
+    _require_key_attestations(client, org)
+    credential = issue(client, org)
+    wallet = AuthCodeWallet()
+    token = wallet.dpop_token(client, org, credential)
+    keys = [Wallet() for _ in range(3)]
+
+    attested = provider.key_attestation([k.key for k in keys], wallet.nonce(client, org))
+    body = {"credential_configuration_id": org.schema_id, "proofs": {"attestation": [attested]}}
+    issued = wallet.credential_request(client, org, token, body)
+
+    assert issued.status_code == 200, issued.get_json()
+    payloads = [
+        json.loads(_b64(item["credential"].split(".")[1]))
+        for item in issued.get_json()["credentials"]
+    ]
+    assert [p["cnf"]["jwk"]["x"] for p in payloads] == [k.public["x"] for k in keys]
+    entries = {p["status"]["status_list"]["idx"] for p in payloads}
+    assert len(entries) == 3  # a status list entry each
+    digests = [frozenset(p["_sd"]) for p in payloads]
+    assert len(set(digests)) == 3  # salts of their own
+
+
+def test_an_attestation_of_more_keys_than_the_batch_size_is_refused(make_app) -> None:
+    app = make_app(ISSUER_BATCH_SIZE=2)
+    client = app.test_client()
+    org = make_org(app)
+    provider = WalletProvider()
+    trust(client, org, provider)
+    _require_key_attestations(client, org)
+    credential = issue(client, org)
+    wallet = AuthCodeWallet()
+    token = wallet.dpop_token(client, org, credential)
+
+    keys = [Wallet().key for _ in range(3)]
+    attested = provider.key_attestation(keys, wallet.nonce(client, org))
+    body = {"credential_configuration_id": org.schema_id, "proofs": {"attestation": [attested]}}
+    refused = wallet.credential_request(client, org, token, body)
+
+    assert refused.status_code == 400
+    assert refused.get_json()["error"] == "invalid_credential_request"
+    assert "batch_size is 2" in refused.get_json()["error_description"]
+
+
+def test_a_key_attestation_in_the_proof_header_must_carry_the_c_nonce(app, client) -> None:
+    """Appendix F.1: "If the Credential Issuer provided a c_nonce, the nonce claim in the key
+    attestation MUST be set to a server-provided c_nonce"; this issuer always provides one."""
+    org = make_org(app)
+    provider = WalletProvider()
+    trust(client, org, provider)
+    credential = issue(client, org)
+    wallet = AuthCodeWallet()
+    token = wallet.dpop_token(client, org, credential)
+
+    nonce = wallet.nonce(client, org)
+    proof = wallet.proof(org.issuer, nonce, key_attestation=provider.key_attestation([wallet.key]))
+    body = {"credential_configuration_id": org.schema_id, "proofs": {"jwt": [proof]}}
+    refused = wallet.credential_request(client, org, token, body)
+
+    assert refused.status_code == 400
+    assert refused.get_json()["error"] == "invalid_proof"
+    assert "nonce" in refused.get_json()["error_description"]
+
+
 def _b64(part: str) -> bytes:
     import base64
 

@@ -14,9 +14,10 @@ import zlib
 from typing import Any
 
 import pytest
+from config_for_tests import TEST_CONFIG
 from issuance.issuance_support import Org, Wallet, access_token, issue, make_org
 
-from app.issuance.settings import from_config
+from app import create_app
 
 
 def batch(wallet_count: int) -> list[Wallet]:
@@ -55,18 +56,26 @@ def test_the_metadata_advertises_the_batch_size(make_app) -> None:
     assert metadata.get_json()["batch_credential_issuance"] == {"batch_size": 4}
 
 
-def test_a_batch_size_below_two_is_refused_at_start() -> None:
-    config = {
-        "SECRET_KEY": "x",
-        "CREDENTIAL_OFFER_SECONDS": 60,
-        "ISSUER_ACCESS_TOKEN_SECONDS": 60,
-        "ISSUER_NONCE_SECONDS": 60,
-        "STATUS_LIST_TTL_SECONDS": 60,
-        "STATUS_LIST_VALID_SECONDS": 60,
-    }
-    assert from_config({**config, "ISSUER_BATCH_SIZE": 2}).batch_size == 2
-    with pytest.raises(ValueError, match="ISSUER_BATCH_SIZE"):
-        from_config({**config, "ISSUER_BATCH_SIZE": 1})
+@pytest.mark.parametrize(
+    ("setting", "value"),
+    [
+        ("ISSUER_BATCH_SIZE", 1),
+        ("ISSUER_DPOP", "bogus"),
+        ("ISSUER_COUNTRY", "utopia"),
+        ("ISSUER_COUNTRY", "ut"),
+    ],
+)
+def test_a_wrong_issuing_setting_stops_the_start(setting: str, value: object) -> None:
+    """The service refuses to start, naming the setting, rather than answer 500 to wallets."""
+    with pytest.raises(ValueError, match=setting):
+        create_app({**TEST_CONFIG, setting: value})
+
+
+def test_a_batch_size_of_two_starts(make_app) -> None:
+    app = make_app(ISSUER_BATCH_SIZE=2)
+    org = make_org(app)
+    metadata = app.test_client().get(f"/.well-known/openid-credential-issuer/issuers/{org.id}")
+    assert metadata.get_json()["batch_credential_issuance"] == {"batch_size": 2}
 
 
 def test_one_request_with_three_proofs_gets_three_copies_each_its_own(client, org) -> None:

@@ -139,6 +139,48 @@ def test_changed_display_changes_the_metadata_and_the_next_credentials_integrity
     assert after == "sha256-" + base64.b64encode(hashlib.sha256(served).digest()).decode()
 
 
+def badge_schema(client, org, **fields) -> object:
+    body = {**DIPLOMA, "name": "Badge", "vct": "https://verity.test/types/badge", **fields}
+    return client.post("/schemas", json=body, headers=org.headers)
+
+
+def test_a_custom_type_address_serves_its_schema_and_one_organization_holds_it(app, client) -> None:
+    acme = make_org(app)
+    created = badge_schema(client, acme)
+    assert created.status_code == 201, created.get_json()
+    badge = created.get_json()
+    assert client.post(f"/schemas/{badge['id']}/publish", headers=acme.headers).status_code == 200
+    acme.schema_id = badge["id"]
+
+    served = client.get("/types/badge")
+    assert served.status_code == 200 and served.get_json()["name"] == "Badge"
+    payload = segment(receive(client, acme, Wallet(), issue(client, acme)), 1)
+    assert payload["vct"] == "https://verity.test/types/badge"
+    digest = base64.b64encode(hashlib.sha256(served.data).digest()).decode()
+    assert payload["vct#integrity"] == f"sha256-{digest}"
+
+    # Globex cannot take the address, neither at creation nor by changing a schema's vct:
+    # its credentials would carry an integrity the document served does not match.
+    globex = make_org(app, "registrar@globex.test", name="Globex")
+    refused = badge_schema(client, globex, name="Globex badge")
+    assert refused.status_code == 400
+    assert refused.get_json()["code"] == "VCT_TAKEN"
+    moved = client.put(
+        f"/schemas/{globex.schema_id}",
+        json={"vct": "https://verity.test/types/badge"},
+        headers=globex.headers,
+    )
+    assert moved.status_code == 400 and moved.get_json()["code"] == "VCT_TAKEN"
+    assert client.get("/types/badge").data == served.data
+    # Acme may still change its own schema, and a vct served elsewhere stays shareable.
+    kept = client.put(
+        f"/schemas/{badge['id']}", json={"description": "A badge"}, headers=acme.headers
+    )
+    assert kept.status_code == 200, kept.get_json()
+    shared = badge_schema(client, globex, vct=DIPLOMA["vct"])
+    assert shared.status_code == 201, shared.get_json()
+
+
 def test_a_credential_with_a_vct_of_its_own_carries_no_integrity(app, client) -> None:
     org = make_org(app)
     payload = segment(receive(client, org, Wallet(), issue(client, org)), 1)
