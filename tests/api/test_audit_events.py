@@ -205,9 +205,8 @@ def _replay_delivery(w: World):
 
 
 def _upload_issuer_chain(w: World):
-    from issuance.test_issuance_display_x5c import _ca_chain
-
     from issuance.issuance_support import Wallet, receive
+    from issuance.test_issuance_display_x5c import _ca_chain
 
     receive(w.client, w.org, Wallet(), issue(w.client, w.org))  # the organization has a key now
     well_known = f"/.well-known/jwt-vc-issuer/issuers/{w.org.id}"
