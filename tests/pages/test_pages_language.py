@@ -248,3 +248,31 @@ def test_the_result_page_names_the_support_contact_on_failure_only(app, client):
     result = client.get(f"{again.path}?response_code={response_code(verified['redirect_uri'])}")
     page = result.get_data(as_text=True)
     assert "You are verified" in page and "help@acme.test" not in page
+
+
+def readme_wallets() -> list[str]:
+    """The npm package of each row of the README's "Wallets tested" table that plays the
+    wallet (its "what it does" cell says so)."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme.split("\n## Wallets tested\n", 1)[1].split("\n## ", 1)[0]
+    wallets = []
+    for line in section.splitlines():
+        cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
+        if len(cells) < 4 or cells[0] in ("wallet library", "---"):
+            continue
+        if "wallet" in cells[2]:
+            wallets.append(re.search(r"npm `(@?[\w./-]+)`", cells[0]).group(1))
+    return wallets
+
+
+def test_no_wallet_yet_names_the_wallets_the_readme_says_are_tested(app, client):
+    wallets = readme_wallets()
+    assert len(wallets) >= 3 and "@auth0/mdl" in wallets
+    opened = open_individual(app, client)
+    for language in ("en", "ar"):
+        page = client.get(opened.path, headers={"Accept-Language": language})
+        section = page.get_data(as_text=True).split('data-testid="no-wallet"', 1)[1]
+        section = section.split("</details>", 1)[0]
+        named = section.split('data-testid="tested-wallets">', 1)[1].split("</bdi>", 1)[0]
+        for wallet in wallets:
+            assert wallet in named.split(", "), f"{language}: {wallet} not named"
