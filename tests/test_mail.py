@@ -236,3 +236,42 @@ def test_a_relay_that_is_down_does_not_undo_the_commit_and_is_reported(make_app,
     assert "offer email for credential cred-42 not sent" in caplog.text
     assert PASSWORD not in caplog.text
     assert "tok-123" not in caplog.text
+
+
+# -- the person's language --------------------------------------------------------------------
+
+
+def test_mails_are_in_the_language_of_the_request_that_sends_them(make_app):
+    """An offer mail follows the issuing request's Accept-Language, the authorization code
+    mail the pushed request's; English where none is asked for."""
+    from issuance.authcode_support import AuthCodeWallet
+    from issuance.issuance_support import DIPLOMA, issue, make_org
+
+    with smtp_server() as inbox:
+        mailing = make_app(MAIL_URL=url(inbox))
+        client = mailing.test_client()
+        org = make_org(mailing)
+        schema = client.post(
+            "/schemas",
+            json={**DIPLOMA, "vct": "urn:example:mailed", "authorization_code_by_mail": True},
+            headers=org.headers,
+        ).get_json()
+        client.post(f"/schemas/{schema['id']}/publish", headers=org.headers)
+
+        issue(client, org, schema_id=schema["id"])
+        english = inbox.messages[-1].message
+        assert english["Subject"].startswith("Acme offers you a credential")
+        assert english.get_content().startswith("Hello Ada")
+
+        client.environ_base["HTTP_ACCEPT_LANGUAGE"] = "de-DE, en;q=0.5"
+        credential = issue(client, org, schema_id=schema["id"])
+        offer = inbox.messages[-1].message
+        assert offer["Subject"] == "Acme bietet Ihnen einen Nachweis an: Diploma of Ada"
+        assert offer.get_content().startswith("Hallo Ada")
+
+        pushed = AuthCodeWallet().par(client, org, credential, scope=schema["id"])
+        assert pushed.status_code == 201, pushed.get_json()
+        code = inbox.messages[-1].message
+        assert code["Subject"] == "Ihr Code für Diploma of Ada"
+        assert code.get_content().startswith("Hallo Ada")
+        assert "Ihr Code: " in code.get_content()

@@ -5,13 +5,16 @@ from __future__ import annotations
 from flask import Blueprint
 
 from app.api import render
-from app.api.common import documented, json_response, listing, page_args
+from app.api.common import PAGING_QUERY, documented, json_response, list_args, listing
 from app.audit import operations as audit
 from app.web import payloads as p
 from app.web.access import acting_organization_id, require_session
 from app.web.filters import audit_filter
 
 bp = Blueprint("audit_api", __name__)
+
+# The filters ``audit_filter`` reads; any other parameter is refused, not ignored.
+AUDIT_FILTERS = ("actor", "action", "record_type", "record_id", "from", "to")
 
 
 @bp.get("/audit-events")
@@ -20,11 +23,11 @@ bp = Blueprint("audit_api", __name__)
     "Audit trail of the acting organization, newest first",
     responses={200: p.AuditEventList},
     query={
-        "page": "Page, from 1",
-        "limit": "1 to 100",
+        **PAGING_QUERY,
         "actor": "Part of the actor's name (an email or an integration's name), or its ID",
         "action": "An action (credential.revoked) or its verb (revoked)",
-        "record_type": "credential, verification, integration, webhook_endpoint, ...",
+        "record_type": "credential, verification, integration, webhook_endpoint, "
+        "webhook_delivery, ...",
         "record_id": "The record's ID",
         "from": "First day, YYYY-MM-DD (UTC)",
         "to": "Last day, YYYY-MM-DD (UTC), included",
@@ -33,6 +36,6 @@ bp = Blueprint("audit_api", __name__)
 )
 def list_audit_events():
     """Who changed what, when and from where; secrets and personal data never shown."""
-    chosen = audit_filter()
-    rows, total = audit.list_events(acting_organization_id(), chosen, *page_args())
+    offset, limit = list_args(*AUDIT_FILTERS)
+    rows, total = audit.list_events(acting_organization_id(), audit_filter(), offset, limit)
     return json_response(listing(rows, total, render.audit_event))

@@ -51,7 +51,10 @@ RECORD_TYPES = {
     "Schema": "schema",
     "Integration": "integration",
     "WebhookEndpoint": "webhook_endpoint",
+    "WebhookDelivery": "webhook_delivery",
     "TrustSource": "trust_source",
+    "IssuerKey": "issuer_key",
+    "IssuerRoot": "issuer_root",
     "VerifierProfile": "verifier_identity",
     "VerifierKey": "verifier_key",
     "MdocSigner": "mdoc_signer",
@@ -75,6 +78,13 @@ ACTION_FIELDS = (
     ("sealed_secret", "secret_rotated"),
     ("published", "published"),
 )
+# Verbs a record type's writes read better as. Staff make a webhook delivery only by sending
+# a test event and change one only by replaying it: the relay and the sends are background
+# jobs, which have no actor and are not audited.
+RECORD_VERBS = {
+    ("webhook_delivery", "created"): "test_sent",
+    ("webhook_delivery", "updated"): "replayed",
+}
 LONGEST_VALUE = 500
 _NOTES_KEY = "audit_notes"
 
@@ -170,7 +180,8 @@ def _record_notes(session: Session) -> None:
         if organization_id is None:
             continue
         record_id = getattr(obj, "id", None) or getattr(obj, "organization_id", None)
-        action = f"{record_type}.{_verb(note['verb'], note['fields'])}"
+        verb = _verb(note["verb"], note["fields"])
+        action = f"{record_type}.{RECORD_VERBS.get((record_type, verb), verb)}"
         session.add(_event(actor, action, record_type, record_id, organization_id, note["fields"]))
     session.flush()
 
@@ -193,8 +204,9 @@ def _organization_of(obj: Any) -> uuid.UUID | None:
         return obj.id
     if getattr(obj, "organization_id", None) is not None:
         return obj.organization_id
-    verification = getattr(obj, "verification", None)  # individuals and policy requests
-    return verification.organization_id if verification is not None else None
+    # Individuals and policy requests belong to a verification, deliveries to an endpoint.
+    owner = getattr(obj, "verification", None) or getattr(obj, "endpoint", None)
+    return owner.organization_id if owner is not None else None
 
 
 def _event(

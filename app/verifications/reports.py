@@ -43,6 +43,7 @@ class Outcome:
     verification_id: str
     verification_name: str
     customer_id: str
+    individual_id: str
 
 
 def overview(organization: Organization) -> Overview:
@@ -71,7 +72,13 @@ def overview(organization: Organization) -> Overview:
 def recent_outcomes(organization: Organization, limit: int = 10) -> list[Outcome]:
     """The latest presentations to the organization's verifications, newest first."""
     rows = db.session.execute(
-        select(PresentationAttempt, Individual.customer_id, Verification.id, Verification.name)
+        select(
+            PresentationAttempt,
+            Individual.customer_id,
+            Individual.id,
+            Verification.id,
+            Verification.name,
+        )
         .join(PresentationAttempt.request)
         .join(Individual, PresentationRequest.individual_id == Individual.id)
         .join(Verification, Individual.verification_id == Verification.id)
@@ -88,8 +95,9 @@ def recent_outcomes(organization: Organization, limit: int = 10) -> list[Outcome
             str(verification_id),
             name,
             customer_id,
+            str(individual_id),
         )
-        for attempt, customer_id, verification_id, name in rows
+        for attempt, customer_id, individual_id, verification_id, name in rows
     ]
 
 

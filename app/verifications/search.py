@@ -18,6 +18,7 @@ from app.verifications.models import Individual, Status
 @dataclass(frozen=True)
 class IndividualFilter:
     customer_id: str | None = None  # part of it
+    individual_id: uuid.UUID | None = None  # exactly this one (the overview's links)
     status: Status | None = None
     since: datetime | None = None
     until: datetime | None = None
@@ -25,6 +26,8 @@ class IndividualFilter:
 
 def _matching(verification_id: uuid.UUID, chosen: IndividualFilter) -> Select[tuple[Individual]]:
     query = select(Individual).where(Individual.verification_id == verification_id)
+    if chosen.individual_id is not None:
+        query = query.where(Individual.id == chosen.individual_id)
     if chosen.customer_id:
         pattern = newest_first.contains_pattern(chosen.customer_id)
         query = query.where(Individual.customer_id.like(pattern, escape="\\"))

@@ -17,15 +17,31 @@ from app.verifications.models import (
     MAX_STATUS_CHECK_HOURS,
     Status,
 )
+from app.web.language import DEFAULT as DEFAULT_LANGUAGE
+from app.web.language import LANGUAGES
 
+# The longest purpose (a verification's description) and display name (a schema attribute's
+# description), in English and in each other language.
+PURPOSE_LENGTH = 5000
+DISPLAY_NAME_LENGTH = 1000
 Name = Field(min_length=1, max_length=200)
-Text = Field(default="", max_length=5000)
+Text = Field(default="", max_length=PURPOSE_LENGTH)
 
 
 DESCRIPTION_TRANSLATIONS = (
     "The purpose in other languages of the person's page, by language code "
     '({"de": "..."}); the description (English) is shown where none is given.'
 )
+# The languages a text can be given in besides English, which is the field itself.
+TRANSLATED_LANGUAGES = tuple(code for code in LANGUAGES if code != DEFAULT_LANGUAGE)
+TranslatedLanguage = Literal[TRANSLATED_LANGUAGES]  # type: ignore[valid-type]
+
+
+def language_map(longest: int) -> Any:
+    """A text per language (``{"de": "..."}``): only the languages the person's pages speak
+    other than English, each at most as long as the English field it translates. An unknown
+    key is refused by name (a typo such as ``de-DE`` or ``DE`` would never be shown)."""
+    return dict[TranslatedLanguage, Annotated[str, StringConstraints(max_length=longest)]]
 
 
 class Body(BaseModel):
@@ -146,7 +162,7 @@ class Condition(Body):
 class VerificationIn(Body):
     name: str = Name
     description: str = Text
-    description_translations: dict[str, str] | None = Field(
+    description_translations: language_map(PURPOSE_LENGTH) | None = Field(  # type: ignore[valid-type]
         default=None, description=DESCRIPTION_TRANSLATIONS
     )
     schema_id: uuid.UUID
@@ -171,8 +187,8 @@ class VerificationIn(Body):
 
 class VerificationPatch(Body):
     name: str | None = Field(default=None, min_length=1, max_length=200)
-    description: str | None = Field(default=None, max_length=5000)
-    description_translations: dict[str, str] | None = Field(
+    description: str | None = Field(default=None, max_length=PURPOSE_LENGTH)
+    description_translations: language_map(PURPOSE_LENGTH) | None = Field(  # type: ignore[valid-type]
         default=None, description=DESCRIPTION_TRANSLATIONS
     )
     schema_id: uuid.UUID | None = None
@@ -235,8 +251,8 @@ class SchemaAttribute(Body):
     name: str = Field(
         min_length=1, max_length=200, pattern=r"^[A-Za-z0-9_\-]+(\.[A-Za-z0-9_\-]+)*$"
     )
-    description: str = Field(default="", max_length=1000)
-    description_translations: dict[str, str] | None = Field(
+    description: str = Field(default="", max_length=DISPLAY_NAME_LENGTH)
+    description_translations: language_map(DISPLAY_NAME_LENGTH) | None = Field(  # type: ignore[valid-type]
         default=None, description="The display name in other languages, by language code."
     )
     type: Literal["TEXT", "NUMBER", "BOOLEAN", "URL", "DATETIME", "EMAIL"] = "TEXT"

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 from urllib.parse import urlsplit
 
-from sqlalchemy import func, select, update
+from sqlalchemy import func, select
 
 from app import clock
 from app.errors import InvalidRequest, NotFound
@@ -211,17 +211,11 @@ def replay_delivery(
     queue when the caller's transaction commits. A replay of an event older than the retry
     window is tried once."""
     delivery = get_delivery(organization, endpoint_id, delivery_id)
-    db.session.execute(
-        update(WebhookDelivery)
-        .where(WebhookDelivery.id == delivery.id)
-        .values(
-            state=DeliveryState.PENDING,
-            next_attempt_at=clock.now(),
-            leased_until=None,
-            delivered_at=None,
-        )
-        .execution_options(synchronize_session="fetch")
-    )
+    # Through the record rather than an UPDATE statement, so the audit trail sees the replay.
+    delivery.state = DeliveryState.PENDING
+    delivery.next_attempt_at = clock.now()
+    delivery.leased_until = None
+    delivery.delivered_at = None
     db.session.flush()
     deliver_after_commit(delivery.id)
     return delivery

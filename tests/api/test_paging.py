@@ -68,6 +68,7 @@ def test_bad_paging_is_400(client, five_recipients, query):
         "/integrations",
         "/webhooks/endpoints",
         "/trust/sources",
+        "/audit-events",
     ],
 )
 def test_an_unknown_query_parameter_is_400_on_every_list(app, client, path):
@@ -106,3 +107,24 @@ def test_credential_filters_are_known(app, client):
     staff = make_staff(app)
     response = client.get("/credentials?status=ISSUED&offset=0", headers=staff.headers())
     assert response.status_code == 200
+
+
+def test_the_audit_trail_pages_by_offset(app, client):
+    staff = make_staff(app)
+    for _ in range(3):
+        make_verification(client, staff)
+    everything = ids(client.get("/audit-events?limit=100", headers=staff.headers()))
+    assert len(everything) >= 3
+    walked = []
+    for offset in range(0, len(everything), 2):
+        walked += ids(client.get(f"/audit-events?offset={offset}&limit=2", headers=staff.headers()))
+    assert walked == everything
+    assert ids(client.get("/audit-events?offset=1&limit=1", headers=staff.headers())) == [
+        everything[1]
+    ]
+
+
+def test_the_audit_trail_documents_offset(client):
+    listed = client.get("/openapi.json").get_json()["paths"]["/audit-events"]["get"]
+    names = {parameter["name"] for parameter in listed["parameters"]}
+    assert {"offset", "limit", "page", "actor", "from", "to"} <= names

@@ -313,6 +313,7 @@ def furnished(deployment) -> Furnished:
         "/dashboard/organizations",
         f"/dashboard/organizations/{owner.organization_id}",
         "/dashboard/no-such-page",
+        "/",  # the home page, which points to the dashboard and the docs
     ]
     return Furnished(owner.token, pages)
 
@@ -338,7 +339,7 @@ def test_axe_finds_nothing_serious_on_any_dashboard_page(
     for path in furnished.pages:
         page.goto(f"{deployment.base}{path}")
         findings[path] = axe_findings(page)
-        slug = re.sub(UUID, "id", path.strip("/")).replace("/", "-")
+        slug = re.sub(UUID, "id", path.strip("/")).replace("/", "-") or "home"
         screenshot(page, f"sweep-{request.node.callspec.id}-{slug}")
         if page.evaluate("document.documentElement.scrollWidth") > options["viewport"]["width"]:
             too_wide.append(path)

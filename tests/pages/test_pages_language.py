@@ -5,9 +5,11 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
 from babel.messages.extract import extract_from_dir
 from babel.messages.pofile import read_po
-from pages_support import open_individual, present, wallet_link
+from factories import make_staff, make_verification, verification_body
+from pages_support import open_individual, present, response_code, wallet_link
 
 from app.web.language import LANGUAGES
 
@@ -42,6 +44,10 @@ def test_every_catalog_translates_every_message_with_its_placeholders():
     for language in set(LANGUAGES) - {"en"}:
         with (ROOT / f"app/translations/{language}/LC_MESSAGES/messages.po").open("rb") as po:
             catalog = read_po(po, locale=language)
+        # Babel's write_mo leaves fuzzy entries out of the compiled catalog at start-up: a
+        # fuzzy translation would be English on the page, however complete the .po looks.
+        fuzzy = [entry.id or "(the header)" for entry in catalog if entry.fuzzy]
+        assert not fuzzy, f"{language}: fuzzy {fuzzy}"
         for message in messages:
             key = message[0] if isinstance(message, tuple) else message
             entry = catalog.get(key)
@@ -105,3 +111,168 @@ def test_a_failure_names_the_support_contact_staff_set_in_the_organization(app, 
     failed = client.get(opened.path, headers={"Accept-Language": "de"}).get_data(as_text=True)
     assert "Nicht bestätigt." in failed
     assert '<a href="mailto:help@acme.test">help@acme.test</a>' in failed
+
+
+# -- texts per language: only the languages the pages speak, no longer than the English ------
+
+
+@pytest.mark.parametrize(
+    ("translations", "named"),
+    [
+        ({"xx": "Hallo"}, "xx"),
+        ({"de-DE": "Hallo"}, "de-DE"),
+        ({"en": "Hello"}, "en"),  # English is the description itself
+        ({"DE": "Hallo"}, "DE"),
+        ({"de": "x" * 5001}, "de"),
+    ],
+)
+def test_a_purpose_in_a_language_the_pages_do_not_speak_or_too_long_is_400(
+    app, client, translations, named
+):
+    staff = make_staff(app)
+    body = verification_body(description_translations=translations)
+    created = client.post("/verifications", json=body, headers=staff.headers())
+    assert created.status_code == 400
+    refused = created.get_json()
+    assert refused["code"] == "INVALID_REQUEST"
+    assert f"description_translations.{named}" in refused["error"]
+    assert "x" * 100 not in refused["error"]
+    # An edit is held to the same rule, and nothing is saved.
+    made = make_verification(client, staff)
+    edited = client.put(f"/verifications/{made['id']}", json=body, headers=staff.headers())
+    assert edited.status_code == 400
+    assert edited.get_json()["code"] == "INVALID_REQUEST"
+    stored = client.get(f"/verifications/{made['id']}", headers=staff.headers()).get_json()
+    assert stored["description_translations"] == {}
+
+
+def test_every_language_of_the_pages_but_english_is_accepted_at_full_length(app, client):
+    staff = make_staff(app)
+    every = {code: "x" * 5000 for code in LANGUAGES if code != "en"}
+    made = make_verification(client, staff, description_translations=every)
+    assert made["description_translations"] == every
+
+
+BADGE_SCHEMA = {
+    "name": "Staff badge",
+    "vct": "https://credentials.example.test/staff-badge",
+    "attributes": [
+        {
+            "name": "employee_id",
+            "description": "Payroll number",
+            "description_translations": {"de": "Personalnummer", "ar": "رقم الموظف"},
+        },
+        {"name": "start_date", "description": "First day", "type": "DATETIME"},
+    ],
+}
+
+
+@pytest.mark.parametrize(
+    ("translations", "named"),
+    [({"xx": "Nummer"}, "xx"), ({"en": "Number"}, "en"), ({"de": "x" * 1001}, "de")],
+)
+def test_a_display_name_in_an_unknown_language_or_too_long_is_400(app, client, translations, named):
+    staff = make_staff(app)
+    attribute = {"name": "level", "description": "Level", "description_translations": translations}
+    body = {**BADGE_SCHEMA, "attributes": [attribute]}
+    refused = client.post("/schemas", json=body, headers=staff.headers())
+    assert refused.status_code == 400
+    assert refused.get_json()["code"] == "INVALID_REQUEST"
+    assert f"description_translations.{named}" in refused.get_json()["error"]
+
+
+def test_display_names_per_language_round_trip_through_the_json_api_to_the_person(app, client):
+    staff = make_staff(app)
+    created = client.post("/schemas", json=BADGE_SCHEMA, headers=staff.headers())
+    assert created.status_code == 201, created.get_json()
+    schema_id = created.get_json()["id"]
+    read = client.get(f"/schemas/{schema_id}", headers=staff.headers()).get_json()
+    assert read["attributes"][0]["description_translations"] == {
+        "de": "Personalnummer",
+        "ar": "رقم الموظف",
+    }
+    # Changed through the API: French added, Arabic dropped.
+    attributes = [
+        {**BADGE_SCHEMA["attributes"][0], "description_translations": {"fr": "Matricule"}},
+        BADGE_SCHEMA["attributes"][1],
+    ]
+    changed = client.put(
+        f"/schemas/{schema_id}", json={"attributes": attributes}, headers=staff.headers()
+    )
+    assert changed.status_code == 200, changed.get_json()
+    read = client.get(f"/schemas/{schema_id}", headers=staff.headers()).get_json()
+    assert read["attributes"][0]["description_translations"] == {"fr": "Matricule"}
+    published = client.post(f"/schemas/{schema_id}/publish", headers=staff.headers())
+    assert published.status_code == 200, published.get_json()
+    made = make_verification(
+        client,
+        staff,
+        schema_id=schema_id,
+        claims=["employee_id", "start_date"],
+        attributes=[],
+    )
+    individual = client.post(
+        "/verifications/individuals",
+        json={"customer_id": "crm-badge", "verification_id": made["id"]},
+    ).get_json()
+    path = f"/i/{individual['id']}"
+    french = client.get(path, headers={"Accept-Language": "fr"}).get_data(as_text=True)
+    assert "Matricule, First day." in french
+    german = client.get(path, headers={"Accept-Language": "de"}).get_data(as_text=True)
+    assert "Payroll number, First day." in german
+
+
+def test_the_result_page_names_the_support_contact_on_failure_only(app, client):
+    opened = open_individual(app, client)
+    staff = opened.staff
+    client.patch(
+        f"/organizations/{staff.organization_id}",
+        json={"support_contact": "https://acme.test/help"},
+        headers=staff.headers(),
+    )
+    failed = present(
+        client, wallet_link(client.get(opened.path).get_data(as_text=True)), good=False
+    )
+    result = client.get(f"{opened.path}?response_code={response_code(failed['redirect_uri'])}")
+    page = result.get_data(as_text=True)
+    assert result.status_code == 200 and "You could not be verified" in page
+    assert "Questions? Contact Acme:" in page
+    assert '<a href="https://acme.test/help">https://acme.test/help</a>' in page
+    again = open_individual(app, client, email="carol@example.test")
+    client.patch(
+        f"/organizations/{again.staff.organization_id}",
+        json={"support_contact": "help@acme.test"},
+        headers=again.staff.headers(),
+    )
+    verified = present(client, wallet_link(client.get(again.path).get_data(as_text=True)))
+    result = client.get(f"{again.path}?response_code={response_code(verified['redirect_uri'])}")
+    page = result.get_data(as_text=True)
+    assert "You are verified" in page and "help@acme.test" not in page
+
+
+def readme_wallets() -> list[str]:
+    """The npm package of each row of the README's "Wallets tested" table that plays the
+    wallet (its "what it does" cell says so)."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme.split("\n## Wallets tested\n", 1)[1].split("\n## ", 1)[0]
+    wallets = []
+    for line in section.splitlines():
+        cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
+        if len(cells) < 4 or cells[0] in ("wallet library", "---"):
+            continue
+        if "wallet" in cells[2]:
+            wallets.append(re.search(r"npm `(@?[\w./-]+)`", cells[0]).group(1))
+    return wallets
+
+
+def test_no_wallet_yet_names_the_wallets_the_readme_says_are_tested(app, client):
+    wallets = readme_wallets()
+    assert len(wallets) >= 3 and "@auth0/mdl" in wallets
+    opened = open_individual(app, client)
+    for language in ("en", "ar"):
+        page = client.get(opened.path, headers={"Accept-Language": language})
+        section = page.get_data(as_text=True).split('data-testid="no-wallet"', 1)[1]
+        section = section.split("</details>", 1)[0]
+        named = section.split('data-testid="tested-wallets">', 1)[1].split("</bdi>", 1)[0]
+        for wallet in wallets:
+            assert wallet in named.split(", "), f"{language}: {wallet} not named"

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import csv
+import html
 import io
+import re
 import uuid
 from datetime import timedelta
 
@@ -84,14 +86,26 @@ def test_the_funnel_counts_each_step_per_verification(app, client, browser, owne
     ) in funnel
 
 
-def test_each_recent_outcome_links_to_the_individual(app, client, browser, owner):
+def test_each_recent_outcome_links_to_that_individual_only(app, client, browser, owner):
+    """cust-1's row opens cust-1, not every customer ID containing "cust-1" (cust-10)."""
     made = make_verification(client, owner)
-    presented(app, made["id"], "cust-7", Decision(False, CONDITION, None))
+    presented(app, made["id"], "cust-10", Decision(True, None, None))
+    presented(app, made["id"], "cust-1", Decision(False, CONDITION, None))
     page = text_of(browser.get("/dashboard/"))
-    link = f"/dashboard/verifications/{made['id']}/individuals?customer_id=cust-7"
-    assert f'href="{link}"' in page
-    target = text_of(browser.get(link))
-    assert "cust-7" in target
+    base = f"/dashboard/verifications/{made['id']}/individuals"
+    links = re.findall(rf'href="({re.escape(base)}\?[^"]+)">cust-1</a>', page)
+    assert len(links) == 1
+    target = text_of(browser.get(html.unescape(links[0])))
+    assert "<code>cust-1</code>" in target and 'data-testid="one-individual"' in target
+    assert "cust-10" not in target
+    everyone = text_of(browser.get(base))
+    assert "<code>cust-10</code>" in everyone
+
+
+def test_an_individual_link_that_is_not_an_id_is_refused(client, browser, owner):
+    made = make_verification(client, owner)
+    base = f"/dashboard/verifications/{made['id']}/individuals"
+    assert browser.get(f"{base}?individual=cust-1").status_code == 400
 
 
 # -- finding individuals and credentials ------------------------------------------------------

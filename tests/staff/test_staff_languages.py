@@ -3,6 +3,8 @@ what the forms save is what the JSON API reads back and what the person's page s
 
 from __future__ import annotations
 
+import re
+
 from factories import make_staff
 from staff_support import submit, text_of
 from test_staff_schemas import BADGE, api_schema, create
@@ -188,3 +190,32 @@ def test_only_owners_and_admins_change_the_support_contact(app, client, owner):
     member = {**outsider.headers(), "current-identity": owner.organization_id}
     refused = client.patch(path, json={"support_contact": "a@b.test"}, headers=member)
     assert refused.status_code == 403
+
+
+def test_the_forms_hold_texts_per_language_to_the_json_api_s_rule(browser, client, owner):
+    """The forms offer only the pages' languages; a text longer than its English field is
+    refused on the form with nothing saved, as the JSON API refuses it."""
+    page = text_of(browser.get("/dashboard/verifications/new"))
+    offered = set(re.findall(r'name="description-([a-z-]+)"', page))
+    assert offered == set(OTHER_LANGUAGES)
+    data = form_data(browser, **{"description-de": "x" * 5001, "description-xx": "Hallo"})
+    refused = browser.post("/dashboard/verifications/new", data=data)
+    assert refused.status_code == 400
+    assert "description_translations.de: String should have at most 5000 characters" in (
+        text_of(refused)
+    )
+    listed = client.get("/verifications", headers=owner.headers()).get_json()
+    assert listed["total"] == 0
+    form = {
+        **BADGE,
+        "attribute_description_de": ["x" * 1001, ""],
+        **{
+            f"attribute_description_{code}": ["", ""]
+            for code in ("fr", "es", "it", "nl", "pt", "pl", "ar")
+        },
+    }
+    refused = submit(browser, "/dashboard/schemas", form)
+    assert refused.status_code == 400
+    assert "at most 1000 characters" in text_of(refused)
+    schemas = client.get("/schemas?limit=100", headers=owner.headers()).get_json()["results"]
+    assert "Employee badge" not in {schema["name"] for schema in schemas}
