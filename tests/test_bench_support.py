@@ -113,3 +113,11 @@ def test_the_bench_mdoc_is_one_the_verifier_accepts_and_its_floor_checks_its_sig
     document = verify()
     assert document.doctype == bench_mdoc.DOCTYPE
     assert document.namespaces[bench_mdoc.NAMESPACE]["birth_date"] == "1984-01-26"
+
+
+def test_the_bench_org_iso_mdoc_response_opens_verifies_and_its_floor_checks_its_signatures():
+    floor, verify = bench_mdoc.iso_mdoc_operations()
+    floor()  # one HPKE open and the three raw verifications: they raise if anything is wrong
+    document = verify()  # derives the recipient key, opens the response, verifies the mdoc
+    assert document.doctype == bench_mdoc.DOCTYPE
+    assert document.namespaces[bench_mdoc.NAMESPACE]["birth_date"] == "1984-01-26"

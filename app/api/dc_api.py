@@ -82,9 +82,11 @@ def dc_request(request_id: str) -> ResponseReturnValue:
 
     Unsigned: no ``client_id`` (it MUST be omitted) and no ``state`` (not defined for the DC
     API); the nonce and DCQL query are the presentation request's own. Signed: the same
-    parameters with ``client_id`` and ``expected_origins``, as a Request Object.
+    parameters with ``client_id`` and ``expected_origins``, as a Request Object. An answered
+    or expired request is refused (400 ``ALREADY_ANSWERED`` / ``REQUEST_EXPIRED``), so its
+    org-iso-mdoc recipient key is never derived again.
     """
-    request, verification = presentations.verification_of(parse_id(request_id))
+    request, verification = presentations.open_verification_of(parse_id(request_id))
     deployment = links()
     authorization = deployment.authorization_request(request, verification)
     claims = authorization.claims_set()

@@ -120,12 +120,15 @@ def read_chain(
     return chain
 
 
-def client_identifier(leaf: x509.Certificate, host: str) -> tuple[str, str]:
+def client_identifier(
+    leaf: x509.Certificate, host: str, *, hash_only: bool = False
+) -> tuple[str, str]:
     """The prefix and name wallets see (OpenID4VP 1.0 §5.9.3): ``x509_san_dns`` when the leaf
     names the deployment's host in a dNSName (the response URI's host must then be that name),
-    else ``x509_hash`` of the leaf, which any host can use."""
+    else ``x509_hash`` of the leaf, which any host can use. ``hash_only`` (HAIP 1.0, which
+    allows ``x509_hash`` alone) always gives ``x509_hash``."""
     host = host.lower().rstrip(".")
-    if host and host in dns_names(leaf):
+    if not hash_only and host and host in dns_names(leaf):
         return X509_SAN_DNS, host
     return X509_HASH, x509_hash(leaf)
 

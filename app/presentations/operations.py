@@ -279,11 +279,17 @@ def pending_request(request_id: uuid.UUID, state: str | None) -> PresentationReq
         raise NotFound()
     if state is not None and not same(state, request.state):
         raise InvalidRequest("state does not match this request", code="INVALID_STATE")
+    refuse_closed(request)
+    return request
+
+
+def refuse_closed(request: PresentationRequest) -> None:
+    """An answered or expired request takes no answer and hands out nothing more (its
+    org-iso-mdoc recipient key is then never derived again)."""
     if request.consumed_at is not None:
         raise InvalidRequest("This request was already answered", code="ALREADY_ANSWERED")
     if request.expires_at <= clock.now():
         raise InvalidRequest("This request has expired; open a fresh link", code="REQUEST_EXPIRED")
-    return request
 
 
 def consume(request_id: uuid.UUID, response_code_hash: str | None = None) -> PresentationRequest:
@@ -456,6 +462,15 @@ def verification_of(request_id: uuid.UUID) -> tuple[PresentationRequest, Verific
     if found is None:
         raise NotFound()
     return found.PresentationRequest, found.Verification
+
+
+def open_verification_of(request_id: uuid.UUID) -> tuple[PresentationRequest, Verification]:
+    """As :func:`verification_of`, for a request that can still be answered: the browser API's
+    request holds the org-iso-mdoc recipient key, which must be gone once the request is
+    answered or expired (``400 ALREADY_ANSWERED`` / ``REQUEST_EXPIRED``)."""
+    request, verification = verification_of(request_id)
+    refuse_closed(request)
+    return request, verification
 
 
 @functools.cache

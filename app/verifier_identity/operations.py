@@ -24,8 +24,11 @@ from app.oid4vci.keys import generate_signing_key, open_private_key, seal_privat
 from app.oid4vp import access_certificate as certificates
 from app.oid4vp.access_certificate import AccessCertificateError
 from app.oid4vp.client import X509Client
+from app.oid4vp.profile import HAIP
 from app.organizations.models import Membership, Organization
 from app.organizations.operations import require_manager
+from app.trust.x5c import self_signed
+from app.verifications.profile import current_profile
 from app.verifier_identity.models import VerifierKey, VerifierProfile
 
 
@@ -150,7 +153,16 @@ def upload_chain(member: Membership, chain_pem: str, host: str) -> VerifierKey:
         chain = certificates.read_chain(chain_pem, public, now)
     except AccessCertificateError as exc:
         raise InvalidRequest(str(exc), code="INVALID_CERTIFICATE_CHAIN") from None
-    prefix, name = certificates.client_identifier(chain[0], host)
+    haip = current_profile() == HAIP
+    if haip and any(self_signed(cert) for cert in chain):
+        # HAIP 1.0: the x5c a signed request carries holds neither the trust anchor nor any
+        # self-signed certificate, as the deployment's own certificate is held to at start-up.
+        raise InvalidRequest(
+            "VERIFIER_PROFILE=haip (HAIP 1.0): the chain must not hold a self-signed "
+            "certificate; give the leaf and its intermediates only, issued by a CA",
+            code="INVALID_CERTIFICATE_CHAIN",
+        )
+    prefix, name = certificates.client_identifier(chain[0], host, hash_only=haip)
     if key.activated_at is None:
         replaced = active_key(organization_id)
         if replaced is not None:

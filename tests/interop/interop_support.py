@@ -120,6 +120,8 @@ class Mode:
     response_mode: str  # direct_post, direct_post.jwt
     request_uri_method: str | None = None  # get or post; None: unsigned, by value
     dc_api_response_mode: str = "dc_api.jwt"  # over the browser API: dc_api.jwt or dc_api
+    # org-iso-mdoc DeviceRequests signed (readerAuth) with the PKI's leaf as reader certificate
+    reader_auth: bool = False
 
     @property
     def signed(self) -> bool:
@@ -131,6 +133,7 @@ class Mode:
         parts += [self.request_uri_method] if self.request_uri_method else []
         # The default (dc_api.jwt) leaves the ID as it was: those cells share one server.
         parts += [self.dc_api_response_mode] if self.dc_api_response_mode != "dc_api.jwt" else []
+        parts += ["reader_auth"] if self.reader_auth else []
         return "-".join(parts)
 
     def settings(self, pki: Pki) -> dict[str, str]:
@@ -145,6 +148,9 @@ class Mode:
             settings["REQUEST_URI_METHOD"] = "post"
         if self.dc_api_response_mode != "dc_api.jwt":
             settings["DC_API_RESPONSE_MODE"] = self.dc_api_response_mode
+        if self.reader_auth:
+            settings["READER_AUTH_CERT_FILE"] = pki.settings["REQUEST_SIGNING_CERT_FILE"]
+            settings["READER_AUTH_KEY_FILE"] = pki.settings["REQUEST_SIGNING_KEY_FILE"]
         return settings
 
 

@@ -25,10 +25,13 @@ from interop_support import (
     Mode,
     answer_dc_api,
     answer_link,
+    dc_api_urls,
     interop_database,
     make_pki,
     wallet_link,
 )
+from iso_mdoc.iso_mdoc_support import MDL_SCHEMA_ID, decoded, wallet_answer
+from mdoc.mdoc_support import make_iaca, pem_cert
 
 MODES = [
     Mode("redirect_uri", "direct_post"),
@@ -205,6 +208,70 @@ def test_a_replayed_dc_api_jwt_answer_is_refused(deployments: Deployments):
     assert answer.replay is not None
     assert (answer.replay["status"], answer.replay["body"]["code"]) == (400, "ALREADY_ANSWERED")
     assert outcome(deployment, "policy", key) == "VERIFIED"
+
+
+# org-iso-mdoc (ISO/IEC 18013-7 Annex C), what Safari and Apple Wallet answer: an unsigned
+# deployment's (the first DC API cell's server) and one that signs readerAuth.
+ISO_MDOC_MODES = [DC_API_MODES[0], Mode("redirect_uri", "direct_post", reader_auth=True)]
+
+
+def mdoc_individual(deployment: Deployment, iaca) -> tuple[str, str, str]:
+    """An mDL verification pinned to ``iaca``'s root, made through the staff API, and one
+    individual: (verification ID, individual ID, customer ID)."""
+    made = deployment.call(
+        "POST",
+        "/verifications",
+        json={
+            "name": "Adult drivers",
+            "description": "We check that you are of age.",
+            "schema_id": MDL_SCHEMA_ID,
+            "claims": ["given_name", "family_name"],
+            "attributes": [{"name": "age_over_18", "operator": "EQUAL", "value": "true"}],
+            "trusted_issuers": [pem_cert(iaca.root)],
+        },
+        headers=deployment.organization.staff,
+    )
+    assert made.status_code == 201, made.text
+    customer_id = f"crm-{secrets.token_hex(6)}"
+    individual = deployment.call(
+        "POST",
+        "/verifications/individuals",
+        json={"customer_id": customer_id, "verification_id": made.json()["id"]},
+    )
+    assert individual.status_code == 201, individual.text
+    return made.json()["id"], individual.json()["id"], customer_id
+
+
+@pytest.mark.parametrize("mode", ISO_MDOC_MODES, ids=lambda mode: mode.id)
+def test_the_auth0_mdl_wallet_answers_org_iso_mdoc_with_the_page_origin(
+    deployments: Deployments, mode: Mode
+):
+    deployment = deployments.get(mode)
+    iaca = make_iaca()
+    verification_id, individual_id, customer_id = mdoc_individual(deployment, iaca)
+    request_url, response_url = dc_api_urls(
+        deployment.page(f"/i/{individual_id}"), deployment.server.base
+    )
+    fetched = deployment.call("GET", urlsplit(request_url).path)
+    assert fetched.status_code == 200, fetched.text
+    (request,) = [r["data"] for r in fetched.json()["requests"] if r["protocol"] == "org-iso-mdoc"]
+    (doc_request,) = decoded(request["deviceRequest"])["docRequests"]
+    assert ("readerAuth" in doc_request) is mode.reader_auth
+
+    answer = wallet_answer(request, iaca, origin=deployment.origin)
+    posted = deployment.call(
+        "POST",
+        urlsplit(response_url).path,
+        json={"protocol": "org-iso-mdoc", "data": {"response": answer["response"]}},
+        headers={"Origin": deployment.origin},
+    )
+
+    assert posted.status_code == 200, posted.text
+    assert posted.json()["status"] == "VERIFIED"
+    lookup = deployment.backend(
+        "GET", f"/verifications/{verification_id}/individuals/{customer_id}"
+    )
+    assert lookup.json()["status"] == "VERIFIED"
 
 
 def test_posted_wallet_metadata_and_nonce_reach_the_client(deployments: Deployments):

@@ -6,6 +6,8 @@ fails its checks is decided FAILED, as any presentation is."""
 from __future__ import annotations
 
 import base64
+import uuid
+from datetime import timedelta
 
 import cbor2
 import pytest
@@ -20,6 +22,10 @@ from iso_mdoc_support import (
     wallet_answer,
 )
 from mdoc.mdoc_support import make_iaca
+
+from app import clock
+from app.extensions import db
+from app.verifications.models import PresentationRequest
 
 
 @pytest.fixture
@@ -103,6 +109,10 @@ def test_a_device_response_for_another_doctype_fails(client, started):
     body = dc_post(client, request_id, as_credential(answer)).get_json()
     assert body["status"] == "FAILED"
     assert status_of(client, individual_id) == "FAILED"
+    verify = client.get(f"/verifications/{individual_id}/verify").get_json()
+    assert verify["validation_error"] == (
+        "Credential type presented is not the type this verification asks for"
+    )
 
 
 def test_another_origin_header_is_refused_before_anything_is_opened(client, started):
@@ -111,3 +121,40 @@ def test_another_origin_header_is_refused_before_anything_is_opened(client, star
     response = dc_post(client, request_id, body, origin="https://evil.test")
     assert (response.status_code, response.get_json()["code"]) == (400, "INVALID_ORIGIN")
     assert dc_post(client, request_id, body).get_json()["status"] == "VERIFIED"
+
+
+def past_expiry(app, request_id: str):
+    """Move the clock one second past the request's expiry; the stored request, for checks."""
+    with app.app_context():
+        stored = db.session.get(PresentationRequest, uuid.UUID(request_id))
+        later = stored.expires_at + timedelta(seconds=1)
+    clock.set_source(lambda: later)
+
+
+def consumed_at(app, request_id: str):
+    with app.app_context():
+        return db.session.get(PresentationRequest, uuid.UUID(request_id)).consumed_at
+
+
+def test_the_request_and_its_recipient_key_are_gone_once_answered(client, started):
+    iaca, _, request_id, request = started
+    body = as_credential(wallet_answer(request, iaca))
+    assert dc_post(client, request_id, body).get_json()["status"] == "VERIFIED"
+    again = client.get(f"/oid4vp/dc-requests/{request_id}")
+    assert (again.status_code, again.get_json()["code"]) == (400, "ALREADY_ANSWERED")
+
+
+def test_the_request_and_its_recipient_key_are_gone_once_expired(app, client, started):
+    _, _, request_id, _ = started
+    past_expiry(app, request_id)
+    again = client.get(f"/oid4vp/dc-requests/{request_id}")
+    assert (again.status_code, again.get_json()["code"]) == (400, "REQUEST_EXPIRED")
+
+
+def test_an_answer_after_expiry_is_refused_and_consumes_nothing(app, client, started):
+    iaca, _, request_id, request = started
+    body = as_credential(wallet_answer(request, iaca))
+    past_expiry(app, request_id)
+    response = dc_post(client, request_id, body)
+    assert (response.status_code, response.get_json()["code"]) == (400, "REQUEST_EXPIRED")
+    assert consumed_at(app, request_id) is None

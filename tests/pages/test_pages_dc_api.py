@@ -19,16 +19,21 @@ def opened(app, client):
     return opened, read_request(client, link)
 
 
-def dc_post(client, request_id: str, presentation: str, origin: str | None = ORIGIN):
+def dc_answer(client, request_id: str, presentation: str) -> dict:
     """The DigitalCredential a wallet answers ``dc_api.jwt`` with: its vp_token encrypted to
-    the key the request offered, posted as the browser returned it."""
-    headers = {"Origin": origin} if origin is not None else {}
+    the key the request offered, as the browser returns it."""
     jwe = encrypt_to(dc_api_key(client, request_id), {"vp_token": {"credential": [presentation]}})
-    return client.post(
-        f"/oid4vp/dc-responses/{request_id}",
-        json={"protocol": "openid4vp-v1-unsigned", "data": {"response": jwe}},
-        headers=headers,
-    )
+    return {"protocol": "openid4vp-v1-unsigned", "data": {"response": jwe}}
+
+
+def post_answer(client, request_id: str, answer: dict, origin: str | None = ORIGIN):
+    headers = {"Origin": origin} if origin is not None else {}
+    return client.post(f"/oid4vp/dc-responses/{request_id}", json=answer, headers=headers)
+
+
+def dc_post(client, request_id: str, presentation: str, origin: str | None = ORIGIN):
+    """A wallet's answer to the request, posted as the browser returned it."""
+    return post_answer(client, request_id, dc_answer(client, request_id, presentation), origin)
 
 
 def bound_to_origin(request, **options) -> str:
@@ -116,10 +121,13 @@ def test_the_nonce_is_checked_the_same_way(client, opened):
 
 def test_a_replayed_answer_is_refused(client, opened):
     _, request = opened
-    presentation = bound_to_origin(request)
-    assert dc_post(client, request.request_id, presentation).status_code == 200
-    replay = dc_post(client, request.request_id, presentation)
+    answer = dc_answer(client, request.request_id, bound_to_origin(request))
+    assert post_answer(client, request.request_id, answer).status_code == 200
+    replay = post_answer(client, request.request_id, answer)
     assert (replay.status_code, replay.get_json()["code"]) == (400, "ALREADY_ANSWERED")
+    # The answered request is not handed out again (its keys are gone with it).
+    again = client.get(f"/oid4vp/dc-requests/{request.request_id}")
+    assert (again.status_code, again.get_json()["code"]) == (400, "ALREADY_ANSWERED")
 
 
 @pytest.mark.parametrize(

@@ -89,6 +89,15 @@ def make_party(
     return Party(key, builder.sign(issuer.key if issuer else key, hashes.SHA256()))
 
 
+def aki_of_a_leaf_under(authority: Party) -> str:
+    """The ``aki`` value (OpenID4VP 1.0 §6.1.1.1) for ``authority``, as a wallet reads it: the
+    authorityKeyIdentifier of a certificate ``authority`` issues, base64url without padding.
+    Taken from a leaf the ``cryptography`` library issued, not from the service's own code."""
+    leaf = make_party("A leaf", issuer=authority)
+    named = leaf.certificate.extensions.get_extension_for_class(x509.AuthorityKeyIdentifier)
+    return base64.urlsafe_b64encode(named.value.key_identifier).rstrip(b"=").decode()
+
+
 @dataclass(frozen=True)
 class Service:
     provider: str

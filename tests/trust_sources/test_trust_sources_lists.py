@@ -23,13 +23,12 @@ from sources_support import (
     WITHDRAWN,
     Pointer,
     Service,
+    aki_of_a_leaf_under,
     etsi_xml,
     make_party,
     tampered,
     x5c_presentation,
 )
-
-from app.trust.sources import key_identifier
 
 PID_SCHEMA = "5c4a3f3e-0b1d-4c7e-9a51-000000000001"
 LIST_SIGNER = make_party("DE list signer", rsa_key=True)
@@ -129,13 +128,11 @@ def test_a_withdrawn_service_fails_saying_so(list_app, list_client, publisher):
 
 
 def test_the_dcql_query_names_the_listed_ca_by_key_identifier(list_app, list_client, publisher):
-    from app.sdjwt.encoding import b64url_encode
-
     _, _, verification = setup(list_app, list_client, publisher, listed())
     request = wallet_request(list_client, verification)
     (query,) = request.claims["dcql_query"]["credentials"]
     assert query["trusted_authorities"] == [
-        {"type": "aki", "values": [b64url_encode(key_identifier(ISSUING_CA.certificate))]}
+        {"type": "aki", "values": [aki_of_a_leaf_under(ISSUING_CA)]}
     ]
 
 

@@ -7,13 +7,17 @@ from datetime import timedelta
 
 from factories import make_staff
 from flows import add_source, make_verification, read_source, run_jobs, verify, wallet_request
-from sources_support import Service, etsi_xml, make_party, x5c_presentation
+from sources_support import (
+    Service,
+    aki_of_a_leaf_under,
+    etsi_xml,
+    make_party,
+    x5c_presentation,
+)
 from wallets import Issuer, python_presentation
 
 from app import clock, jobs
 from app.jobs.queue import queue_of
-from app.sdjwt.encoding import b64url_encode
-from app.trust.sources import key_identifier
 from app.trust_sources.jobs import SWEEP_JOB
 
 PID_SCHEMA = "5c4a3f3e-0b1d-4c7e-9a51-000000000001"
@@ -54,9 +58,7 @@ def test_a_pem_source_anchors_x5c_issuers_and_names_itself_when_it_does_not(app,
         "Issuer certificate is not in the certificates of trust source 'Our CAs'",
     )
     (query,) = wallet_request(client, verification, "crm-3").claims["dcql_query"]["credentials"]
-    assert query["trusted_authorities"] == [
-        {"type": "aki", "values": [b64url_encode(key_identifier(ROOT.certificate))]}
-    ]
+    assert query["trusted_authorities"] == [{"type": "aki", "values": [aki_of_a_leaf_under(ROOT)]}]
 
 
 def test_with_sources_an_issuer_without_a_certificate_is_not_trusted(app, client):

@@ -7,11 +7,8 @@ from __future__ import annotations
 import pytest
 from factories import make_staff
 from flows import add_source, make_verification, wallet_request
-from sources_support import make_party
+from sources_support import aki_of_a_leaf_under, make_party
 from wallets import Issuer, dc_api_openid4vp_request
-
-from app.sdjwt.encoding import b64url_encode
-from app.trust.sources import key_identifier
 
 PID_SCHEMA = "5c4a3f3e-0b1d-4c7e-9a51-000000000001"
 ROOT = make_party("Pinned root CA", ca=True)
@@ -19,7 +16,7 @@ OTHER_ROOT = make_party("Source root CA", ca=True)
 
 
 def aki(party) -> str:
-    return b64url_encode(key_identifier(party.certificate))
+    return aki_of_a_leaf_under(party)
 
 
 def credential_query(app, client, *, trusted_issuers=(), with_source=False) -> dict:

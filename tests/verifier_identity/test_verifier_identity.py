@@ -584,3 +584,30 @@ def test_once_the_certificate_has_expired_new_requests_carry_the_deployments_ide
     shown = identity(client, acme)
     assert shown["certificate"]["client_id"] == hash_id(leaf)
     assert shown["certificate"]["not_after"] == leaf.not_valid_after_utc.isoformat()
+
+
+def test_under_haip_a_chain_holding_a_self_signed_certificate_is_refused(
+    app, client, acme, monkeypatch
+):
+    monkeypatch.setitem(app.config, "VERIFIER_PROFILE", "haip")
+    registrar = Registrar()
+    leaf = registrar.issue(signing_request(client, acme, name_host=True)["csr_pem"])
+    refused = upload(client, acme, registrar.chain_pem(leaf))  # leaf, intermediate and root
+    assert (refused.status_code, refused.get_json()["code"]) == (400, "INVALID_CERTIFICATE_CHAIN")
+    assert "self-signed" in refused.get_json()["error"]
+    taken = upload(client, acme, pem_of(leaf, registrar.intermediate))
+    assert taken.status_code == 200, taken.get_json()
+
+
+def test_under_haip_a_certificate_naming_the_host_still_gives_x509_hash(
+    app, client, acme, monkeypatch
+):
+    monkeypatch.setitem(app.config, "VERIFIER_PROFILE", "haip")
+    registrar = Registrar()
+    leaf = registrar.issue(signing_request(client, acme, name_host=True)["csr_pem"])
+    assert upload(client, acme, pem_of(leaf, registrar.intermediate)).status_code == 200
+    digest = hashlib.sha256(leaf.public_bytes(serialization.Encoding.DER)).digest()
+    expected = "x509_hash:" + base64.urlsafe_b64encode(digest).rstrip(b"=").decode()
+    _, _, request = start(client, acme)
+    assert request.client_id == expected
+    assert verify_signed(request.token, leaf.public_key())["client_id"] == expected
