@@ -45,7 +45,6 @@ ALLOCATION_ATTEMPTS = 40
 MAX_CLAIMS = 200
 
 
-
 class ClaimIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
