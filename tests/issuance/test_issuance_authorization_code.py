@@ -48,6 +48,11 @@ def test_a_credential_through_the_authorization_code_flow_with_dpop(app, client)
     shown = client.get(f"/credentials/{credential['id']}", headers=org.headers).get_json()
     assert shown["status"] == "ISSUED"
 
+    # RFC 9449 §8.2: successful answers carry a fresh DPoP nonce too, readable by browsers.
+    for answer in (pushed, token, issued):
+        assert answer.headers["DPoP-Nonce"]
+        assert "DPoP-Nonce" in answer.headers["Access-Control-Expose-Headers"]
+
 
 @pytest.mark.parametrize("scope", ["openid", "openid no-such-credential"])
 def test_scope_values_naming_no_configuration_are_ignored_beside_an_offer(
