@@ -154,7 +154,7 @@ def credential_issuer_metadata_draft(org_id: str) -> Response:
 @read_only
 @documented(
     "OAuth 2.0 Authorization Server Metadata of an organization's issuer (pre-authorized "
-    "code grant only)",
+    "code and authorization code grants, PAR, PKCE S256, DPoP)",
     tags=("issuer",),
 )
 def authorization_server_metadata(org_id: str) -> Response:

@@ -15,6 +15,8 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
+import re
+import string
 import struct
 from dataclasses import dataclass
 from typing import Any
@@ -59,10 +61,31 @@ class DpopProof:
 
 
 def htu_of(url: str) -> str:
-    """RFC 9449 §4.3 (point 9): the target URI without query and fragment, scheme and host
-    compared case-insensitively (RFC 3986 §6.2.2.1)."""
+    """RFC 9449 §4.3 (point 9): the target URI without query and fragment, normalized as §4.2
+    asks before comparing (RFC 3986 §6.2.2, §6.2.3): scheme and host case-insensitive, the
+    scheme's default port and an empty port left out, percent-encoded unreserved characters
+    decoded and other percent-encodings in upper case, an empty path as ``/``. Otherwise a
+    wallet that writes the same URI another way is refused."""
     parts = urlsplit(url)
-    return urlunsplit((parts.scheme.lower(), parts.netloc.lower(), parts.path or "/", "", ""))
+    scheme, netloc = parts.scheme.lower(), parts.netloc.lower()
+    default = _DEFAULT_PORTS.get(scheme)
+    if default is not None and netloc.endswith(default):
+        netloc = netloc[: -len(default)]
+    netloc = netloc.removesuffix(":")
+    path = _PERCENT.sub(_normal_escape, parts.path) or "/"
+    return urlunsplit((scheme, netloc, path, "", ""))
+
+
+_DEFAULT_PORTS = {"https": ":443", "http": ":80"}
+_PERCENT = re.compile(r"%([0-9A-Fa-f]{2})")
+_UNRESERVED = frozenset(string.ascii_letters + string.digits + "-._~")
+
+
+def _normal_escape(match: re.Match[str]) -> str:
+    """RFC 3986 §6.2.2.1-2: an unreserved character stands for itself; other escapes in
+    upper case."""
+    character = chr(int(match.group(1), 16))
+    return character if character in _UNRESERVED else f"%{match.group(1).upper()}"
 
 
 def access_token_hash(access_token: str) -> str:

@@ -5,6 +5,12 @@ Forms send the body ``POST /schemas`` and ``PUT /schemas/<id>`` accept, attribut
 validate it with the same models. The attribute rows grow by one either through an htmx fragment
 or, without JavaScript, by posting the form with ``action=add-attribute``, which re-renders it
 with what was typed and one more row.
+
+A published schema's attribute names, types and format are what verifications and issued
+credentials rely on, so its page no longer offers that form. It offers "How wallets show it"
+instead: the name, description, colours, logo and attribute labels (what the type metadata at
+its ``vct`` and the issuer metadata show), saved with the same operation as ``PUT
+/schemas/<id>``, and nothing else it is sent.
 """
 
 from __future__ import annotations
@@ -17,7 +23,7 @@ from flask import render_template, request
 from flask.typing import ResponseReturnValue
 from pydantic import ValidationError
 
-from app.errors import ApiError
+from app.errors import ApiError, Conflict, InvalidRequest
 from app.organizations.models import Organization
 from app.schemas import operations as schema_ops
 from app.schemas.models import Schema
@@ -41,6 +47,8 @@ SCHEMA_FIELDS = (
     *schema_ops.DISPLAY_FIELDS,
 )
 FORMAT_FIELDS = ("vct", "doctype", "namespace")
+# What the "How wallets show it" form of a published schema may change, besides the labels.
+SHOWN_FIELDS = ("name", "description", *schema_ops.DISPLAY_FIELDS)
 # The issuer's settings of the schema, checkboxes: an unticked box is not sent at all.
 FLAG_FIELDS = ("authorization_code_by_mail", "key_attestations_required")
 ADD_ATTRIBUTE = "add-attribute"
@@ -138,6 +146,41 @@ def list_page(
     return page, status
 
 
+def relabelled(schema: Schema) -> list[dict[str, Any]]:
+    """The schema's attributes with the labels the display form sent, row by row: names,
+    types and namespaces stay as stored, whatever else the form carries."""
+    labels = request.form.getlist("attribute_description")
+    if len(labels) != len(schema.attributes):
+        raise InvalidRequest("Send one label per attribute of the schema")
+    translations = {
+        code: request.form.getlist(f"attribute_description_{code}") for code in TRANSLATED
+    }
+    attributes = []
+    for index, (stored, label) in enumerate(zip(schema.attributes, labels, strict=True)):
+        attribute = {k: v for k, v in stored.items() if k != "description_translations"}
+        attribute["description"] = label.strip()
+        written = {
+            code: texts[index].strip()
+            for code, texts in translations.items()
+            if index < len(texts) and texts[index].strip()
+        }
+        if written:
+            attribute["description_translations"] = written
+        attributes.append(attribute)
+    return attributes
+
+
+def shown_body(values: dict[str, str], attributes: list[dict[str, Any]]) -> dict[str, Any]:
+    """The ``PUT /schemas/<id>`` body of the display form: an emptied display field clears it."""
+    shown = {name: values[name].strip() or None for name in schema_ops.DISPLAY_FIELDS}
+    return {
+        "name": values["name"].strip(),
+        "description": values["description"].strip(),
+        **shown,
+        "attributes": attributes,
+    }
+
+
 def detail_page(
     organization: Organization,
     schema: Schema,
@@ -146,7 +189,9 @@ def detail_page(
     attributes: list[dict[str, Any]] | None = None,
     error: str | None = None,
 ):
-    """Own drafts come with the edit form and the Publish button; the rest is read-only."""
+    """Own drafts come with the edit form and the Publish button, own published schemas with
+    the display form (``values``, ``attributes`` and ``error`` fill whichever form is shown);
+    public schemas that ship with the service are read-only."""
     own = schema.organization_id == organization.id
     page = render_template(
         "staff/schemas/detail.html",
@@ -210,9 +255,15 @@ def schemas_detail(schema_id: str) -> ResponseReturnValue:
 @bp.post("/schemas/<schema_id>")
 @require_staff
 def schemas_update(schema_id: str) -> ResponseReturnValue:
-    """Replace a draft's fields and attributes; public schemas refuse before anything is read."""
+    """Replace a draft's fields and attributes; public schemas refuse before anything is read,
+    and a published schema changes only through its display form."""
     organization = acting_organization()
     schema = schema_ops.get_own_schema(organization, parse_id(schema_id))
+    if schema.published:
+        message, status = refusal(
+            Conflict(f"Schema {schema.name} is published: only how wallets show it can change")
+        )
+        return detail_page(organization, schema, status, error=message)
     values, attributes = submitted()
     if adding_a_row():
         return detail_page(
@@ -233,3 +284,24 @@ def schemas_publish(schema_id: str) -> ResponseReturnValue:
     """Publishing is idempotent, as in the JSON API."""
     schema = schema_ops.publish_schema(acting_organization(), parse_id(schema_id))
     return finished(f"Schema {schema.name} published.", "staff.schemas_detail", schema_id=schema.id)
+
+
+@bp.post("/schemas/<schema_id>/display")
+@require_staff
+def schemas_display(schema_id: str) -> ResponseReturnValue:
+    """How wallets show a schema: name, description, colours, logo and attribute labels,
+    through the same operation as the JSON API's PUT (audited as ``schema.updated``)."""
+    organization = acting_organization()
+    schema = schema_ops.get_own_schema(organization, parse_id(schema_id))
+    values = form_values(SHOWN_FIELDS)
+    attributes: list[dict[str, Any]] | None = None
+    try:
+        attributes = relabelled(schema)
+        body = SchemaPatch.model_validate(shown_body(values, attributes))
+        schema_ops.update_schema(organization, schema.id, body.model_dump(exclude_unset=True))
+    except (ValidationError, ApiError) as exc:
+        message, status = refusal(exc)
+        return detail_page(organization, schema, status, values, attributes, message)
+    return finished(
+        f"How wallets show {schema.name} saved.", "staff.schemas_detail", schema_id=schema.id
+    )

@@ -277,6 +277,17 @@ def furnished(deployment) -> Furnished:
         },
         headers=owner.headers(),
     ).get_json()["id"]
+    # A published schema: its page has the "How wallets show it" form instead.
+    published = client.post(
+        "/schemas",
+        json={
+            "name": "Staff card",
+            "vct": "https://acme.test/staff",
+            "attributes": [{"name": "staff_number", "description": "Staff number", "type": "TEXT"}],
+        },
+        headers=owner.headers(),
+    ).get_json()["id"]
+    client.post(f"/schemas/{published}/publish", headers=owner.headers())
     integration = client.get("/integrations", headers=owner.headers()).get_json()["results"][0]
     # A list whose first fetch failed (an address the fetcher refuses), so its page shows the
     # error row as staff would meet it.
@@ -306,6 +317,7 @@ def furnished(deployment) -> Furnished:
         f"/dashboard/recipients/{recipient}/delete",
         "/dashboard/schemas",
         f"/dashboard/schemas/{schema}",
+        f"/dashboard/schemas/{published}",
         f"/dashboard/schemas/{PID_SCHEMA_ID}",
         "/dashboard/trust",
         f"/dashboard/trust/{trust_source}",

@@ -17,7 +17,7 @@ from issuance.attestation_support import (
     trust,
 )
 from issuance.authcode_support import CLIENT_ID, REDIRECT_URI, AuthCodeWallet
-from issuance.issuance_support import DIPLOMA, Org, issue, make_org
+from issuance.issuance_support import DIPLOMA, Org, issue, make_org, offer_of
 
 
 def test_a_credential_through_the_authorization_code_flow_with_dpop(app, client) -> None:
@@ -47,6 +47,11 @@ def test_a_credential_through_the_authorization_code_flow_with_dpop(app, client)
     assert issued.get_json()["credentials"][0]["credential"].count("~") >= 2
     shown = client.get(f"/credentials/{credential['id']}", headers=org.headers).get_json()
     assert shown["status"] == "ISSUED"
+
+    # RFC 9449 §8.2: successful answers carry a fresh DPoP nonce too, readable by browsers.
+    for answer in (pushed, token, issued):
+        assert answer.headers["DPoP-Nonce"]
+        assert "DPoP-Nonce" in answer.headers["Access-Control-Expose-Headers"]
 
 
 @pytest.mark.parametrize("scope", ["openid", "openid no-such-credential"])
@@ -150,6 +155,7 @@ class Negative:
     status: int
     error: str
     config: tuple[tuple[str, str], ...] = ()
+    says: str = ""  # in error_description, where several refusals share the error
 
 
 def _par_without_pkce(client, org, wallet, credential):
@@ -259,6 +265,54 @@ def _unknown_scope_without_issuer_state(client, org, wallet, credential):
     form = wallet.par_form(org, "", scope="openid")
     del form["issuer_state"]
     return client.post(org.path("/par"), data=form)
+
+
+def _pushed_with_issuer_state(client, org, wallet, issuer_state):
+    """A pushed request that is right in every other way, naming ``issuer_state`` (None: left
+    out)."""
+    if wallet.dpop_nonce is None:
+        wallet.fetch_nonce(client, org)
+    form = wallet.par_form(org, issuer_state)
+    headers = {"DPoP": wallet.dpop("POST", f"{org.issuer}/par")}
+    return client.post(org.path("/par"), data=form, headers=headers)
+
+
+def _issuer_state_of(client, credential):
+    return offer_of(client, credential)["grants"]["authorization_code"]["issuer_state"]
+
+
+def _issuer_state_missing(client, org, wallet, credential):
+    return _pushed_with_issuer_state(client, org, wallet, None)
+
+
+def _issuer_state_unknown(client, org, wallet, credential):
+    return _pushed_with_issuer_state(client, org, wallet, "no-such-offer-" + "x" * 30)
+
+
+def _issuer_state_of_another_organization(client, org, wallet, credential):
+    other = make_org(client.application, email="registrar@other.test", name="Other")
+    theirs = issue(client, other)
+    return _pushed_with_issuer_state(client, org, wallet, _issuer_state_of(client, theirs))
+
+
+def _issuer_state_of_a_taken_offer(client, org, wallet, credential):
+    issuer_state = _issuer_state_of(client, credential)
+    taken = _credential_issued(client, org, AuthCodeWallet(), credential)
+    assert taken.status_code == 200, taken.get_json()
+    return _pushed_with_issuer_state(client, org, wallet, issuer_state)
+
+
+def _issuer_state_of_a_withdrawn_offer(client, org, wallet, credential):
+    issuer_state = _issuer_state_of(client, credential)
+    withdrawn = client.post(f"/credentials/{credential['id']}/revoke", headers=org.headers)
+    assert withdrawn.status_code == 200, withdrawn.get_json()
+    return _pushed_with_issuer_state(client, org, wallet, issuer_state)
+
+
+def _credential_issued(client, org, wallet, credential):
+    token = wallet.dpop_token(client, org, credential)
+    body = wallet.credential_body(client, org, org.schema_id)
+    return wallet.credential_request(client, org, token, body)
 
 
 def _unknown_credential_configuration(client, org, wallet, credential):
@@ -383,6 +437,42 @@ NEGATIVES = [
         "invalid_request",
     ),
     Negative(
+        "PAR without issuer_state",
+        _issuer_state_missing,
+        400,
+        "invalid_request",
+        says="issuer_state is missing",
+    ),
+    Negative(
+        "PAR with an unknown issuer_state",
+        _issuer_state_unknown,
+        400,
+        "invalid_request",
+        says="issuer_state is not one of this issuer's offers",
+    ),
+    Negative(
+        "PAR with another organization's issuer_state",
+        _issuer_state_of_another_organization,
+        400,
+        "invalid_request",
+        says="issuer_state is not one of this issuer's offers",
+    ),
+    Negative(
+        "PAR with the issuer_state of a taken offer",
+        _issuer_state_of_a_taken_offer,
+        400,
+        "invalid_request",
+        says="The offer was taken, withdrawn or has expired",
+    ),
+    Negative(
+        "PAR with the issuer_state of a withdrawn offer",
+        _issuer_state_of_a_withdrawn_offer,
+        400,
+        "invalid_request",
+        # Withdrawing an offer forgets its codes, issuer_state among them.
+        says="issuer_state is not one of this issuer's offers",
+    ),
+    Negative(
         "unknown credential configuration",
         _unknown_credential_configuration,
         400,
@@ -440,6 +530,7 @@ def test_issuer_test_plan_negatives(app, make_app, negative: Negative) -> None:
 
     assert response.status_code == negative.status, response.get_data(as_text=True)
     assert response.get_json()["error"] == negative.error
+    assert negative.says in response.get_json().get("error_description", "")
     assert response.headers["Cache-Control"] == "no-store"
     if negative.status == 401 and negative.error != "invalid_client":
         assert response.headers["WWW-Authenticate"] == (

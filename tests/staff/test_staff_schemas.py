@@ -4,6 +4,7 @@ published through forms, as the JSON API sees them."""
 from __future__ import annotations
 
 import re
+from urllib.parse import urlsplit
 
 from factories import PID_SCHEMA_ID, make_staff
 from staff_support import submit, text_of
@@ -186,7 +187,12 @@ def test_publishing_a_draft(browser, client, owner):
     assert api_schema(client, owner, schema_id)["published"] is True
     page = text_of(browser.get(f"/dashboard/schemas/{schema_id}"))
     assert "Schema Employee badge published." in page
-    assert "<form" not in main_of(page)
+    main = main_of(page)
+    # Only the display form is left: no field for the format, the type or attribute names.
+    assert main.count("<form") == 1 and 'data-testid="display-form"' in main
+    assert f'action="/dashboard/schemas/{schema_id}/display"' in main
+    for field in ("format", "vct", "attribute_name", "attribute_type", "validity_days"):
+        assert f'name="{field}"' not in main, field
 
 
 def test_a_public_schema_is_read_only(browser, client, owner):
@@ -319,3 +325,154 @@ def test_a_new_schema_has_neither_issuing_setting_unless_ticked(browser, client,
     stored = api_schema(client, owner, create(browser))
     assert stored["authorization_code_by_mail"] is False
     assert stored["key_attestations_required"] is False
+
+
+SHOWN = {
+    "name": "Staff badge",
+    "description": "Worn at all times.",
+    "background_color": "#12107C",
+    "text_color": "#FFFFFF",
+    "logo_uri": "https://acme.test/badge.png",
+    "logo_alt_text": "Acme badge",
+    "attribute_description": ["Staff number", "Joined on"],
+    "attribute_description_fr": ["Numéro", ""],
+}
+
+
+def published(browser, form: dict | None = None) -> str:
+    schema_id = create(browser, form or {**BADGE, "vct": ""})
+    assert submit(browser, f"/dashboard/schemas/{schema_id}/publish").status_code == 303
+    return schema_id
+
+
+def test_a_published_schemas_display_changes_through_its_form_and_its_type_metadata_follows(
+    browser, client, owner
+):
+    schema_id = published(browser)
+    vct = api_schema(client, owner, schema_id)["vct"]
+    before = client.get(urlsplit(vct).path).get_json()
+    assert before["name"] == "Employee badge" and "rendering" not in before["display"][0]
+
+    response = submit(browser, f"/dashboard/schemas/{schema_id}/display", SHOWN)
+    assert response.status_code == 303, text_of(response)
+    assert response.headers["Location"] == f"/dashboard/schemas/{schema_id}"
+    assert "How wallets show Staff badge saved." in text_of(
+        browser.get(response.headers["Location"])
+    )
+
+    stored = api_schema(client, owner, schema_id)
+    assert (stored["name"], stored["description"]) == ("Staff badge", "Worn at all times.")
+    assert stored["attributes"] == [
+        {
+            "name": "employee_id",
+            "description": "Staff number",
+            "type": "TEXT",
+            "description_translations": {"fr": "Numéro"},
+        },
+        {"name": "start_date", "description": "Joined on", "type": "DATETIME"},
+    ]
+    document = client.get(urlsplit(vct).path).get_json()
+    assert document["name"] == "Staff badge"
+    assert document["display"] == [
+        {
+            "locale": "en",
+            "name": "Staff badge",
+            "description": "Worn at all times.",
+            "rendering": {
+                "simple": {
+                    "logo": {"uri": "https://acme.test/badge.png", "alt_text": "Acme badge"},
+                    "background_color": "#12107C",
+                    "text_color": "#FFFFFF",
+                }
+            },
+        }
+    ]
+    assert [claim["display"][0]["label"] for claim in document["claims"]] == [
+        "Staff number",
+        "Joined on",
+    ]
+
+    # Like every write, the change is in the audit trail, by the staff member who made it.
+    trail = client.get(
+        "/audit-events", query_string={"action": "schema.updated"}, headers=owner.headers()
+    ).get_json()["results"]
+    assert [(event["record_id"], event["actor"]["type"]) for event in trail] == [
+        (schema_id, "user")
+    ]
+    assert {"name", "background_color", "attributes"} <= set(trail[0]["changes"])
+
+
+def test_the_display_form_changes_nothing_else_and_the_full_form_refuses_a_published_schema(
+    browser, client, owner
+):
+    schema_id = published(browser)
+    before = api_schema(client, owner, schema_id)
+    forged = {
+        **SHOWN,
+        "format": "jwt_vc_json",
+        "vct": "https://evil.test/type",
+        "types": "EvilCredential",
+        "validity_days": "1",
+        "authorization_code_by_mail": "on",
+        "key_attestations_required": "on",
+        "attribute_name": ["evil", "worse"],
+        "attribute_type": ["NUMBER", "BOOLEAN"],
+        "public": "true",
+    }
+    assert submit(browser, f"/dashboard/schemas/{schema_id}/display", forged).status_code == 303
+    after = api_schema(client, owner, schema_id)
+    kept = (
+        "format",
+        "vct",
+        "types",
+        "validity_days",
+        "authorization_code_by_mail",
+        "key_attestations_required",
+        "public",
+        "published",
+    )
+    assert {k: after[k] for k in kept} == {k: before[k] for k in kept}
+    assert [(a["name"], a["type"]) for a in after["attributes"]] == [
+        ("employee_id", "TEXT"),
+        ("start_date", "DATETIME"),
+    ]
+    assert after["name"] == "Staff badge"
+
+    # One label per attribute, no more, no less; an empty name is refused with the values.
+    extra = {**SHOWN, "attribute_description": ["a", "b", "c"]}
+    refused = submit(browser, f"/dashboard/schemas/{schema_id}/display", extra)
+    assert refused.status_code == 400
+    assert "Send one label per attribute of the schema" in text_of(refused)
+    nameless = submit(
+        browser,
+        f"/dashboard/schemas/{schema_id}/display",
+        {**SHOWN, "name": "", "text_color": "white"},
+    )
+    assert nameless.status_code == 400 and 'value="white"' in text_of(nameless)
+    assert api_schema(client, owner, schema_id)["text_color"] == "#FFFFFF"
+
+    # The draft's whole form no longer applies once the schema is published.
+    whole = submit(browser, f"/dashboard/schemas/{schema_id}", {**BADGE, "vct": "urn:other"})
+    assert whole.status_code == 409
+    assert "only how wallets show it can change" in text_of(whole)
+    assert api_schema(client, owner, schema_id)["vct"] == before["vct"]
+
+    # Like every dashboard form, it needs the page's CSRF token.
+    unsigned = browser.post(f"/dashboard/schemas/{schema_id}/display", data=SHOWN)
+    assert unsigned.status_code == 403
+
+
+def test_the_display_form_is_not_for_public_or_other_organizations_schemas(app, browser, client):
+    assert submit(browser, f"/dashboard/schemas/{PID_SCHEMA_ID}/display", SHOWN).status_code == 403
+    stranger = make_staff(app, "mallory@example.test", Plan.PRO, "Evil")
+    body = {
+        "name": "Secret",
+        "vct": "urn:evil:1",
+        "attributes": [{"name": "x", "description": "", "type": "TEXT"}],
+    }
+    theirs = client.post("/schemas", json=body, headers=stranger.headers()).get_json()["id"]
+    one = {**SHOWN, "attribute_description": ["X"]}
+    assert submit(browser, f"/dashboard/schemas/{theirs}/display", one).status_code == 404
+    assert (
+        client.get(f"/schemas/{theirs}", headers=stranger.headers()).get_json()["name"] == "Secret"
+    )
