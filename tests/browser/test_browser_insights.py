@@ -102,7 +102,9 @@ def test_staff_read_the_overview_find_and_export_and_read_the_audit_trail(
 
     # A recent outcome leads to the individual; the filters narrow the list.
     page.get_by_role("link", name="cust-2", exact=True).click()
-    expect(page.get_by_label("Customer ID")).to_have_value("cust-2")
+    expect(page.get_by_test_id("one-individual")).to_be_visible()
+    expect(page.locator("main table tbody tr")).to_have_count(1)
+    expect(page.locator("main table tbody")).to_contain_text("cust-2")
     page.get_by_label("Customer ID").fill("cust")
     page.get_by_label("Status").select_option("FAILED")
     page.get_by_role("button", name="Filter").click()
