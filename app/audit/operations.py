@@ -22,7 +22,7 @@ from datetime import date, datetime, timedelta
 from typing import Any
 
 from sqlalchemy import delete, event, func, inspect, select
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, SessionTransaction
 
 from app.audit.models import AppendOnly, AuditEvent
 from app.extensions import db
@@ -118,7 +118,7 @@ def listen() -> None:
         event.listen(Session, "after_soft_rollback", _forget_notes)
 
 
-def _notes(session: Session) -> dict[int, dict[str, Any]]:
+def _notes(session: Session) -> dict[Any, dict[str, Any]]:
     return session.info.setdefault(_NOTES_KEY, {})
 
 
@@ -151,12 +151,21 @@ def _note(session: Session, obj: Any, verb: str) -> None:
             changed[attr.key] = history.added[0] if history.added else None
     if verb == "updated" and not changed:
         return
-    # One note per record and transaction: a record created then changed before the commit
-    # is one "created" with the last values; a deletion is the last word.
-    note = _notes(session).setdefault(id(obj), {"obj": obj, "verb": verb, "fields": {}})
+    # One note per record and (sub)transaction, so a savepoint rolled back takes exactly what
+    # was noted inside it; the notes of one record are merged at the commit.
+    transaction = _innermost(session)
+    note = _notes(session).setdefault(
+        (id(obj), transaction), {"obj": obj, "verb": verb, "fields": {}, "transaction": transaction}
+    )
+    _merge(note, verb, changed)
+
+
+def _merge(note: dict[str, Any], verb: str, fields: dict[str, Any]) -> None:
+    """A record created then changed before the commit is one "created" with the last
+    values; a deletion is the last word."""
     if verb == "deleted" or note["verb"] != "created":
         note["verb"] = verb
-    note["fields"].update(changed)
+    note["fields"].update(fields)
 
 
 def note_deleted(record_type: str, record_id: uuid.UUID, organization_id: uuid.UUID) -> None:
@@ -173,7 +182,7 @@ def _record_notes(session: Session) -> None:
     actor = current_actor()
     if not notes or actor is None:
         return
-    for note in notes.values():
+    for note in _by_record(notes).values():
         obj = note["obj"]
         record_type = RECORD_TYPES[type(obj).__name__]
         organization_id = _organization_of(obj)
@@ -186,8 +195,38 @@ def _record_notes(session: Session) -> None:
     session.flush()
 
 
-def _forget_notes(session: Session, *_: Any) -> None:
-    session.info.pop(_NOTES_KEY, None)
+def _by_record(notes: dict[Any, dict[str, Any]]) -> dict[int, dict[str, Any]]:
+    merged: dict[int, dict[str, Any]] = {}
+    for note in notes.values():
+        record = merged.setdefault(
+            id(note["obj"]), {"obj": note["obj"], "verb": note["verb"], "fields": {}}
+        )
+        _merge(record, note["verb"], note["fields"])
+    return merged
+
+
+def _innermost(session: Session) -> SessionTransaction | None:
+    return session.get_nested_transaction() or session.get_transaction()
+
+
+def _forget_notes(session: Session, rolled_back: SessionTransaction) -> None:
+    """A savepoint rolled back (a lost first-use race, say) takes only the notes made inside
+    it: the request's other writes still commit, and still need their events."""
+    if not rolled_back.nested:
+        session.info.pop(_NOTES_KEY, None)
+        return
+    notes = _notes(session)
+    for key, note in list(notes.items()):
+        if _within(note["transaction"], rolled_back):
+            del notes[key]
+
+
+def _within(transaction: SessionTransaction | None, ancestor: SessionTransaction) -> bool:
+    while transaction is not None:
+        if transaction is ancestor:
+            return True
+        transaction = transaction.parent
+    return False
 
 
 def _verb(verb: str, fields: dict[str, Any]) -> str:

@@ -4,6 +4,7 @@ with no secret and no personal value in it; each organization reads only its own
 from __future__ import annotations
 
 import json
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
@@ -458,3 +459,25 @@ def test_every_model_is_audited_or_says_why_not(app):
     unaccounted = mapped - set(audit.RECORD_TYPES) - set(NOT_AUDITED)
     assert not unaccounted, f"add to RECORD_TYPES or NOT_AUDITED: {sorted(unaccounted)}"
     assert not set(NOT_AUDITED) & set(audit.RECORD_TYPES)
+
+
+def test_a_savepoint_rolled_back_takes_only_its_own_notes(app, world: World):
+    """A lost first-use race rolls back a savepoint (``begin_nested``) inside a request whose
+    other writes still commit: those keep their events, the rolled-back one leaves none."""
+    from flask import g
+
+    from app.organizations.models import Organization
+
+    with app.test_request_context("/", method="POST"):
+        g.audit_actor = audit.Actor("user", "u-1", "ada@example.test", "192.0.2.1")
+        organization = db.session.get(Organization, uuid.UUID(world.org.id))
+        organization.name = "Renamed before the race"
+        db.session.flush()
+        savepoint = db.session.begin_nested()
+        organization.support_contact = "lost@example.test"
+        db.session.flush()
+        savepoint.rollback()
+        db.session.commit()
+
+    recorded = events(world.client, world.session, action="organization.updated")
+    assert [event["changes"] for event in recorded] == [{"name": "Renamed before the race"}]
