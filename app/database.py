@@ -127,7 +127,42 @@ def configure_sqlite(engine: Engine) -> None:
     def on_begin(connection: Any) -> None:
         if _single_statement.get():
             return  # the driver's autocommit: the one SELECT is its own transaction
-        connection.exec_driver_sql("BEGIN" if _read_only.get() else "BEGIN IMMEDIATE")
+        if _read_only.get():
+            connection.exec_driver_sql("BEGIN")
+        elif _may_be_busy.get():
+            connection.exec_driver_sql("BEGIN IMMEDIATE")  # its own short busy timeout
+        else:
+            begin_writing(connection)
+
+
+# How often a writer asks again for SQLite's write lock while another holds it.
+LOCK_POLL_SECONDS = 0.002
+
+
+def begin_writing(connection: Any) -> None:
+    """BEGIN IMMEDIATE, polling for the write lock every couple of milliseconds.
+
+    SQLite's own busy handler backs off to one try every 100 ms. A writer waiting behind a
+    stream of short transactions (a CSV upload issuing 20 rows at a time) then misses the
+    gaps between them and waits for the whole stream; asking often takes the first gap. The
+    last try, at the busy timeout, goes through the usual path, so a lock held too long is an
+    outage exactly as before.
+    """
+    driver = connection.connection.driver_connection
+    deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
+    driver.execute("PRAGMA busy_timeout=0")
+    try:
+        while time.monotonic() < deadline:
+            try:
+                driver.execute("BEGIN IMMEDIATE")
+                return
+            except sqlite3.OperationalError as exc:
+                if "database is locked" not in str(exc).lower():
+                    break  # not the lock: let the usual path raise it
+            time.sleep(LOCK_POLL_SECONDS)
+        connection.exec_driver_sql("BEGIN IMMEDIATE")
+    finally:
+        driver.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
 
 
 def configure_postgresql(engine: Engine) -> None:
