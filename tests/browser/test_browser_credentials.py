@@ -29,6 +29,8 @@ from flask import Flask
 from flask.testing import FlaskClient
 from support.issuing import take_offer
 
+from app.jobs.queue import queue_of
+
 WIDTHS = [
     {"viewport": DESKTOP},
     {"viewport": PHONE},
@@ -212,6 +214,9 @@ def test_staff_issue_a_credential_and_the_offer_page_shows_its_qr(browser, issue
         ]
     )
     page.get_by_role("button", name="Check the file and issue").click()
+    expect(page.get_by_test_id("upload-running")).to_be_visible()
+    look("upload-running")
+    queue_of(issuer.app).run_pending()  # what the worker does
     expect(page.get_by_role("heading", name="1 credential offered")).to_be_visible()
     look("uploaded")
 
