@@ -14,7 +14,7 @@ checks) is counted as failed with its reason and the others go on.
 
 The rows (claim values) and the results (each credential's one-time code) are sealed with
 AES-GCM under a key derived from the deployment's secret, as the kept API answers are; the rows
-are dropped once issued, the codes once shown.
+are dropped once issued, the codes once shown, the results a day after the upload finished.
 
 A repeat of a file (the same bytes, by SHA-256) already uploaded in the organization is found
 by ``earlier_upload``, so the form can name it and ask before issuing it again.
@@ -44,6 +44,10 @@ from app.issuance.models import CredentialUpload, UploadStatus
 BATCH = 20
 # How long a worker holds an upload without moving it on before another may take it over.
 LEASE = timedelta(minutes=2)
+# How long a finished upload keeps its results (the codes not yet shown among them); the
+# browser that sent it can show them for an hour. The record itself stays, with its counts
+# and its file's hash, so a repeat of the file is still named.
+RESULTS_KEPT = timedelta(days=1)
 # Workers that took an upload and did not finish it (killed, storage gone) before it is given up.
 MAX_ATTEMPTS = 5
 GIVEN_UP = (
@@ -259,6 +263,22 @@ def stalled(now: datetime) -> list[uuid.UUID]:
             )
         )
     )
+
+
+def forget_results(now: datetime) -> int:
+    """Drop the results (and any code never shown) of uploads finished over ``RESULTS_KEPT``
+    ago."""
+    forgotten = db.session.execute(
+        update(CredentialUpload)
+        .where(
+            CredentialUpload.status == UploadStatus.FINISHED,
+            CredentialUpload.finished_at <= now - RESULTS_KEPT,
+            CredentialUpload.sealed_results.is_not(None),
+        )
+        .values(sealed_results=None)
+        .execution_options(synchronize_session=False)
+    )
+    return forgotten.rowcount or 0
 
 
 @dataclass(frozen=True)

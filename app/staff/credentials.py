@@ -6,8 +6,10 @@ the body ``POST /credentials`` accepts, validated by the same model and issued b
 operations. Each form's POST redirects (303) to a page a reload cannot post again; a
 transaction code exists in clear only in the POST that created it, so it rides to that page
 sealed in the session (``app.web.shown_once``), never in the URL, and is shown once. A CSV
-upload's codes, too many for a cookie, are kept sealed with the claim of its form's nonce, which
-also keeps the same form from issuing twice (``app.staff.upload_results``). Offer emails leave
+upload is only read and checked here, then recorded for a background job to issue
+(``app.issuance.uploads``, ``app.staff.upload_jobs``); its codes, too many for a cookie, are
+kept sealed with it, and its form's claimed nonce keeps the same form from being recorded twice
+(``app.staff.upload_results``). Offer emails leave
 after the issuance is committed (``app.mail``); a relay failure is shown on the page and the
 offer page link stays there to share another way.
 """

@@ -36,9 +36,12 @@ def issue_upload(upload_id: str) -> None:
 
 @jobs.periodic(jobs.crontab(minute="*"), name=SWEEP_JOB)
 def sweep() -> None:
-    """Hand the queue every upload no worker is moving (never taken, or its lease run out)."""
-    for upload_id in uploads.stalled(clock.now()):
+    """Hand the queue every upload no worker is moving (never taken, or its lease run out),
+    and forget the results of uploads finished a day ago."""
+    now = clock.now()
+    for upload_id in uploads.stalled(now):
         jobs.try_enqueue(ISSUE_JOB, str(upload_id))
+    uploads.forget_results(now)
 
 
 def hand_over(upload_id: uuid.UUID) -> None:

@@ -251,3 +251,22 @@ def test_a_repeat_of_a_file_still_issuing_is_named_too(app, client):
     assert "0 credentials issued so far (it is still issuing)" in text_of(again)
     issue_uploads(app)
     assert issued(client, owner) == 3
+
+
+def test_the_results_and_codes_never_shown_are_forgotten_a_day_after_the_upload(app, client):
+    owner = make_staff(app)
+    browser, schema = ready(app, client, owner)
+    assert send(browser, schema).status_code == 303
+    issue_uploads(app)
+    with app.app_context():
+        upload = db.session.scalar(db.select(CredentialUpload))
+        assert len(uploads.Results.of(upload, "test-secret").rows) == 3
+        finished = upload.finished_at
+        assert uploads.forget_results(finished + uploads.RESULTS_KEPT / 2) == 0
+        assert uploads.forget_results(finished + uploads.RESULTS_KEPT) == 1
+        db.session.commit()
+        upload = db.session.scalar(db.select(CredentialUpload))
+        assert upload.sealed_results is None and upload.sealed_rows is None
+        assert (upload.rows_issued, upload.file_sha256) != (0, "")
+        db.session.remove()
+    assert send(browser, schema).status_code == 409, "still named as a repeat"
