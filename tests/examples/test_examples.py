@@ -1,8 +1,9 @@
 """The example backends of ``examples/`` against a live Verity, end to end.
 
 One Verity serves both: gunicorn on a free loopback port with ``make run``'s settings on a
-temporary SQLite database (plus ``TRUST_ALLOW_PRIVATE=1``, so webhooks may go to a backend on
-this machine), and its job worker, which delivers the webhooks. The staff set up what the
+database of its own (a temporary SQLite file; a PostgreSQL schema of its own in the PostgreSQL
+pass), plus ``TRUST_ALLOW_PRIVATE=1`` so webhooks may go to a backend on this machine, and its
+job worker, which delivers the webhooks. The staff set up what the
 examples need (an integration key, a verification, one webhook endpoint for each example); a
 credential is issued into the project's holder. Then, for each example, as a person would:
 the backend's ``/verify`` redirects the browser to the individual's page, the holder
@@ -28,6 +29,7 @@ from typing import Any
 
 import pytest
 import requests
+from interop.interop_support import interop_database
 from support.npm import ensure_node_modules
 
 from demo.run import PERSON, SCHEMA, Api, environment, free_port, gunicorn, stop, wait_ready
@@ -112,9 +114,17 @@ def operator_setup(env: dict[str, str]) -> str:
 @pytest.fixture(scope="module")
 def verity(tmp_path_factory) -> Iterator[Verity]:
     workdir = tmp_path_factory.mktemp("verity")
-    env = environment(workdir)
-    env.pop("JOBS_QUEUE_URL", None)
-    env["TRUST_ALLOW_PRIVATE"] = "1"
+    with interop_database(workdir) as database_url:
+        env = environment(workdir)
+        env.update(
+            DATABASE_URL=database_url,
+            JOBS_QUEUE_URL=f"sqlite:///{workdir / 'jobs.sqlite3'}",
+            TRUST_ALLOW_PRIVATE="1",
+        )
+        yield from live_verity(workdir, env)
+
+
+def live_verity(workdir: Path, env: dict[str, str]) -> Iterator[Verity]:
     token = operator_setup(env)
     port = free_port()
     base = f"http://127.0.0.1:{port}"
