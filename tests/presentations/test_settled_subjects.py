@@ -11,6 +11,7 @@ attempt, no outcome, no webhook event. A FAILED individual still answers (it may
 from __future__ import annotations
 
 import time
+import uuid
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
@@ -22,8 +23,12 @@ from support.race import all_at_once
 from wallets import Issuer, WalletRequest, post_response, python_presentation, read_request
 
 from app import clock
+from app.errors import InvalidRequest
 from app.extensions import db
+from app.policies.models import PolicyRequest
 from app.policies.operations import connect_policy
+from app.presentations import operations as presentations
+from app.presentations.decide import Decision
 from app.verifications.models import PresentationAttempt
 from app.web.links import links
 from app.webhooks.models import WebhookEvent
@@ -182,10 +187,10 @@ def test_an_expired_policy_request_stays_expired_when_its_link_is_answered(app, 
 def test_concurrent_answers_on_two_links_decide_one_outcome(app, client, kind, answers):
     subject = open_subject(app, client, kind)
     links_ = subject.second_link()
-    presentations = [answer(link) for answer, link in zip(answers, links_, strict=True)]
+    answered = [answer(link) for answer, link in zip(answers, links_, strict=True)]
 
     def post(index: int) -> int:
-        response = post_response(app.test_client(), links_[index], presentations[index])
+        response = post_response(app.test_client(), links_[index], answered[index])
         assert response.status_code == 200 or refused(response, "ALREADY_ANSWERED")
         return response.status_code
 
@@ -193,3 +198,29 @@ def test_concurrent_answers_on_two_links_decide_one_outcome(app, client, kind, a
     assert subject.attempts() == 1
     [event] = subject.outcome_events()
     assert event.endswith(subject.status()[1].lower())
+
+
+@pytest.mark.parametrize("settle", ["failed", "expired"])
+def test_the_outcome_is_decided_under_the_lock_whatever_was_read_before(app, client, settle):
+    """An answer checked while the policy request was open, recorded after it settled (the
+    window between deciding a presentation and recording it): the check under the row lock
+    refuses it."""
+    subject = open_subject(app, client, "policy")
+    first, second = subject.second_link()
+    with app.app_context():
+        if settle == "failed":
+            answered = presentations.consume(uuid.UUID(first.request_id))
+            presentations.record(answered, Decision(False, "no"))
+        else:
+            policy = db.session.get(PolicyRequest, uuid.UUID(subject.id))
+            policy.expires_at = clock.now() - timedelta(seconds=1)
+        db.session.commit()
+        late = presentations.consume(uuid.UUID(second.request_id))
+        with pytest.raises(InvalidRequest) as refused_:
+            presentations.record(late, Decision(True, issuer="i"))
+        assert refused_.value.code == (
+            "ALREADY_ANSWERED" if settle == "failed" else "REQUEST_EXPIRED"
+        )
+        db.session.rollback()
+    assert subject.status() == ((200, "FAILED") if settle == "failed" else (410, "EXPIRED"))
+    assert subject.attempts() == (1 if settle == "failed" else 0)
