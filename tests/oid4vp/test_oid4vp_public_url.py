@@ -58,6 +58,26 @@ def test_without_public_url_the_request_names_the_development_address_not_the_ho
     assert request.response_uri.startswith(DEVELOPMENT_PUBLIC_URL + "/")
 
 
+def test_links_shown_to_people_name_the_public_url_whatever_the_host(unset):
+    client = unset.test_client()
+    staff = make_staff(unset)
+    verification = make_verification(client, staff)
+    evil = {"Host": "evil.example"}
+
+    individual = client.post(
+        "/verifications/individuals",
+        json={"customer_id": "crm-2", "verification_id": verification["id"]},
+        headers=evil,
+    ).get_json()
+    connect = client.get(f"/verifications/{individual['id']}/connect", headers=evil).get_json()
+
+    assert individual["page_url"] == f"{DEVELOPMENT_PUBLIC_URL}/i/{individual['id']}"
+    assert "evil.example" not in json.dumps([individual, connect])
+    assert read_request(client, connect["connection_url"]).response_uri.startswith(
+        DEVELOPMENT_PUBLIC_URL + "/oid4vp/responses/"
+    )
+
+
 def test_a_presentation_for_another_host_relayed_with_that_host_is_not_verified(unset):
     client = unset.test_client()
     individual, request = opened(unset, client)
