@@ -117,7 +117,7 @@ _types_base_provider: Callable[[], str | None] = _no_types_base
 
 def provide_types_base(provider: Callable[[], str | None]) -> None:
     """Called by the application factory: where this deployment serves type metadata
-    (``PUBLIC_URL``, else the request's address), for writers that do not say it."""
+    (``PUBLIC_URL``), for writers that do not say it."""
     global _types_base_provider
     _types_base_provider = provider
 

@@ -335,7 +335,9 @@ class SchemaIn(Body):
     authorization_code_by_mail: bool = Field(
         default=False,
         description="In the OpenID4VCI authorization code flow, a one-time code is emailed to "
-        "the recipient and asked for on the authorization page",
+        "the recipient and asked for on the authorization page; the offers then name only the "
+        "authorization code grant (the pre-authorized one too only with a tx_code), so the link "
+        "alone takes nothing",
     )
     key_attestations_required: bool = Field(
         default=False,
