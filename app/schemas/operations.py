@@ -18,19 +18,11 @@ from app.schemas.type_metadata import served_here, type_url
 # How wallets show the credential (``app.schemas.type_metadata``): optional, clearable.
 DISPLAY_FIELDS = ("background_color", "text_color", "logo_uri", "logo_alt_text")
 ATTRIBUTE_TYPES = ("TEXT", "NUMBER", "BOOLEAN", "URL", "DATETIME", "EMAIL")
-# What verifications and issued credentials rely on once a schema is published: its format and
-# type, who may use it, and how it is issued. Only how wallets show it (the name, the
-# description, the display fields and the attribute labels) changes after publishing.
-FROZEN_FIELDS = (
-    "format",
-    "vct",
-    "doctype",
-    "namespace",
-    "types",
-    "premium_plus",
-    "authorization_code_by_mail",
-    "key_attestations_required",
-)
+# What verifications (of every organization that sees the schema) and issued credentials rely
+# on once a schema is published: its format and type, and who may use it. How wallets show it
+# (the name, the description, the display fields and the attribute labels) and how its next
+# credentials are issued (validity, mailed code, key attestations) still change.
+FROZEN_FIELDS = ("format", "vct", "doctype", "namespace", "types", "premium_plus")
 
 
 class SchemaPublished(Conflict):
@@ -151,15 +143,13 @@ def _refuse_public(fields: dict[str, Any], current: bool) -> None:
 
 def _refuse_frozen_changes(schema: Schema, fields: dict[str, Any]) -> None:
     """Checked before anything changes: a published schema's format, type, attribute names,
-    types and namespaces, Premium+ flag and issuing settings stay as they are. A field sent
-    with the value it already has is no change, so a client may send back what it read."""
+    types and namespaces and Premium+ flag stay as they are. A field sent with the value it
+    already has is no change, so a client may send back what it read."""
     changed = [
         key
         for key in FROZEN_FIELDS
         if fields.get(key) is not None and fields[key] != getattr(schema, key)
     ]
-    if "validity_days" in fields and fields["validity_days"] != schema.validity_days:
-        changed.append("validity_days")
     if fields.get("attributes") is not None and _shapes(fields["attributes"]) != _shapes(
         schema.attributes
     ):

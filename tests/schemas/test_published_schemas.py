@@ -2,8 +2,8 @@
 
 Verifications of every organization that sees a schema ask wallets for its type and judge
 claims by its attribute types, and issued credentials carry them: once published, a schema's
-format, type, attribute names and types, Premium+ flag and issuing settings are refused with
-409 ``SCHEMA_PUBLISHED`` (only how wallets show it changes). An organization sending
+format, type, attribute names and types and Premium+ flag are refused with 409
+``SCHEMA_PUBLISHED``; how wallets show it and how its next credentials are issued still change. An organization sending
 ``"public": true`` is refused with 403 ``PUBLIC_SCHEMA_OPERATOR_ONLY``; the operator command
 ``schemas publish-public`` makes a schema public.
 """
@@ -96,9 +96,6 @@ FROZEN_CHANGES = {
     },
     "attribute added": {"attributes": [*BADGE["attributes"], {"name": "team", "type": "TEXT"}]},
     "premium_plus": {"premium_plus": True},
-    "authorization_code_by_mail": {"authorization_code_by_mail": True},
-    "key_attestations_required": {"key_attestations_required": True},
-    "validity_days": {"validity_days": 30},
 }
 
 
@@ -138,6 +135,10 @@ def test_a_published_schema_still_changes_how_wallets_show_it(app, client):
     )
     assert again.status_code == 200, again.get_json()
     assert again.get_json()["description"] == "Shown on the card"
+    # How its next credentials are issued is the issuer's to tighten or loosen.
+    issuing = {"validity_days": 30, "key_attestations_required": True}
+    settings = client.put(f"/schemas/{schema['id']}", json=issuing, headers=staff.headers())
+    assert settings.status_code == 200, settings.get_json()
 
 
 def test_the_operator_makes_a_schema_public_and_it_stays_frozen(app, client):
