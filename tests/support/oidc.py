@@ -49,7 +49,7 @@ class OidcProvider:
         client_secret: str | None = None,
         token_endpoint_auth_method: str = "client_secret_basic",
         require_pkce: bool = True,
-        startup_timeout: float = 20.0,
+        startup_timeout: float = 60.0,
     ) -> None:
         self.client_id = client_id
         self.client_secret = client_secret or secrets.token_urlsafe(24)
