@@ -108,7 +108,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(
         ("REQUEST_SIGNING_CERT_FILE", "REQUEST_SIGNING_KEY_FILE"),
         "unset",
-        "PEM certificate chain (leaf first, then its issuers) and the leaf's unencrypted EC private key (P-256, P-384 or P-521), or for a key kept in the PKCS#11 token a `pkcs11:object=<label>` URI (RFC 7512; [Keys](../how-to/hsm.md#keys)): Request Objects are then signed JWS, passed by reference, under the `x509_san_dns:` (or `x509_hash:`) client identifier. Read at start-up, which fails unless both are set, the key is the leaf's, the chain is in order, the leaf is valid and, for `x509_san_dns`, it has a DNS subjectAltName equal to `PUBLIC_URL`'s host. The identity of organizations without one of their own (see [Each organization's verifier identity](../how-to/verifier-identity.md#each-organizations-verifier-identity))",
+        "PEM certificate chain (leaf first, then its issuers) and the leaf's unencrypted EC private key (P-256, P-384 or P-521), or for a key kept in the PKCS#11 token a `pkcs11:object=<label>` URI (RFC 7512; [Keys](../how-to/hsm.md)): Request Objects are then signed JWS, passed by reference, under the `x509_san_dns:` (or `x509_hash:`) client identifier. Read at start-up, which fails unless both are set, the key is the leaf's, the chain is in order, the leaf is valid and, for `x509_san_dns`, it has a DNS subjectAltName equal to `PUBLIC_URL`'s host. The identity of organizations without one of their own (see [Each organization's verifier identity](../how-to/verifier-identity.md))",
     ),
     Setting(
         ("REQUEST_CLIENT_ID_PREFIX",),
@@ -238,7 +238,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(
         ("KEY_STORE",),
         "`database`",
-        "where new issuer keys are made and kept: `database` (sealed under `ISSUER_KEY_SECRET`) or `pkcs11` (generated in the PKCS#11 token below and never leaving it; [Keys](../how-to/hsm.md#keys))",
+        "where new issuer keys are made and kept: `database` (sealed under `ISSUER_KEY_SECRET`) or `pkcs11` (generated in the PKCS#11 token below and never leaving it; [Keys](../how-to/hsm.md))",
     ),
     Setting(
         ("PKCS11_MODULE",),
