@@ -63,3 +63,14 @@ def test_a_link_to_a_missing_anchor_fails_the_build(tmp_path):
 
     assert done.returncode != 0
     assert "no-such-heading" in done.stderr
+
+
+def test_the_readme_is_short_and_its_links_into_the_docs_resolve():
+    readme = (ROOT / "README.md").read_text()
+    assert len(readme.splitlines()) <= 200
+    assert len(readme.encode()) <= 15 * 1024
+    assert "make run" in readme and "make test" in readme and "make demo" in readme
+    links = re.findall(r"\]\(((?:docs/)[^)#\s]*)(?:#[^)]*)?\)", readme)
+    assert len(links) > 10
+    for link in links:
+        assert (ROOT / link).exists(), f"README links to {link}, which does not exist"
