@@ -95,8 +95,43 @@ def endpoints_markdown() -> list[str]:
             out.append("")
     out += ["## Schemas", ""]
     for name, schema in document["components"]["schemas"].items():
-        out += [f"### `{name}`", "", "```json", json.dumps(schema, indent=2), "```", ""]
+        out += [f"### `{name}`", ""]
+        if schema.get("description"):
+            out += [_cell(schema["description"]), ""]
+        properties = schema.get("properties")
+        if not properties:
+            out += ["```json", json.dumps(schema, indent=2), "```", ""]
+            continue
+        required = set(schema.get("required", []))
+        out += ["| field | type | required | description |", "|---|---|---|---|"]
+        for field, spec in properties.items():
+            out.append(
+                f"| `{field}` | {_type(spec)} | {'yes' if field in required else 'no'} "
+                f"| {_cell(spec.get('description', ''))} |"
+            )
+        out.append("")
     return out
+
+
+def _type(spec: dict[str, Any]) -> str:
+    """A property's type in a few words: ``string``, ``list of Claim``, ``integer or null``."""
+    if "$ref" in spec:
+        return "`" + spec["$ref"].rsplit("/", 1)[-1] + "`"
+    if "enum" in spec:
+        return " \\| ".join(f"`{value}`" for value in spec["enum"])
+    if "const" in spec:
+        return f"`{spec['const']}`"
+    for key in ("anyOf", "oneOf", "allOf"):
+        if key in spec:
+            return " or ".join(_type(option) for option in spec[key])
+    kind = spec.get("type", "any")
+    if kind == "array":
+        return f"list of {_type(spec.get('items', {}))}"
+    if isinstance(kind, list):
+        return " or ".join(f"`{k}`" for k in kind)
+    if spec.get("format"):
+        return f"`{kind}` ({spec['format']})"
+    return f"`{kind}`"
 
 
 def settings_markdown() -> list[str]:
