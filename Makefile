@@ -29,8 +29,8 @@ migrate: $(RUNTIME)
 seed: migrate
 	$(BIN)/flask --app wsgi schemas seed > /dev/null
 
-# The web server and the job worker (both job queues, deliveries and the schedule, on threads
-# of their own) together: when either stops (or Ctrl-C), both stop.
+# The web server and the job worker (every job queue: deliveries, the schedule and CSV
+# uploads, each on threads of its own) together: when either stops (or Ctrl-C), both stop.
 run: SHELL := /bin/bash
 run: seed
 	@$(BIN)/flask --app wsgi jobs worker & worker=$$!; \

@@ -230,6 +230,7 @@ def register_blueprints(app: Flask) -> None:
         health,
         issuer,
         public,
+        reference,
         staff_api,
         trust_sources,
         wallet,
@@ -252,6 +253,7 @@ def register_blueprints(app: Flask) -> None:
         trust_sources,
         audit,
         dc_api,
+        reference,
         pages,
         staff,
     ):

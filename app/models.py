@@ -4,7 +4,7 @@ from app.audit.models import AuditEvent
 from app.idempotency.models import IdempotentRequest
 from app.identity.models import LoginAttempt, SessionToken, User
 from app.integrations.models import Integration
-from app.issuance.models import Credential
+from app.issuance.models import Credential, CredentialUpload
 from app.organizations.models import Membership, Organization, OrganizationCode
 from app.policies.models import PolicyRequest
 from app.recipients.models import Recipient
@@ -23,6 +23,7 @@ from app.webhooks.models import WebhookAttempt, WebhookDelivery, WebhookEndpoint
 __all__ = [
     "AuditEvent",
     "Credential",
+    "CredentialUpload",
     "IdempotentRequest",
     "Individual",
     "Integration",

@@ -5,8 +5,8 @@
 
 (``make cluster`` runs it with the project's virtualenv.) It migrates the database once, starts
 each instance as ``make run`` does (gunicorn, ``--workers`` sync workers, on its own loopback
-port, and its job worker: webhook deliveries and the schedule, on threads of their own), then
-nginx in front of them with ``deploy/nginx/nginx.conf`` and ``verity.conf``, without
+port, and its job worker: webhook deliveries, the schedule and CSV uploads, each on threads of
+its own), then nginx in front of them with ``deploy/nginx/nginx.conf`` and ``verity.conf``, without
 root: its pid file, temporary files and logs live in a prefix directory of its own. Every
 instance gets the same environment, plus ``PUBLIC_URL`` (the nginx address unless set) and
 ``TRUSTED_PROXY_COUNT=1``, and a run directory of its own (``--logs``/instance-N) where its

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from flask import Blueprint, abort, current_app, request
+from flask import Blueprint, abort, current_app, request, url_for
 from sqlalchemy import text
 
 from app import metrics as counted
@@ -13,6 +13,7 @@ from app.extensions import db
 from app.tokens import hash_secret, same
 from app.web import payloads as p
 from app.web.access import bearer_token
+from app.web.requests import base_url
 
 bp = Blueprint("health", __name__)
 
@@ -42,8 +43,14 @@ def readyz():
 
 @bp.get("/openapi.json")
 def openapi_document():
-    """Generated from the routes and their pydantic models."""
-    return json_response(openapi.build(current_app))
+    """Generated from the routes and their pydantic models; it names the interactive reference
+    drawn from it (an absolute address: OpenAPI wants a URI there)."""
+    document = openapi.build(current_app)
+    document["externalDocs"] = {
+        "description": "The interactive API reference",
+        "url": base_url() + url_for("reference.api_reference"),
+    }
+    return json_response(document)
 
 
 # Every method an unknown address answers 404 to, so that /metrics answers the same to each

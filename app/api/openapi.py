@@ -113,7 +113,7 @@ def build(app: Flask) -> dict[str, Any]:
                 "issuer's credential about that holder). Every format: trusted issuers, "
                 "validity, revocation (Token Status List, in CWT form for mdoc; Bitstring "
                 "Status List for W3C), the verification's conditions. Credentials are issued "
-                "as SD-JWT VCs."
+                "as SD-JWT VCs. This document is drawn as an interactive reference at /docs."
             ),
         },
         "paths": paths,

@@ -16,7 +16,9 @@ from __future__ import annotations
 import enum
 import json
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from typing import Any
@@ -40,6 +42,8 @@ class Actor:
 
 ActorProvider = Callable[[], Actor | None]
 _actor_provider: list[ActorProvider] = []
+# Who a background job acts for, when it finishes what a person started (a CSV upload).
+_acting_for: ContextVar[Actor | None] = ContextVar("audit_acting_for", default=None)
 
 # Audited records, by class name: the name the trail and its filters use.
 RECORD_TYPES = {
@@ -94,7 +98,21 @@ def provide_actor(provider: ActorProvider) -> None:
 
 
 def current_actor() -> Actor | None:
+    acting = _acting_for.get()
+    if acting is not None:
+        return acting
     return _actor_provider[0]() if _actor_provider else None
+
+
+@contextmanager
+def acting_for(actor: Actor) -> Iterator[None]:
+    """Record the writes made inside as ``actor``'s: a job issuing the rows of a CSV upload
+    writes what its sender asked for, so the trail names the sender, not nobody."""
+    token = _acting_for.set(actor)
+    try:
+        yield
+    finally:
+        _acting_for.reset(token)
 
 
 # How long the running application keeps audit events (AUDIT_RETENTION_DAYS), provided by the

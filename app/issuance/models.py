@@ -314,3 +314,69 @@ class MdocSigner(IdMixin, db.Model):
     sealed_private_key: Mapped[bytes | None] = mapped_column(LargeBinary)
     token_key_label: Mapped[str | None] = mapped_column(String(128))
     created_at: Mapped[datetime]
+
+
+class UploadStatus(enum.StrEnum):
+    """QUEUED -> RUNNING -> FINISHED; a worker that dies leaves RUNNING until its lease ends."""
+
+    QUEUED = "QUEUED"
+    RUNNING = "RUNNING"
+    FINISHED = "FINISHED"
+
+
+class CredentialUpload(IdMixin, db.Model):
+    """A CSV file of credentials to issue, checked in the request and issued by a job.
+
+    The rows wait here, sealed (they hold claim values), until the job has issued them; the
+    results (each credential, its one-time code, what became of its email) are sealed too and
+    lose their codes once shown. ``position`` is how many rows the job has dealt with: each
+    batch advances it with a conditional UPDATE in the batch's own transaction, so a second
+    worker handed the same upload, or a job run again after a crash, never issues a row twice.
+    ``file_sha256`` names a repeat of the same file in the organization.
+    """
+
+    __tablename__ = "credential_uploads"
+    __table_args__ = (
+        Index(
+            "ix_credential_uploads_organization_id_file_sha256", "organization_id", "file_sha256"
+        ),
+        Index("ix_credential_uploads_status", "status"),
+    )
+
+    organization_id: Mapped[uuid.UUID] = mapped_column(
+        ForeignKey("organizations.id", ondelete="CASCADE")
+    )
+    created_at: Mapped[datetime] = mapped_column(default=clock.now)
+    # Who sent it, as the audit trail names them (the job issues in their name).
+    uploaded_by_type: Mapped[str] = mapped_column(String(20))
+    uploaded_by_id: Mapped[str] = mapped_column(String(64))
+    uploaded_by: Mapped[str] = mapped_column(String(320))
+    client_ip: Mapped[str | None] = mapped_column(String(64))
+    file_name: Mapped[str] = mapped_column(String(255))
+    file_sha256: Mapped[str] = mapped_column(String(64))
+    # Where the offers' links point, as the request saw the deployment.
+    base_url: Mapped[str] = mapped_column(Text)
+    status: Mapped[UploadStatus] = mapped_column(
+        Enum(
+            UploadStatus,
+            native_enum=False,
+            length=20,
+            validate_strings=True,
+            name="upload_status",
+        ),
+        default=UploadStatus.QUEUED,
+    )
+    rows_total: Mapped[int]
+    position: Mapped[int] = mapped_column(default=0)
+    rows_issued: Mapped[int] = mapped_column(default=0)
+    rows_failed: Mapped[int] = mapped_column(default=0)
+    # Times a worker took the upload; past ``MAX_ATTEMPTS`` without finishing it is given up.
+    attempts: Mapped[int] = mapped_column(default=0)
+    started_at: Mapped[datetime | None]
+    updated_at: Mapped[datetime | None]
+    finished_at: Mapped[datetime | None]
+    leased_until: Mapped[datetime | None]
+    # Why the rest was not issued, when a worker gave up before the last row.
+    stopped: Mapped[str | None] = mapped_column(Text)
+    sealed_rows: Mapped[bytes | None] = mapped_column(LargeBinary)
+    sealed_results: Mapped[bytes | None] = mapped_column(LargeBinary)

@@ -12,8 +12,9 @@ import them before the queue is built (the worker must know every job it may be 
 
 Jobs go to one of two queues, each worked by threads of its own: ``DELIVERIES`` for work that
 waits on other people's servers (webhook deliveries), ``HOUSEKEEPING`` for the service's own
-scheduled work (retention, revocation re-checks, policy expiry, the webhook sweep). A slow
-receiver can then hold delivery threads only, never the scheduled jobs.
+scheduled work (retention, revocation re-checks, policy expiry, the webhook sweep), ``UPLOADS``
+for the dashboard's CSV uploads (a thousand rows take a while). A slow receiver or a big file
+can then hold the threads of its own queue only, never the scheduled jobs.
 
     from app import jobs
 
@@ -46,6 +47,7 @@ __all__ = [
     "HOUSEKEEPING",
     "JOB_MODULES",
     "QUEUES",
+    "UPLOADS",
     "Job",
     "QueueOutage",
     "crontab",
@@ -66,12 +68,14 @@ JOB_MODULES: tuple[str, ...] = (
     "app.retention.jobs",
     "app.trust_sources.jobs",
     "app.idempotency.jobs",
+    "app.staff.upload_jobs",
 )
 
 # The queues, each worked by its own threads (``flask jobs worker``).
 HOUSEKEEPING = "housekeeping"
 DELIVERIES = "deliveries"
-QUEUES: tuple[str, ...] = (HOUSEKEEPING, DELIVERIES)
+UPLOADS = "uploads"
+QUEUES: tuple[str, ...] = (HOUSEKEEPING, DELIVERIES, UPLOADS)
 
 
 @dataclass(frozen=True)

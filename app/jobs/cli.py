@@ -30,7 +30,8 @@ STOP_SECONDS = 30.0
 @click.option(
     "--delivery-threads", default=4, show_default=True, help="Webhook deliveries at once."
 )
-def worker(threads: int, delivery_threads: int) -> None:
+@click.option("--upload-threads", default=2, show_default=True, help="CSV uploads issued at once.")
+def worker(threads: int, delivery_threads: int, upload_threads: int) -> None:
     """Run queued jobs and the periodic schedule until stopped (SIGINT or SIGTERM).
 
     Each queue gets threads of its own, so a delivery waiting on a slow receiver never holds
@@ -38,7 +39,11 @@ def worker(threads: int, delivery_threads: int) -> None:
     """
     logging.getLogger("huey").setLevel(logging.INFO)
     queue = queue_of(current_app)
-    sizes = {jobs.HOUSEKEEPING: threads, jobs.DELIVERIES: delivery_threads}
+    sizes = {
+        jobs.HOUSEKEEPING: threads,
+        jobs.DELIVERIES: delivery_threads,
+        jobs.UPLOADS: upload_threads,
+    }
     consumers = [
         queue.hueys[name].create_consumer(
             workers=max(size, 1),

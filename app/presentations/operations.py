@@ -280,7 +280,20 @@ def pending_request(request_id: uuid.UUID, state: str | None) -> PresentationReq
     if state is not None and not same(state, request.state):
         raise InvalidRequest("state does not match this request", code="INVALID_STATE")
     refuse_closed(request)
+    refuse_settled(request.subject)
     return request
+
+
+def refuse_settled(subject: PresentationSubject) -> None:
+    """A subject whose outcome is final, or that expired, takes no answer on any of its links:
+    the refusal a wallet gets for an answered or expired request, and nothing changes. A
+    FAILED individual may still answer (it retries); a FAILED policy request may not."""
+    if subject.is_final():
+        raise InvalidRequest(
+            "This request was already answered on another link", code="ALREADY_ANSWERED"
+        )
+    if subject.has_expired():
+        raise InvalidRequest("This request has expired", code="REQUEST_EXPIRED")
 
 
 def refuse_closed(request: PresentationRequest) -> None:
@@ -390,10 +403,13 @@ def read_pending(
 def record(request: PresentationRequest, decision: Decision) -> PresentationSubject:
     """Keep the attempt and apply its outcome to the request's subject; the subject.
 
-    The subject is locked first, so that two answers to two of its links settle in turn and a
-    VERIFIED subject stays VERIFIED.
+    The subject is locked first and its own state and expiry checked under the lock, so that
+    two answers to two of its links settle in turn: one that finds the subject final or
+    expired is refused (``refuse_settled``), and the caller's transaction, the consumed
+    request included, rolls back.
     """
     subject = locked_subject(request)
+    refuse_settled(subject)
     outcome = Status.VERIFIED if decision.verified else Status.FAILED
     db.session.add(
         PresentationAttempt(
@@ -467,9 +483,11 @@ def verification_of(request_id: uuid.UUID) -> tuple[PresentationRequest, Verific
 def open_verification_of(request_id: uuid.UUID) -> tuple[PresentationRequest, Verification]:
     """As :func:`verification_of`, for a request that can still be answered: the browser API's
     request holds the org-iso-mdoc recipient key, which must be gone once the request is
-    answered or expired (``400 ALREADY_ANSWERED`` / ``REQUEST_EXPIRED``)."""
+    answered or expired, or its subject settled (``400 ALREADY_ANSWERED`` /
+    ``REQUEST_EXPIRED``), as an answer to it would be."""
     request, verification = verification_of(request_id)
     refuse_closed(request)
+    refuse_settled(request.subject)
     return request, verification
 
 

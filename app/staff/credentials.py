@@ -6,14 +6,17 @@ the body ``POST /credentials`` accepts, validated by the same model and issued b
 operations. Each form's POST redirects (303) to a page a reload cannot post again; a
 transaction code exists in clear only in the POST that created it, so it rides to that page
 sealed in the session (``app.web.shown_once``), never in the URL, and is shown once. A CSV
-upload's codes, too many for a cookie, are kept sealed with the claim of its form's nonce, which
-also keeps the same form from issuing twice (``app.staff.upload_results``). Offer emails leave
+upload is only read and checked here, then recorded for a background job to issue
+(``app.issuance.uploads``, ``app.staff.upload_jobs``); its codes, too many for a cookie, are
+kept sealed with it, and its form's claimed nonce keeps the same form from being recorded twice
+(``app.staff.upload_results``). Offer emails leave
 after the issuance is committed (``app.mail``); a relay failure is shown on the page and the
 offer page link stays there to share another way.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from collections.abc import Iterator
@@ -24,14 +27,16 @@ from flask import render_template, request, url_for
 from flask.typing import ResponseReturnValue
 from pydantic import ValidationError
 
-from app import mail
+from app import clock, mail
+from app.audit import operations as audit
 from app.database import reading
 from app.errors import ApiError, InvalidRequest, NotFound, describe_validation_error
 from app.extensions import db
 from app.issuance import operations as issuing
 from app.issuance import search
+from app.issuance import uploads as bulk
 from app.issuance.links import IssuerLinks
-from app.issuance.models import Credential, CredentialStatus
+from app.issuance.models import Credential, CredentialStatus, CredentialUpload
 from app.issuance.operations import IssueCredential, IssuedOffer
 from app.issuance.search import CredentialFilter
 from app.organizations.models import Organization
@@ -40,6 +45,7 @@ from app.recipients.models import Recipient
 from app.recipients.operations import list_recipients
 from app.schemas.models import Schema
 from app.schemas.operations import list_schemas
+from app.staff import upload_jobs
 from app.staff import upload_results as uploads
 from app.staff.blueprint import bp, navigate
 from app.staff.credential_upload import (
@@ -49,7 +55,7 @@ from app.staff.credential_upload import (
     resolve_recipients,
     typed_claims,
 )
-from app.staff.mail_words import mail_outcome
+from app.staff.mail_words import email_offer, mail_outcome
 from app.staff.page_kit import finished, refusal
 from app.web import shown_once
 from app.web.access import acting_organization, require_staff
@@ -65,9 +71,9 @@ STATUS_WORDS = {
     "REVOKED": "Revoked",
     "EXPIRED": "Offer expired",
 }
-# Rows issued per transaction of a CSV upload: long enough to amortize a commit, short
-# enough that another writer of the same SQLite file is not held up noticeably.
-ISSUE_BATCH = 20
+# The upload form's box confirming that a file uploaded before is to be issued again; its
+# value is the earlier upload's ID, so one confirmation covers that one repeat.
+REPEAT_FIELD = "repeat_of"
 # Choices in the form's selects; both lists are paginated and nobody scrolls past these.
 SCHEMA_CHOICES, RECIPIENT_CHOICES = 100, 500
 # The recipient's page lists this many of their credentials; the list page filters the rest.
@@ -267,28 +273,11 @@ def issue_body(organization: Organization, values: dict[str, str]) -> IssueCrede
     )
 
 
-def email_offer(credential: Credential) -> None:
-    """Queue the email with the offer page's link; it leaves when the issuance commits."""
-    recipient = credential.recipient
-    if not recipient.email:
-        return
-    mail.send_offer(
-        to=recipient.email,
-        recipient_name=f"{recipient.first_name} {recipient.last_name}",
-        organization=credential.organization.name,
-        credential=credential.name,
-        offer_page=links().offer_page(credential) or "",
-        expires_at=credential.offer_expires_at,
-        tx_code_required=credential.tx_code_hash is not None,
-        reference=str(credential.id),
-    )
-
-
 def commit_and_mail(offers: list[IssuedOffer]) -> list[str]:
     """Commit the issuance here rather than at the request's end, so the page can say whether
     each email left; returns the IDs of the credentials whose email failed."""
     for offer in offers:
-        email_offer(offer.credential)
+        email_offer(offer.credential, links())
     db.session.commit()
     return mail.undelivered()
 
@@ -397,12 +386,15 @@ def upload_page(
     values: dict[str, str],
     status: int = 200,
     problems: list[str] | None = None,
+    repeat: CredentialUpload | None = None,
 ) -> tuple[str, int]:
     page = render_template(
         "staff/credentials/upload.html",
         values=values,
         schemas=issuable_schemas(organization),
         problems=problems or [],
+        repeat=repeat,
+        repeat_field=REPEAT_FIELD,
         max_rows=MAX_ROWS,
         nonce_field=uploads.NONCE_FIELD,
         nonce=uploads.new_form_nonce(),
@@ -426,6 +418,12 @@ class Bodies:
     bodies: list[IssueCredential] = field(default_factory=list)
     lines: list[int] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
+    file_name: str = ""
+    # SHA-256 of the file's bytes: the same file uploaded again is named before it issues.
+    file_sha256: str = ""
+
+    def rows(self) -> Iterator[tuple[int, IssueCredential]]:
+        return zip(self.lines, self.bodies, strict=True)
 
     def add(self, line: int, body: dict[str, Any]) -> None:
         try:
@@ -446,9 +444,12 @@ def upload_bodies(organization: Organization, values: dict[str, str]) -> Bodies:
     sent = request.files.get("file")
     if sent is None or not sent.filename:
         raise UploadRefused(["Choose a CSV file to upload."])
-    upload = read_csv(sent.read(), schema.attributes)
+    data = sent.read()
+    upload = read_csv(data, schema.attributes)
     recipients, problems = resolve_recipients(organization, upload)
-    found = Bodies(problems=problems)
+    found = Bodies(
+        problems=problems, file_name=sent.filename, file_sha256=hashlib.sha256(data).hexdigest()
+    )
     for row in upload.rows:
         if row.overflow:
             found.problems.append(f"Line {row.line}: more cells than the header has columns.")
@@ -491,14 +492,14 @@ def line_number(problem: str) -> int:
 @bp.post("/credentials/upload")
 @require_staff
 def credentials_upload() -> ResponseReturnValue:
-    """Every row is checked before anything is issued, and outside any write transaction;
-    then the form's nonce is claimed and the rows are issued ``ISSUE_BATCH`` at a time, each
-    batch committed on its own; the browser is sent to the results (Post/Redirect/Get).
+    """Read and check the whole file, outside any write transaction; then, in one short
+    transaction, claim the form's nonce and record the checked rows for the upload's job,
+    and send the browser to the results page, which follows the job (Post/Redirect/Get).
 
-    On SQLite every organization writes to one file: an upload issued in one transaction
-    held the write lock for seconds, and every other writer (a person opening their page)
-    waited that long. Now another writer waits for one batch at most. The same form sent
-    again issues nothing (``upload_results``): its nonce is claimed, and committed, first.
+    The request never issues: a thousand rows would hold a web worker for their whole
+    length, and every other person's page would wait for a free one. A file this
+    organization already uploaded (the same bytes) is named and issued again only when the
+    form confirms that repeat (``REPEAT_FIELD`` naming the earlier upload).
     """
     organization = acting_organization()
     require_paid_plan(organization, GATED_ACTION)
@@ -506,8 +507,9 @@ def credentials_upload() -> ResponseReturnValue:
     nonce = uploads.sent_nonce()
     if nonce is None:
         return upload_page(organization, values, 400, [uploads.STALE_FORM])
-    if uploads.already_sent(organization.id, nonce):
-        return uploads.to_results(nonce, uploads.SENT_TWICE)
+    sent = uploads.sent_before(organization.id, nonce)
+    if sent is not None:
+        return uploads.to_results(sent, uploads.SENT_TWICE)
     db.session.commit()  # the sign-in's transaction ends here; the checks below only read
     with reading():
         try:
@@ -518,14 +520,30 @@ def credentials_upload() -> ResponseReturnValue:
         except ApiError as exc:
             message, status = form_refusal(exc)
             return upload_page(organization, values, status, [message])
+        earlier = bulk.earlier_upload(organization.id, found.file_sha256)
         db.session.commit()
+    if earlier is not None and request.form.get(REPEAT_FIELD) != str(earlier.id):
+        return upload_page(organization, values, 409, repeat=earlier)
     claimed = uploads.claim(organization.id, nonce)
     if claimed is None:
-        return uploads.to_results(nonce, uploads.SENT_TWICE)
-    db.session.commit()  # from here on the same form sent again finds the claim
-    issued = issue_in_batches(organization, found)
-    uploads.keep_results(claimed, issued.offers, issued.undelivered, issued.stopped)
-    return uploads.to_results(nonce)
+        db.session.rollback()
+        return uploads.to_results(uploads.sent_before(organization.id, nonce), uploads.SENT_TWICE)
+    sender = audit.current_actor()
+    assert sender is not None, "a signed-in staff member's POST"
+    upload = bulk.create_upload(
+        organization.id,
+        sender,
+        found.file_name,
+        found.file_sha256,
+        base_url(),
+        [bulk.PendingRow(line, body.model_dump(mode="json")) for line, body in found.rows()],
+        uploads.secret(),
+        clock.now(),
+    )
+    uploads.keep_upload(claimed, upload)
+    db.session.commit()
+    upload_jobs.hand_over(upload.id)
+    return uploads.to_results(str(upload.id))
 
 
 def checked_upload(organization: Organization, values: dict[str, str]) -> Bodies:
@@ -539,36 +557,6 @@ def checked_upload(organization: Organization, values: dict[str, str]) -> Bodies
     except InvalidRequest as exc:
         raise UploadRefused(by_line(exc.message, found.lines)) from None
     return found
-
-
-@dataclass
-class Issued:
-    offers: list[IssuedOffer] = field(default_factory=list)
-    undelivered: list[str] = field(default_factory=list)
-    # Why issuing stopped before the last row (the rows before it are issued), if it did.
-    stopped: str | None = None
-
-
-def issue_in_batches(organization: Organization, found: Bodies) -> Issued:
-    """Issue checked rows in short transactions. A batch that fails now (a recipient deleted
-    since the checks, the storage gone) is rolled back and the rest left unissued; the page
-    says from which line."""
-    issued = Issued()
-    for start in range(0, len(found.bodies), ISSUE_BATCH):
-        bodies = found.bodies[start : start + ISSUE_BATCH]
-        lines = found.lines[start : start + ISSUE_BATCH]
-        try:
-            offers = issuing.issue_many(organization, bodies, links())
-        except ApiError as exc:
-            db.session.rollback()
-            reasons = by_line(exc.message, lines) if isinstance(exc, InvalidRequest) else []
-            issued.stopped = f"Line {lines[0]} and the lines after it were not issued: " + (
-                "; ".join(reasons) or exc.message
-            )
-            break
-        issued.offers.extend(offers)
-        issued.undelivered.extend(commit_and_mail(offers))
-    return issued
 
 
 # -- on a recipient's page ------------------------------------------------------------------

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Collection
 
 from app import mail
+from app.issuance.links import IssuerLinks
 from app.issuance.models import Credential
 
 # The outcome (as a credential's page branches on it) and the words a table cell uses.
@@ -36,3 +37,20 @@ def mail_outcome(credential: Credential, undelivered: Collection[str]) -> str:
 def in_words(outcome: str) -> str:
     """The outcome as the results table and its CSV file say it."""
     return WORDS[outcome]
+
+
+def email_offer(credential: Credential, links: IssuerLinks) -> None:
+    """Queue the email with the offer page's link; it leaves when the issuance commits."""
+    recipient = credential.recipient
+    if not recipient.email:
+        return
+    mail.send_offer(
+        to=recipient.email,
+        recipient_name=f"{recipient.first_name} {recipient.last_name}",
+        organization=credential.organization.name,
+        credential=credential.name,
+        offer_page=links.offer_page(credential) or "",
+        expires_at=credential.offer_expires_at,
+        tx_code_required=credential.tx_code_hash is not None,
+        reference=str(credential.id),
+    )

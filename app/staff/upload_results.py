@@ -1,27 +1,29 @@
-"""What a bulk upload leaves in the staff's hands: a results page it redirects to, shown once
-with the codes, its results as a CSV file, and how far a long upload has come.
+"""What a bulk upload leaves in the staff's hands: a results page it redirects to, which
+follows the upload's job while it issues, then shows the results once with the codes, and the
+results as a CSV file.
 
 Post/Redirect/Get, and a form that cannot issue twice. The upload form carries a one-time
 nonce (random, signed with ``SECRET_KEY`` and dated, so it is refused after
-``FORM_LIFETIME``). The upload claims it atomically before issuing anything, as an API
-``Idempotency-Key`` is claimed (``app.idempotency``, in a scope of its own per organization):
-the same form sent again, by a browser's "resend" or a double click, whether the first is
-still issuing or long done, finds the claim and issues nothing. Two sent at once meet on the
-claim's unique key, so one of them issues. A refused file claims nothing: nothing was issued,
-and the corrected form comes back with a fresh nonce.
+``FORM_LIFETIME``). The upload claims it atomically in the transaction that records the upload
+for its job, as an API ``Idempotency-Key`` is claimed (``app.idempotency``, in a scope of its
+own per organization), and the claim keeps the upload's ID: the same form sent again, by a
+browser's "resend" or a double click, finds the claim, records nothing and is sent to the same
+upload's results. Two sent at once meet on the claim's unique key, so one of them is recorded.
+A refused file claims nothing: nothing was issued, and the corrected form comes back with a
+fresh nonce.
 
 The results hold one-time codes in clear, which exist nowhere else (credentials keep their
-hashes) and are too many for a cookie (a thousand rows): they are kept with the claim, sealed
-(AES-GCM under a key derived from ``SECRET_KEY``, as the API's kept answers are), and the
-browser that sent the upload is given, in its session (``app.web.shown_once``), only which
-upload to show. The results page shows them once and seals the results again without the
-codes; a reload shows the same rows without them. The CSV file is made by that page and
-travels inside it as a ``data:`` link with the ``download`` attribute (no further request, no
-script, the CSP stays strict).
+hashes): the job keeps them sealed with the upload (``app.issuance.uploads``), and the browser
+that sent the upload is given, in its session (``app.web.shown_once``), only which upload to
+show. The results page shows them once and seals the results again without the codes; a
+reload shows the same rows without them. The CSV file is made by that page and travels inside
+it as a ``data:`` link with the ``download`` attribute (no further request, no script, the CSP
+stays strict).
 
-The progress is the number of the organization's credentials, which grows by a batch at each
-commit of the upload; the page's script reads it before the form is sent and while the upload
-runs.
+While the job runs, the page shows its progress (rows done, rows failed, time left) and the
+dashboard's script polls ``/credentials/upload/progress`` to move the bar, reloading the page
+when the upload is done; without script, a ``<meta http-equiv="refresh">`` inside
+``<noscript>`` reloads it every few seconds.
 """
 
 from __future__ import annotations
@@ -38,7 +40,7 @@ from typing import Any
 from flask import current_app, flash, jsonify, render_template, request, url_for
 from flask.typing import ResponseReturnValue
 from itsdangerous import BadData, URLSafeTimedSerializer
-from sqlalchemy import func, select
+from sqlalchemy import select
 from sqlalchemy.orm import selectinload
 
 from app import clock
@@ -46,10 +48,10 @@ from app.database import read_only
 from app.extensions import db
 from app.idempotency import operations as claims
 from app.idempotency.models import IdempotentRequest
-from app.issuance.models import Credential
-from app.issuance.operations import IssuedOffer
+from app.issuance import uploads
+from app.issuance.models import Credential, CredentialUpload, UploadStatus
 from app.staff.blueprint import bp, navigate
-from app.staff.mail_words import in_words, mail_outcome
+from app.staff.mail_words import in_words
 from app.web import shown_once
 from app.web.access import acting_organization_id, require_staff
 from app.web.csv_export import csv_lines
@@ -67,6 +69,11 @@ SENT_TWICE = (
     "This upload was already sent: nothing was issued again. Its results are below "
     "(the codes are shown only the first time)."
 )
+# How long the browser that sent an upload can come back to its results: a long upload, a
+# coffee, and the page still shows the codes once.
+RESULTS_KEPT_SECONDS = 3600
+# Seconds between reloads of the results page while the upload runs, without script.
+REFRESH_SECONDS = 3
 _RESULTS_PAGE = "upload-results"
 _NONCE_SALT = "verity dashboard upload form v1"
 # Every claim of an upload is for "the upload": a second form sent with the nonce is the same
@@ -90,7 +97,7 @@ def _signer() -> URLSafeTimedSerializer:
     return URLSafeTimedSerializer(current_app.config["SECRET_KEY"], salt=_NONCE_SALT)
 
 
-def _secret() -> str:
+def secret() -> str:
     return str(current_app.config["SECRET_KEY"])
 
 
@@ -115,44 +122,57 @@ def sent_nonce() -> str | None:
     return nonce if isinstance(nonce, str) else None
 
 
-def already_sent(organization_id: uuid.UUID, nonce: str) -> bool:
-    """Whether an upload with this nonce has been claimed (issued or issuing)."""
-    return claims.stored(_scope(organization_id), nonce) is not None
+def sent_before(organization_id: uuid.UUID, nonce: str) -> str | None:
+    """The ID of the upload a form with this nonce recorded ("" when its claim cannot be read
+    back), or None when it was never sent."""
+    claimed = claims.stored(_scope(organization_id), nonce)
+    if claimed is None:
+        return None
+    try:
+        answer = claims.kept_answer(claimed, secret())
+    except claims.KeyInUse:  # sealed under another SECRET_KEY
+        return ""
+    return str(json.loads(answer)["upload"]) if answer else ""
 
 
 def claim(organization_id: uuid.UUID, nonce: str) -> IdempotentRequest | None:
-    """Claim the nonce for this upload, to be committed before issuing; None when another
+    """Claim the nonce for this upload, in the transaction that records it; None when another
     request with it has claimed it (a concurrent one waits here until that one commits)."""
     try:
-        started = claims.begin(_scope(organization_id), nonce, _FINGERPRINT, clock.now(), _secret())
+        started = claims.begin(_scope(organization_id), nonce, _FINGERPRINT, clock.now(), secret())
     except claims.KeyInUse:
         return None
     return None if isinstance(started, claims.Replay) else started
 
 
-def keep_results(
-    claimed: IdempotentRequest,
-    offers: list[IssuedOffer],
-    undelivered: Iterable[str],
-    stopped: str | None,
-) -> None:
-    """Seal the upload's results, codes included, with its claim."""
-    failed = set(undelivered)
-    results = {
-        "rows": [
-            [str(o.credential.id), o.tx_code, mail_outcome(o.credential, failed)] for o in offers
-        ],
-        "stopped": stopped,
-    }
-    claims.finish(claimed, 303, json.dumps(results).encode(), _secret())
+def keep_upload(claimed: IdempotentRequest, upload: CredentialUpload) -> None:
+    """The claim names the upload its form recorded."""
+    claims.finish(claimed, 303, json.dumps({"upload": str(upload.id)}).encode(), secret())
 
 
-def to_results(nonce: str, notice: str | None = None) -> ResponseReturnValue:
-    """Post/Redirect/Get: the browser's next page shows this upload's results."""
-    shown_once.keep_for_next_page(_RESULTS_PAGE, upload=nonce)
+def to_results(upload_id: str | None, notice: str | None = None) -> ResponseReturnValue:
+    """Post/Redirect/Get: the browser's next page shows this upload's progress and results."""
+    shown_once.keep_for_next_page(
+        _RESULTS_PAGE, lifetime_seconds=RESULTS_KEPT_SECONDS, upload=upload_id or ""
+    )
     if notice:
         flash(notice, "warning")
     return navigate(url_for("staff.credentials_upload_results"))
+
+
+def this_browsers_upload() -> CredentialUpload | None:
+    """The upload this browser sent last (kept for it again), if it is still to be shown."""
+    kept = shown_once.take(_RESULTS_PAGE).get("upload")
+    try:
+        upload_id = uuid.UUID(kept) if kept else None
+    except ValueError:
+        upload_id = None
+    upload = uploads.get_upload(acting_organization_id(), upload_id) if upload_id else None
+    if upload is not None:
+        shown_once.keep_for_next_page(
+            _RESULTS_PAGE, lifetime_seconds=RESULTS_KEPT_SECONDS, upload=kept
+        )
+    return upload
 
 
 # -- the results page -----------------------------------------------------------------------
@@ -179,34 +199,39 @@ def result_rows(organization_id: uuid.UUID, kept: list[list[Any]]) -> list[Resul
 @bp.get("/credentials/upload/results")
 @require_staff
 def credentials_upload_results() -> ResponseReturnValue:
-    """The last upload of this browser: its rows, with their codes the first time only; a
-    reload issues nothing and shows the rows again without the codes."""
-    organization_id = acting_organization_id()
-    nonce = shown_once.take(_RESULTS_PAGE).get("upload")
-    claimed = claims.stored(_scope(organization_id), nonce) if nonce else None
-    if claimed is None:
+    """The last upload of this browser: its progress while its job issues the rows, then its
+    rows, with their codes the first time only; a reload issues nothing and shows the rows
+    again without the codes."""
+    upload = this_browsers_upload()
+    if upload is None:
         return render_template("staff/credentials/uploaded.html", gone=True)
-    shown_once.keep_for_next_page(_RESULTS_PAGE, upload=nonce)
+    if upload.status is not UploadStatus.FINISHED:
+        return render_template(
+            "staff/credentials/uploaded.html",
+            running=True,
+            upload=upload,
+            progress=uploads.progress(upload, clock.now()),
+            refresh_seconds=REFRESH_SECONDS,
+        )
     try:
-        answer = claims.kept_answer(claimed, _secret())
-    except claims.KeyInUse:  # sealed under another SECRET_KEY
+        results = uploads.Results.of(upload, secret())
+    except uploads.UnreadableUpload:
         return render_template("staff/credentials/uploaded.html", gone=True)
-    if answer is None:
-        return render_template("staff/credentials/uploaded.html", running=True)
-    results = json.loads(answer)
-    rows = result_rows(organization_id, results["rows"])
+    rows = result_rows(upload.organization_id, results.rows)
     with_codes = any(row.code for row in rows)
     if with_codes:
-        for row in results["rows"]:
+        for row in results.rows:
             row[1] = None
-        claims.finish(claimed, 303, json.dumps(results).encode(), _secret())
+        uploads.keep_results(upload, results, secret())
     return render_template(
         "staff/credentials/uploaded.html",
+        upload=upload,
         rows=rows,
         with_codes=with_codes,
         failed=sum(row.email == in_words("failed") for row in rows),
         logged=any(row.email == in_words("logged") for row in rows),
-        stopped=results["stopped"],
+        failures=results.failures,
+        stopped=upload.stopped,
         results_csv=results_data_url(rows),
     )
 
@@ -233,10 +258,8 @@ def results_data_url(rows: Iterable[ResultRow]) -> str:
 @require_staff
 @read_only
 def credentials_upload_progress() -> ResponseReturnValue:
-    """How many credentials the organization has: polled while an upload issues its rows."""
-    count = db.session.scalar(
-        select(func.count())
-        .select_from(Credential)
-        .where(Credential.organization_id == acting_organization_id())
-    )
-    return jsonify({"credentials": count or 0})
+    """How far this browser's last upload has come: polled by its results page."""
+    upload = this_browsers_upload()
+    if upload is None:
+        return jsonify({"status": "GONE"}), 404
+    return jsonify(uploads.progress(upload, clock.now()).as_json())

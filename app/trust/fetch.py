@@ -39,6 +39,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
+import idna
 import requests
 from requests.adapters import HTTPAdapter
 from urllib3 import HTTPConnectionPool, HTTPSConnectionPool
@@ -572,14 +573,26 @@ def _refused(exc: BaseException) -> bool:
     return False
 
 
-def _ascii_host(host: str, url: str) -> str:
-    if not host:
-        raise FetchError(f"URL has no host: {url!r}")
+def normalized_host(host: str) -> str:
+    """``host`` as a request names it: an ASCII name (or address) stays as it is; any other
+    is mapped and encoded by IDNA with UTS #46, as the ``requests`` library encodes it. A
+    name may map onto another that looks nothing like it (``ⓛocalhost`` is ``localhost``),
+    so every address rule applies to this form only; webhook registration uses it too.
+    Raises ``ValueError`` for a name IDNA refuses."""
     if host.isascii():
         return host
     try:
-        return host.encode("idna").decode("ascii")
-    except UnicodeError as exc:
+        return idna.encode(host, uts46=True).decode("ascii")
+    except (idna.IDNAError, UnicodeError) as exc:
+        raise ValueError(f"{host!r} is not a valid domain name") from exc
+
+
+def _ascii_host(host: str, url: str) -> str:
+    if not host:
+        raise FetchError(f"URL has no host: {url!r}")
+    try:
+        return normalized_host(host)
+    except ValueError as exc:
         raise FetchError(f"URL host is not a valid domain name: {url!r}") from exc
 
 

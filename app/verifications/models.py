@@ -44,8 +44,9 @@ class Status(enum.StrEnum):
 
 # The status machine of every subject. A link moves CREATED to REQUESTED; a
 # response decides VERIFIED or FAILED; a later response (a retry, or an older link answered
-# late) may still turn FAILED into VERIFIED, and VERIFIED is final. A move not listed here
-# changes nothing: a late answer to a VERIFIED subject, a new link for a FAILED one.
+# late) may still turn an individual's FAILED into VERIFIED, and VERIFIED is final. A move not
+# listed here changes nothing. An answer to a final subject (``is_final``: a policy request's
+# FAILED too) or an expired one is refused before it gets here (``refuse_settled``).
 TRANSITIONS: dict[Status, frozenset[Status]] = {
     Status.CREATED: frozenset({Status.REQUESTED}),
     Status.REQUESTED: frozenset({Status.VERIFIED, Status.FAILED}),

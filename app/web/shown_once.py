@@ -35,9 +35,12 @@ def _key() -> bytes:
     return hkdf.derive(str(current_app.config["SECRET_KEY"]).encode("utf-8"))
 
 
-def keep_for_next_page(page: str, **values: Any) -> None:
+def keep_for_next_page(
+    page: str, *, lifetime_seconds: float = LIFETIME_SECONDS, **values: Any
+) -> None:
     """Seal ``values`` for the next GET of ``page`` (a label such as the credential's ID)."""
-    plain = json.dumps({"page": page, "until": time.time() + LIFETIME_SECONDS, "values": values})
+    until = time.time() + lifetime_seconds
+    plain = json.dumps({"page": page, "until": until, "values": values})
     nonce = os.urandom(_NONCE_BYTES)
     sealed = nonce + AESGCM(_key()).encrypt(nonce, plain.encode("utf-8"), page.encode("utf-8"))
     session[_SESSION_KEY] = base64.urlsafe_b64encode(sealed).decode("ascii")

@@ -27,6 +27,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import random
 import time
 import uuid
@@ -65,6 +66,8 @@ LEASE = timedelta(seconds=60)
 RELAY_BATCH = 500
 SWEEP_BATCH = 1000
 _ERROR_LENGTH = 500
+
+log = logging.getLogger(__name__)
 
 
 def retry_delay(attempts: int, rand: float | None = None) -> timedelta:
@@ -347,6 +350,12 @@ def deliver(delivery_id: uuid.UUID) -> list[uuid.UUID]:
         answer = fetcher.post(leased.url, payload, leased.headers, body_limit=exchange.KEPT_BYTES)
     except FetchError as exc:
         error = failure_text(exc, leased.url)[:_ERROR_LENGTH]
+    except Exception as exc:
+        # An error no rule foresaw (a URL the HTTP library refuses to even send, say) is still
+        # a failed attempt: recorded with its reason and the lease freed like any other, so
+        # it never holds one of the organization's delivery slots.
+        log.warning("Webhook delivery %s failed unexpectedly", leased.delivery_id, exc_info=True)
+        error = unexpected_failure_text(exc, leased.url)[:_ERROR_LENGTH]
     status_code = answer.status if answer is not None else None
     db.session.add(
         WebhookAttempt(
@@ -395,12 +404,20 @@ def failure_text(exc: FetchError, url: str = "") -> str:
     return exc.reason.replace(url, exchange.redact_url(url)) if url else exc.reason
 
 
+def unexpected_failure_text(exc: Exception, url: str = "") -> str:
+    """An error outside the fetcher's own as the delivery log shows it: the kind of error and
+    what it says, the endpoint's URL with its query redacted."""
+    text = f"The delivery could not be sent: {type(exc).__name__}: {exc}"
+    return text.replace(url, exchange.redact_url(url)) if url else text
+
+
 def _sent(fetcher: Fetcher, leased: _Leased, payload: bytes) -> dict[str, Any]:
     """The attempt's request as the log keeps it: every header the fetcher sends (the
-    caller's own, should the URL be one the fetcher refuses before sending)."""
+    caller's own, should the URL be one the fetcher or its HTTP library refuses before
+    sending; the attempt itself then says why)."""
     try:
         headers = fetcher.post_headers(leased.url, payload, leased.headers)
-    except FetchError:
+    except Exception:  # only the log's headers depend on it
         headers = dict(leased.headers)
     body = exchange.keep_body(payload)
     return {

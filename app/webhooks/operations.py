@@ -9,7 +9,7 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass
 from datetime import timedelta
-from urllib.parse import urlsplit
+from urllib.parse import urlsplit, urlunsplit
 
 from sqlalchemy import func, select
 
@@ -17,7 +17,7 @@ from app import clock
 from app.errors import InvalidRequest, NotFound
 from app.extensions import db
 from app.organizations.models import Organization
-from app.trust.fetch import host_problem
+from app.trust.fetch import host_problem, normalized_host
 from app.webhooks import settings
 from app.webhooks.models import (
     DeliveryState,
@@ -48,14 +48,15 @@ DEVELOPMENT_HINT = (
 
 def check_url(url: str) -> str:
     """https only (plain http too where outbound fetches may reach private addresses, the
-    development setting). A URL the deliveries would refuse by its host alone (an address
-    that is not public, ``localhost``) is refused now, by the outbound fetcher's own rules,
-    rather than accepted and failed for days; a name is checked on every delivery, when it
-    is resolved."""
+    development setting). The host is normalized as every delivery names it (IDNA with
+    UTS #46 mapping: ``ⓛocalhost`` is ``localhost``) and the URL kept in that form; a URL the
+    deliveries would refuse by that host alone (an address that is not public,
+    ``localhost``) is refused now, by the outbound fetcher's own rules, rather than accepted
+    and failed for days; a name is checked on every delivery, when it is resolved."""
     url = url.strip()
     try:
         parts = urlsplit(url)
-        parts.port  # noqa: B018  (a port that is not a number raises here)
+        port = parts.port
     except ValueError as exc:
         raise InvalidRequest("Webhook url is not a valid URL") from exc
     allow_private = settings.current().allow_private
@@ -63,14 +64,24 @@ def check_url(url: str) -> str:
     if parts.scheme not in allowed or not parts.hostname:
         hint = "" if allow_private else f". {DEVELOPMENT_HINT}"
         raise InvalidRequest(f"Webhook url must be an https:// URL{hint}")
-    problem = None if allow_private else host_problem(parts.hostname)
-    if problem:
-        raise InvalidRequest(
-            f"Webhook url points at {parts.hostname}, {problem}: deliveries go only to public "
-            f"addresses. {DEVELOPMENT_HINT}"
-        )
     if parts.username is not None or parts.password is not None:
         raise InvalidRequest("Webhook url must not carry a user name or password")
+    try:
+        host = normalized_host(parts.hostname)
+    except ValueError:
+        raise InvalidRequest(
+            f"Webhook url's host {parts.hostname} is not a valid domain name"
+        ) from None
+    shown = parts.hostname if host == parts.hostname else f"{parts.hostname} ({host})"
+    problem = None if allow_private else host_problem(host)
+    if problem:
+        raise InvalidRequest(
+            f"Webhook url points at {shown}, {problem}: deliveries go only to public "
+            f"addresses. {DEVELOPMENT_HINT}"
+        )
+    if host != parts.hostname:
+        netloc = f"[{host}]" if ":" in host else host
+        url = urlunsplit(parts._replace(netloc=netloc if port is None else f"{netloc}:{port}"))
     if len(url) > MAX_URL_LENGTH:
         raise InvalidRequest(f"Webhook url is longer than {MAX_URL_LENGTH} characters")
     return url

@@ -15,38 +15,43 @@ document.addEventListener("click", async (event) => {
   }, 2000);
 });
 
-// A long CSV upload: while the form's request runs, say how many credentials are issued so
-// far (each batch of rows is committed on its own, so the count grows as it goes). The page
-// works without this: the results page follows the upload either way.
-document.addEventListener("submit", async (event) => {
-  const form = event.target.closest("form[data-progress-url]");
-  if (!form || form.dataset.sending) return;
-  event.preventDefault();
-  form.dataset.sending = "1";
-  const status = form.querySelector("[data-testid=upload-progress]");
-  const count = async () => {
-    const response = await fetch(form.dataset.progressUrl, { credentials: "same-origin" });
-    return response.ok ? (await response.json()).credentials : null;
+// A CSV upload's results page while its rows are issued in the background: poll the
+// upload's progress, move the bar and the counts, and reload the page once it is done (the
+// results, codes included, are rendered by the server). Without script the page reloads
+// itself (a <meta http-equiv="refresh"> inside <noscript>).
+function followUpload(section) {
+  const bar = section.querySelector("[data-testid=upload-bar]");
+  const show = (name, text) => {
+    const node = section.querySelector(`[data-testid=${name}]`);
+    if (node) node.textContent = text;
   };
-  let before = null;
-  try {
-    before = await count();
-  } catch (error) {
-    before = null;
-  }
-  status.hidden = false;
-  status.textContent = "Checking the file…";
-  if (before !== null) {
-    setInterval(async () => {
-      try {
-        const now = await count();
-        if (now !== null && now > before) {
-          status.textContent = `Issuing: ${now - before} credential${now - before === 1 ? "" : "s"} issued so far…`;
-        }
-      } catch (error) {
-        // The next poll tries again; the upload itself goes on.
+  const timeLeft = (seconds) => {
+    if (seconds === null || seconds === undefined) return "estimating…";
+    return seconds < 60 ? `${seconds} s` : `${Math.round(seconds / 60)} min`;
+  };
+  const poll = async () => {
+    try {
+      const response = await fetch(section.dataset.progressUrl, { credentials: "same-origin" });
+      if (response.status === 404) return window.location.reload();
+      if (response.ok) {
+        const progress = await response.json();
+        if (progress.status === "FINISHED") return window.location.reload();
+        bar.max = progress.rows;
+        bar.value = progress.rows_done;
+        bar.textContent = `${Math.floor((progress.rows_done * 100) / Math.max(progress.rows, 1))}%`;
+        show("rows-done", String(progress.rows_done));
+        show("rows-failed", String(progress.rows_failed));
+        show("time-left", timeLeft(progress.seconds_left));
       }
-    }, 1000);
-  }
-  form.submit();
+    } catch (error) {
+      // The next poll tries again; the upload itself goes on.
+    }
+    setTimeout(poll, 1000);
+  };
+  setTimeout(poll, 1000);
+}
+
+document.addEventListener("DOMContentLoaded", () => {
+  const section = document.querySelector("[data-testid=upload-running][data-progress-url]");
+  if (section) followUpload(section);
 });

@@ -448,6 +448,7 @@ NOT_AUDITED = {
     "AuthorizationRequest": "the wallet's and the person's, while a credential is taken",
     "CNonce": "the wallet's, while it takes a credential",
     "CredentialCopy": "the wallet's copies; the credential itself is audited",
+    "CredentialUpload": "a CSV upload's job bookkeeping; each credential it issues is audited",
     "DpopProofSeen": "replay protection of the wallet's proofs",
 }
 

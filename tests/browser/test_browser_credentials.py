@@ -29,6 +29,8 @@ from flask import Flask
 from flask.testing import FlaskClient
 from support.issuing import take_offer
 
+from app.jobs.queue import queue_of
+
 WIDTHS = [
     {"viewport": DESKTOP},
     {"viewport": PHONE},
@@ -212,8 +214,33 @@ def test_staff_issue_a_credential_and_the_offer_page_shows_its_qr(browser, issue
         ]
     )
     page.get_by_role("button", name="Check the file and issue").click()
+    expect(page.get_by_test_id("upload-running")).to_be_visible()
+    look("upload-running")
+    queue_of(issuer.app).run_pending()  # what the worker does
     expect(page.get_by_role("heading", name="1 credential offered")).to_be_visible()
     look("uploaded")
+
+    # Back to a fresh form and the same file again: named, and issued only once confirmed.
+    nurses = {
+        "name": "nurses.csv",
+        "mimeType": "text/csv",
+        "buffer": b"recipient_email,licence_number,grade\nada@example.test,RN-1,2\n",
+    }
+    page.get_by_role("button", name="Done, back to the list").click()
+    page.get_by_role("button", name="Issue many from a CSV file").click()
+    page.get_by_label("Credential schema").select_option(label="Nurse licence")
+    page.get_by_label("CSV file").set_input_files(files=[nurses])
+    page.get_by_role("button", name="Check the file and issue").click()
+    expect(page.get_by_test_id("upload-repeat")).to_contain_text(
+        f"by {issuer.owner.email}: 1 credential issued"
+    )
+    look("upload-repeat")
+    page.get_by_label("CSV file").set_input_files(files=[nurses])
+    page.get_by_label(re.compile("Issue this file again")).check()
+    page.get_by_role("button", name="Check the file and issue").click()
+    expect(page.get_by_test_id("upload-running")).to_be_visible()
+    queue_of(issuer.app).run_pending()
+    expect(page.get_by_role("heading", name="1 credential offered")).to_be_visible()
 
     assert {name: found for name, found in findings.items() if found} == {}
     assert_clean(page, problems)

@@ -277,6 +277,10 @@ def test_forms_do_not_repeat_on_reload_and_tables_keep_their_key_columns_on_a_ph
     )
     page.get_by_role("switch", name=re.compile(r"Ask for a code")).check()
     page.get_by_role("button", name="Check the file and issue").click()
+    # The rows are issued by the worker; the page follows its progress, then shows them.
+    expect(page.get_by_test_id("upload-running")).to_contain_text("0 of 2 rows done")
+    assert org.count("/credentials", name="Bulk licence") == 0
+    queue_of(org.app).run_pending()
     expect(page.get_by_role("heading", name="2 credentials offered")).to_be_visible()
     assert page.url == f"{org.base}/dashboard/credentials/upload/results"
     expect(page.locator('td[data-label="Code"] code')).to_have_count(2)

@@ -1,5 +1,5 @@
-"""``flask --app wsgi jobs worker``: one process works both queues (deliveries and the
-schedule's housekeeping), each on threads of its own, and stops them together. Started the
+"""``flask --app wsgi jobs worker``: one process works every queue (deliveries, the
+schedule's housekeeping and the CSV uploads), each on threads of its own, and stops them together. Started the
 way ``deploy/cluster.py`` starts it."""
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ def worker_environment(app: Flask) -> dict[str, str]:
     }
 
 
-def test_one_worker_runs_both_queues_and_stops_them_together(make_app, tmp_path: Path):
+def test_one_worker_runs_every_queue_and_stops_them_together(make_app, tmp_path: Path):
     # The worker's own SQLite database: the jobs below find nothing to do in an empty one.
     database = f"sqlite:///{tmp_path / 'worker.sqlite3'}"
     subprocess.run(
@@ -51,10 +51,12 @@ def test_one_worker_runs_both_queues_and_stops_them_together(make_app, tmp_path:
     with app.app_context():
         jobs.enqueue("policies.report_expired")  # housekeeping
         jobs.enqueue("webhooks.relay")  # deliveries
+        jobs.enqueue("uploads.issue", str(uuid.uuid4()))  # uploads: none by that ID
     queue = queue_of(app)
     assert {name: huey.pending_count() for name, huey in queue.hueys.items()} == {
         jobs.HOUSEKEEPING: 1,
         jobs.DELIVERIES: 1,
+        jobs.UPLOADS: 1,
     }
 
     # Started as deploy/cluster.py starts each instance's worker (and as `make run` does).
@@ -70,6 +72,6 @@ def test_one_worker_runs_both_queues_and_stops_them_together(make_app, tmp_path:
         worker.stop()  # SIGTERM to its process group
     output = worker.log()
     assert worker.process.returncode == 0, output
-    assert output.count("Huey consumer started with 2 thread") == 1, output
+    assert output.count("Huey consumer started with 2 thread") == 2, output  # housekeeping, uploads
     assert output.count("Huey consumer started with 4 thread") == 1, output
     assert "Traceback" not in output

@@ -50,3 +50,10 @@ def upload_nonce(client: FlaskClient) -> str:
     match = NONCE_FIELD.search(text_of(client.get("/dashboard/credentials/upload")))
     assert match, "the upload form carries no nonce"
     return match.group(1)
+
+
+def issue_uploads(app) -> int:
+    """What the worker does for CSV uploads (and any other job waiting): run the queue."""
+    from app.jobs.queue import queue_of
+
+    return queue_of(app).run_pending()

@@ -10,7 +10,7 @@ import re
 import pytest
 from factories import make_staff
 from flask.testing import FlaskClient
-from staff_support import csrf_of, sign_in, submit, text_of, upload_nonce
+from staff_support import csrf_of, issue_uploads, sign_in, submit, text_of, upload_nonce
 from support.issuing import BASE, add_recipient, offer_credential, publish_schema
 from support.smtp import smtp_server
 
@@ -392,6 +392,7 @@ def test_a_csv_issues_every_row_and_mails_each_person(make_app):
         )
         assert response.status_code == 303, text_of(response)
         assert response.location == "/dashboard/credentials/upload/results"
+        issue_uploads(app)
         page = text_of(browser.get(response.location))
     assert "2 credentials offered" in page
     assert len(re.findall(r'<td data-label="Code"><code>\d+</code></td>', page)) == 2, (

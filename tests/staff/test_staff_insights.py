@@ -245,7 +245,7 @@ def test_dashboard_writes_appear_on_the_audit_page_and_filter(app, browser, owne
     assert "No change matches" in text_of(browser.get("/dashboard/audit?actor=nobody"))
 
 
-# -- bulk upload: results to download, progress while it runs ----------------------------------
+# -- bulk upload: results to download --------------------------------------------------------
 
 
 def test_upload_results_are_downloadable_with_their_codes_and_kept_nowhere(app, client):
@@ -253,7 +253,7 @@ def test_upload_results_are_downloadable_with_their_codes_and_kept_nowhere(app, 
     import re
 
     from factories import make_staff as staff_of
-    from staff_support import sign_in, upload_nonce
+    from staff_support import issue_uploads, sign_in, upload_nonce
     from support.issuing import add_recipient, publish_schema
 
     owner = staff_of(app)
@@ -270,6 +270,7 @@ def test_upload_results_are_downloadable_with_their_codes_and_kept_nowhere(app, 
         content_type="multipart/form-data",
     )  # fmt: skip
     assert response.status_code == 303, text_of(response)
+    issue_uploads(app)
     page = text_of(browser.get(response.location))
     link = re.search(r'href="data:text/csv;charset=utf-8;base64,([^"]+)" download="([^"]+)"', page)
     assert link and link.group(2) == "issued-credentials.csv"
@@ -282,17 +283,3 @@ def test_upload_results_are_downloadable_with_their_codes_and_kept_nowhere(app, 
     again = text_of(browser.get(response.location))
     assert "2 credentials offered" in again and 'download="issued-credentials.csv"' in again
     assert all(code not in again for code in codes)
-
-
-def test_the_upload_progress_counts_the_organizations_credentials(app, client):
-    from issuance.issuance_support import issue, make_org
-    from staff_support import sign_in
-
-    org = make_org(app)
-    sign_in(browser := app.test_client(), org.staff.token)
-    assert browser.get("/dashboard/credentials/upload/progress").get_json() == {"credentials": 0}
-    issue(client, org)
-    issue(client, org)
-    assert browser.get("/dashboard/credentials/upload/progress").get_json() == {"credentials": 2}
-    page = text_of(browser.get("/dashboard/credentials/upload"))
-    assert 'data-progress-url="/dashboard/credentials/upload/progress"' in page
