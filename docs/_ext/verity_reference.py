@@ -11,6 +11,7 @@ from __future__ import annotations
 import inspect
 import json
 import logging
+import re
 import tempfile
 from functools import cache
 from pathlib import Path
@@ -52,10 +53,16 @@ def _schema_name(schema: dict[str, Any] | None) -> str:
     if not schema:
         return ""
     if "$ref" in schema:
-        return "`" + schema["$ref"].rsplit("/", 1)[-1] + "`"
+        return _schema_link(schema["$ref"])
     if schema.get("type") == "array" and "items" in schema:
         return f"list of {_schema_name(schema['items'])}"
     return f"`{schema.get('type', 'object')}`"
+
+
+def _schema_link(ref: str) -> str:
+    """A link to the schema's own heading under "Schemas" (its GitHub-style anchor)."""
+    name = ref.rsplit("/", 1)[-1]
+    return f"[`{name}`](#{re.sub(r'[^a-z0-9_-]', '', name.lower())})"
 
 
 def endpoints_markdown() -> list[str]:
@@ -116,7 +123,7 @@ def endpoints_markdown() -> list[str]:
 def _type(spec: dict[str, Any]) -> str:
     """A property's type in a few words: ``string``, ``list of Claim``, ``integer or null``."""
     if "$ref" in spec:
-        return "`" + spec["$ref"].rsplit("/", 1)[-1] + "`"
+        return _schema_link(spec["$ref"])
     if "enum" in spec:
         return " \\| ".join(f"`{value}`" for value in spec["enum"])
     if "const" in spec:
