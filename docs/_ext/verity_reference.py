@@ -8,10 +8,12 @@ the pages are never written twice and cannot fall behind the code.
 
 from __future__ import annotations
 
+import atexit
 import inspect
 import json
 import logging
 import re
+import shutil
 import tempfile
 from functools import cache
 from pathlib import Path
@@ -33,7 +35,9 @@ def _app() -> Any:
     # its own warnings.
     logging.basicConfig(level=logging.WARNING)
     logging.getLogger("alembic").setLevel(logging.WARNING)
-    database = Path(tempfile.mkdtemp(prefix="verity-docs-")) / "docs.sqlite3"
+    workdir = tempfile.mkdtemp(prefix="verity-docs-")
+    atexit.register(shutil.rmtree, workdir, ignore_errors=True)
+    database = Path(workdir) / "docs.sqlite3"
     return create_app(
         {"SQLALCHEMY_DATABASE_URI": f"sqlite:///{database}", "TESTING": True, "REQUEST_LOG": False}
     )
