@@ -9,11 +9,11 @@ Only the address (``127.0.0.1:8000``) and the holder's wallet file are swapped f
 from __future__ import annotations
 
 import os
-import re
 import subprocess
 from pathlib import Path
 
 import pytest
+from support.tutorials import TUTORIALS, runnable_blocks, script
 
 from demo.run import environment, flask, free_port, gunicorn, wait_ready
 
@@ -24,15 +24,6 @@ pytestmark = pytest.mark.skipif(
 )
 
 ROOT = Path(__file__).resolve().parents[2]
-TUTORIALS = [
-    ROOT / "docs" / "tutorials" / "first-issued-credential.md",
-    ROOT / "docs" / "tutorials" / "first-verification.md",
-]
-BASH_BLOCK = re.compile(r"^```bash\n(.*?)^```$", re.MULTILINE | re.DOTALL)
-
-
-def runnable_blocks(page: Path) -> list[str]:
-    return BASH_BLOCK.findall(page.read_text())
 
 
 def test_every_tutorial_has_runnable_blocks():
@@ -48,15 +39,12 @@ def test_the_tutorials_run_as_written_against_a_live_instance(tmp_path):
     port = free_port()
     base = f"http://127.0.0.1:{port}"
     wallet = tmp_path / "wallet.json"
-    script = "\n".join(block for page in TUTORIALS for block in runnable_blocks(page))
-    script = script.replace("http://127.0.0.1:8000", base).replace(
-        "-m app.holder ", f"-m app.holder --wallet {wallet} "
-    )
+    both = "\n".join(script(page, base, wallet) for page in TUTORIALS)
 
     with gunicorn(env, port, tmp_path / "gunicorn.log") as process:
         wait_ready(process, base, tmp_path / "gunicorn.log")
         done = subprocess.run(
-            ["bash", "-e", "-o", "pipefail", "-c", script],
+            ["bash", "-e", "-o", "pipefail", "-c", both],
             cwd=ROOT,
             env=env,
             capture_output=True,
