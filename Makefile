@@ -5,6 +5,9 @@ BIN := $(VENV)/bin
 HOST ?= 127.0.0.1
 PORT ?= 8000
 WORKERS ?= 2
+# The address `make run` serves is the deployment's public URL unless one is set: issuers,
+# audiences, status lists and links name it, never a request's Host header.
+PUBLIC_URL ?= http://$(HOST):$(PORT)
 # `make run` installs the runtime dependencies only; `make test` (and lint, bench) the test extra.
 RUNTIME := $(VENV)/.installed-runtime
 STAMP := $(VENV)/.installed-test
@@ -33,7 +36,8 @@ seed: migrate
 # uploads, each on threads of its own) together: when either stops (or Ctrl-C), both stop.
 run: SHELL := /bin/bash
 run: seed
-	@$(BIN)/flask --app wsgi jobs worker & worker=$$!; \
+	@export PUBLIC_URL='$(PUBLIC_URL)'; \
+	$(BIN)/flask --app wsgi jobs worker & worker=$$!; \
 	$(BIN)/gunicorn --config gunicorn.conf.py --workers $(WORKERS) --bind $(HOST):$(PORT) wsgi:app & web=$$!; \
 	trap 'kill $$worker $$web 2>/dev/null; wait' EXIT; \
 	wait -n $$worker $$web

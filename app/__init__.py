@@ -82,6 +82,7 @@ def create_app(overrides: dict[str, Any] | None = None) -> Flask:
     app.config.update(settings.from_environment())
     app.config.update(overrides or {})
     settings.check_production_ready(app.config)
+    settings.settle_public_url(app.config)
     settings.check_key_store(app.config)
     check_issuing(app.config)
     app.config.setdefault(
@@ -135,14 +136,11 @@ def register_extensions(app: Flask) -> None:
 def register_type_addresses() -> None:
     """Schema writes learn where this deployment serves type metadata, so a ``vct`` under its
     ``/types/`` is held by one schema whichever page or endpoint writes it."""
-    from flask import current_app, has_request_context
+    from flask import current_app
 
     from app.schemas import operations as schema_ops
-    from app.web.requests import base_url
 
-    schema_ops.provide_types_base(
-        lambda: base_url() if has_request_context() else current_app.config["PUBLIC_URL"] or None
-    )
+    schema_ops.provide_types_base(lambda: current_app.config["PUBLIC_URL"])
 
 
 def register_audit() -> None:

@@ -22,6 +22,7 @@ from app.extensions import db
 from app.identity.operations import create_user, find_user_by_email, issue_session_token
 from app.organizations.models import Organization, Plan
 from app.organizations.operations import create_organization, set_plan
+from app.schemas.operations import make_public
 from app.schemas.public import seed_public_schemas
 from app.vouchers.operations import mint_vouchers
 
@@ -132,6 +133,19 @@ def vouchers_mint(plan: str, days: int, count: int) -> None:
 def schemas_seed() -> None:
     """Add the public schemas that ship with the service (idempotent)."""
     emit({"added": seed_public_schemas()})
+
+
+@schemas.command("publish-public")
+@click.argument("schema_id")
+@transactional
+def schemas_publish_public(schema_id: str) -> None:
+    """Publish an organization's schema to every organization (tenants cannot make a schema
+    public themselves). Its format, type, attributes and settings are frozen from then on."""
+    try:
+        parsed = uuid.UUID(schema_id)
+    except ValueError:
+        raise ApiError(f"No schema with ID {schema_id}") from None
+    emit(render.schema(make_public(parsed)))
 
 
 @issuers.command("rotate-key")

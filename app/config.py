@@ -1,7 +1,8 @@
 """Configuration read from the environment, with safe defaults for local use.
 
 Production (``VERITY_ENV=production``) refuses to start with the development secret, so a
-deployment can never run on a key that is printed in this file.
+deployment can never run on a key that is printed in this file, and without ``PUBLIC_URL``, so
+no identifier it signs or checks can come from a request's Host header.
 """
 
 from __future__ import annotations
@@ -11,6 +12,9 @@ from pathlib import Path
 from typing import Any
 
 DEVELOPMENT_SECRET = "dev-only-not-secret"
+# Where development and tests are reached when PUBLIC_URL is unset: `make run`'s own address.
+# Never the request's Host: issuers, audiences, status lists and certificates follow this.
+DEVELOPMENT_PUBLIC_URL = "http://127.0.0.1:8000"
 INSTANCE_DIR = Path(__file__).resolve().parent.parent / "instance"
 
 
@@ -32,8 +36,9 @@ def from_environment() -> dict[str, Any]:
         "SQLALCHEMY_DATABASE_URI": env(
             "DATABASE_URL", f"sqlite:///{INSTANCE_DIR / 'verity.sqlite3'}"
         ),
-        # Public address of this deployment, used in links handed to wallets and people.
-        # Empty means "the host the request came in on", which suits local development.
+        # Public address of this deployment: the issuer identifiers, audiences, status list
+        # URIs and certificates it signs and checks, and the links handed to wallets and
+        # people. Required in production; empty elsewhere is DEVELOPMENT_PUBLIC_URL.
         "PUBLIC_URL": env("PUBLIC_URL", "").rstrip("/"),
         "MAX_CONTENT_LENGTH": _int("MAX_CONTENT_LENGTH", 1024 * 1024),
         "SESSION_TOKEN_HOURS": _int("SESSION_TOKEN_HOURS", 12),
@@ -160,15 +165,27 @@ def check_key_store(config: dict[str, Any]) -> None:
 
 
 def check_production_ready(config: dict[str, Any]) -> None:
-    """Refuse a production start on the development secret or without an issuer key secret."""
+    """Refuse a production start on the development secret, without a public URL or without
+    an issuer key secret."""
     if config.get("ENV") == "production" and config.get("SECRET_KEY") in (
         None,
         "",
         DEVELOPMENT_SECRET,
     ):
         raise RuntimeError("SECRET_KEY must be set to a random value when VERITY_ENV=production")
+    if config.get("ENV") == "production" and not config.get("PUBLIC_URL"):
+        raise RuntimeError(
+            "PUBLIC_URL must be set when VERITY_ENV=production: issuer identifiers, audiences, "
+            "status lists and certificates name it (never a request's Host)"
+        )
     if config.get("ENV") == "production" and not config.get("ISSUER_KEY_SECRET"):
         raise RuntimeError(
             "ISSUER_KEY_SECRET must be set when VERITY_ENV=production: issuer signing keys are "
             "sealed under it"
         )
+
+
+def settle_public_url(config: dict[str, Any]) -> None:
+    """Give a deployment without ``PUBLIC_URL`` (development, tests) the fixed development
+    address: what it signs and checks never follows a request's Host header."""
+    config["PUBLIC_URL"] = (config.get("PUBLIC_URL") or DEVELOPMENT_PUBLIC_URL).rstrip("/")

@@ -37,8 +37,8 @@ SETTINGS: tuple[Setting, ...] = (
     ),
     Setting(
         ("PUBLIC_URL",),
-        "the request's host",
-        "the address wallets and people reach this deployment at (links, `response_uri`)",
+        "`make run`: `http://$HOST:$PORT`; otherwise `http://127.0.0.1:8000`",
+        "the address wallets and people reach this deployment at: links, `response_uri`, the audience and origin presentations must name, issuer identifiers (`iss`), status list URIs and the certificates the organizations' roots sign. Never taken from a request's Host header, so a request sent with another Host gets nothing named after it. Required when `VERITY_ENV=production` (the service refuses to start otherwise); elsewhere, unset means `http://127.0.0.1:8000`, `make run`'s default address",
     ),
     Setting(
         ("TRUSTED_PROXY_COUNT",),

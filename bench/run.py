@@ -271,7 +271,8 @@ class Server:
                 app,
             ],
             cwd=ROOT,
-            env=env,
+            # As make run: the address served is the public URL.
+            env={**env, "PUBLIC_URL": self.base},
             stdin=subprocess.DEVNULL,
             stdout=self._log,
             stderr=subprocess.STDOUT,

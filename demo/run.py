@@ -17,8 +17,8 @@ revoked), then stops the server and removes the directory, also on failure or Ct
 ``--keep`` leaves the service running until Ctrl-C so the dashboard can be visited with that
 token.
 
-The service runs with the settings ``make run`` has: no ``PUBLIC_URL`` (links name the address
-requests came in on) and no ``TRUST_ALLOW_PRIVATE``. The credential's issuer is the demo
+The service runs with the settings ``make run`` has: ``PUBLIC_URL`` the address it serves
+(``http://127.0.0.1:<port>``) and no ``TRUST_ALLOW_PRIVATE``. The credential's issuer is the demo
 organization at ``http://127.0.0.1:<port>/issuers/<id>``, one of the deployment's own, whose
 keys and status list the verifier reads from the database, never over the network.
 """
@@ -88,8 +88,9 @@ def free_port() -> int:
         return probe.getsockname()[1]
 
 
-def environment(workdir: Path) -> dict[str, str]:
-    """``make run``'s settings on a database of the demo's own, with fresh secrets."""
+def environment(workdir: Path, port: int) -> dict[str, str]:
+    """``make run``'s settings on a database of the demo's own, with fresh secrets; like
+    ``make run``, the address served is the public URL."""
     env = dict(os.environ)
     for name in (
         "DATABASE_URL",
@@ -103,6 +104,7 @@ def environment(workdir: Path) -> dict[str, str]:
     env.update(
         {
             "VERITY_ENV": "development",
+            "PUBLIC_URL": f"http://127.0.0.1:{port}",
             "DATABASE_URL": f"sqlite:///{workdir / 'verity.sqlite3'}",
             "SECRET_KEY": secrets.token_urlsafe(32),
             "ISSUER_KEY_SECRET": secrets.token_urlsafe(32),
@@ -190,7 +192,7 @@ class Api:
 def run_demo(workdir: Path, keep: bool = False) -> dict[str, Any]:
     port = free_port()
     base = f"http://127.0.0.1:{port}"
-    env = environment(workdir)
+    env = environment(workdir, port)
     flask(env, "db", "upgrade")
     flask(env, "schemas", "seed")
     flask(env, "users", "create", "--email", EMAIL, "--name", "Demo Staff")

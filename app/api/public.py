@@ -8,7 +8,8 @@ from sqlalchemy.orm import joinedload
 from app.api import render
 from app.api.common import documented, json_response, parse_body, parse_id
 from app.database import read_only
-from app.errors import InvalidRequest
+from app.errors import InvalidRequest, Unauthorized
+from app.integrations.operations import authenticate_key
 from app.oid4vp import wallet_metadata
 from app.oid4vp.request import AuthorizationRequest
 from app.presentations import operations as presentations
@@ -20,10 +21,29 @@ from app.web.idempotency import idempotent
 from app.web.links import links
 
 bp = Blueprint("public", __name__)
+# The prefix of the Idempotency-Key space of unauthenticated openings (see opener_scope).
+UNAUTHENTICATED_SCOPE = "unauthenticated:"
+
+
+def opener_scope() -> str | None:
+    """Whose ``Idempotency-Key`` an opening shares, by who sent it: with an integration key,
+    the key's organization (the space of its other creates); without one, a space of its own
+    per verification's organization, so an unauthenticated caller, who may be anyone, can
+    neither replay nor burn nor probe the keys the organization's backend sends."""
+    owner = individuals.owner_scope(request.get_data(cache=True))
+    if owner is None:
+        return None
+    key = request.headers.get("apikey") or request.args.get("apikey")
+    if key:
+        try:
+            return str(authenticate_key(key)[1])
+        except Unauthorized:
+            pass  # the opening needs no key: a wrong one is no key, as without the header
+    return f"{UNAUTHENTICATED_SCOPE}{owner}"
 
 
 @bp.post("/verifications/individuals")
-@idempotent(scope=lambda: individuals.owner_scope(request.get_data(cache=True)))
+@idempotent(scope=opener_scope)
 @documented(
     "Open an individual for (customer_id, verification_id); safe to retry",
     body=p.OpenIndividual,

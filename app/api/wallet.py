@@ -28,8 +28,8 @@ bp = Blueprint("wallet", __name__)
 def trust_context(audience: str, nonce: str, **binding: Any) -> Context:
     """The deployment's trust settings for one decision; ``binding`` is what an mdoc's
     session transcript holds of the request (``Context``). The deployment's own issuers are
-    those under the base URL its credentials are issued at (``PUBLIC_URL``, else this
-    request's host, as ``app.issuance.links`` builds them)."""
+    those under the base URL its credentials are issued at (``PUBLIC_URL``, as
+    ``app.issuance.links`` builds them)."""
     config = current_app.config
     return Context(
         audience=audience,

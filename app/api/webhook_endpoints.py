@@ -29,7 +29,6 @@ from app.issuance.links import IssuerLinks
 from app.web.access import acting_organization, require_session, tier_gated
 from app.web.links import links
 from app.web.payloads import Body, Out, Text
-from app.web.requests import base_url
 from app.webhooks import operations as webhooks
 from app.webhooks.outbox import EVENT_TYPES, Rendered, provide_renderer
 
@@ -247,8 +246,7 @@ def _policy_request(row: Any) -> Rendered:
 
 
 def _credential(row: Any) -> Rendered:
-    base = base_url() if has_request_context() else current_app.config["PUBLIC_URL"]
-    data = render.credential(row, IssuerLinks(base))
+    data = render.credential(row, IssuerLinks(current_app.config["PUBLIC_URL"]))
     return Rendered(data, data.pop("claims"))
 
 

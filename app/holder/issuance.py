@@ -67,7 +67,12 @@ def read_offer(link: str, http: Http) -> Offer:
     if not isinstance(issuer, str) or not isinstance(ids, list) or not ids:
         raise HolderError("the credential offer lacks credential_issuer or configuration ids")
     if not isinstance(grant, dict) or not isinstance(grant.get("pre-authorized_code"), str):
-        raise HolderError("the credential offer has no pre-authorized code grant")
+        # An issuer may offer only the authorization code flow, as ours does for a schema
+        # that mails the recipient a code: holding the link is then not enough.
+        raise HolderError(
+            "the credential offer has no pre-authorized code grant (only the authorization "
+            "code flow, which this holder does not run, can take it)"
+        )
     return Offer(
         issuer=issuer,
         configuration_ids=[str(value) for value in ids],

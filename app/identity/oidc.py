@@ -174,7 +174,11 @@ def finish_login(settings: OidcSettings, code: str, state: str) -> User:
     if not claims.get("email"):
         raise InvalidRequest("The identity provider did not share an email address")
     return user_for_login(
-        f"{settings.issuer}|{claims['sub']}", claims["email"], claims.get("name", "")
+        f"{settings.issuer}|{claims['sub']}",
+        claims["email"],
+        claims.get("name", ""),
+        # OpenID Connect Core §5.1: only a literal true says the provider checked the address.
+        email_verified=claims.get("email_verified") is True,
     )
 
 

@@ -7,7 +7,7 @@ from datetime import timedelta
 from sqlalchemy import select
 
 from app import clock
-from app.errors import InvalidRequest, Unauthorized
+from app.errors import Conflict, Forbidden, InvalidRequest, Unauthorized
 from app.extensions import db
 from app.identity.models import SessionToken, User
 from app.tokens import hash_secret, new_secret
@@ -37,18 +37,35 @@ def create_user(email: str, name: str = "") -> User:
     return user
 
 
-def user_for_login(subject: str, email: str, name: str) -> User:
+def user_for_login(subject: str, email: str, name: str, email_verified: bool) -> User:
     """The user behind an identity provider login; the first login creates it.
 
-    Matched by the provider's subject first, then by email, so an account created by an
-    operator (``users create``) is picked up at its owner's first sign-in.
+    An account is bound to the provider's subject (``issuer|sub``), and a login reaches only
+    the account bound to its subject. The email links a login to an account only once: an
+    account an operator created (``users create``) and nobody signed in to yet is bound at its
+    owner's first sign-in, when the provider asserts ``email_verified: true``. An account
+    already bound to another subject is never re-bound, and an address the provider did not
+    verify makes no account: anyone may type someone else's address at a provider that lets
+    them sign up, and it would otherwise reach that person's account or hold their address.
     """
     user = db.session.scalar(select(User).where(User.oidc_subject == subject))
     if user is None:
+        if not email_verified:
+            raise Forbidden(
+                f"The identity provider has not verified the email address {email}; verify it "
+                "there, then sign in again",
+                code="EMAIL_NOT_VERIFIED",
+            )
         user = find_user_by_email(email)
         if user is None:
             user = User(email=normalize_email(email), name=name or email.split("@")[0])
             db.session.add(user)
+        elif user.oidc_subject is not None:
+            raise Conflict(
+                f"The account of {user.email} signs in with another identity provider account; "
+                "sign in with that one",
+                code="ACCOUNT_BOUND_ELSEWHERE",
+            )
         user.oidc_subject = subject
     if name and not user.name:
         user.name = name

@@ -176,13 +176,27 @@ def offer_document(
         return None
     if credential.code_used_at is not None or credential.pre_authorized_code_hash is None:
         return None
+    state = issuer_state(token) if credential.issuer_state_hash is not None else None
+    pre_authorized = pre_authorized_grant_allowed(credential)
+    if state is None and not pre_authorized:
+        return None
     return credential_offer(
         links.issuer(organization.id),
         [credential.configuration_id],
-        pre_authorized_code(token),
+        pre_authorized_code(token) if pre_authorized else None,
         credential.tx_code_length,
-        issuer_state(token) if credential.issuer_state_hash is not None else None,
+        state,
     )
+
+
+def pre_authorized_grant_allowed(credential: Credential) -> bool:
+    """Whether the offer may name, and the token endpoint redeem, its pre-authorized code.
+
+    A schema's ``authorization_code_by_mail`` promises that holding the link is not enough;
+    the pre-authorized code travels in the link, so such an offer is taken only through the
+    authorization code flow (and the code mailed to the recipient), or with a ``tx_code``
+    staff hand over by another channel."""
+    return not credential.schema.authorization_code_by_mail or credential.tx_code_hash is not None
 
 
 # -- token endpoint ---------------------------------------------------------------------------
@@ -213,6 +227,12 @@ def exchange_code(
         raise TokenError("invalid_grant", "The offer has expired or was withdrawn")
     if credential.code_used_at is not None:
         raise TokenError("invalid_grant", "The pre-authorized code was already used")
+    if not pre_authorized_grant_allowed(credential):
+        raise TokenError(
+            "invalid_grant",
+            "This offer is taken with the authorization code flow and the code mailed to its "
+            "recipient, not with the pre-authorized code alone",
+        )
     if not _tx_code_matches(credential, request.tx_code):
         _count_wrong_tx_code(credential.id, code_hash)
     now = clock.now()

@@ -255,24 +255,26 @@ def jwt_vc_issuer_metadata(issuer: str, jwks: list[dict[str, Any]]) -> dict[str,
 def credential_offer(
     issuer: str,
     configuration_ids: Sequence[str],
-    pre_authorized_code: str,
+    pre_authorized_code: str | None,
     tx_code_length: int | None,
     issuer_state: str | None = None,
 ) -> dict[str, Any]:
-    """§4.1.1 Credential Offer with the pre-authorized code grant and, given an
-    ``issuer_state``, the authorization code grant too (the wallet picks one); ``tx_code``
-    asks the wallet for a numeric code of that length, sent to the person another way."""
-    grant: dict[str, Any] = {"pre-authorized_code": pre_authorized_code}
-    if tx_code_length is not None:
-        grant["tx_code"] = {
-            "input_mode": "numeric",
-            "length": tx_code_length,
-            "description": "Enter the code you were given with this offer",
-        }
+    """§4.1.1 Credential Offer with the pre-authorized code grant (unless its code is None)
+    and, given an ``issuer_state``, the authorization code grant (the wallet picks one);
+    ``tx_code`` asks the wallet for a numeric code of that length, sent to the person another
+    way."""
     grants: dict[str, Any] = {}
     if issuer_state is not None:
         grants[AUTHORIZATION_CODE_GRANT] = {"issuer_state": issuer_state}
-    grants[PRE_AUTHORIZED_GRANT] = grant
+    if pre_authorized_code is not None:
+        grant: dict[str, Any] = {"pre-authorized_code": pre_authorized_code}
+        if tx_code_length is not None:
+            grant["tx_code"] = {
+                "input_mode": "numeric",
+                "length": tx_code_length,
+                "description": "Enter the code you were given with this offer",
+            }
+        grants[PRE_AUTHORIZED_GRANT] = grant
     return {
         "credential_issuer": issuer,
         "credential_configuration_ids": list(configuration_ids),

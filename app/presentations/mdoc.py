@@ -10,11 +10,8 @@ deployment trusts or the verification pins as PEM.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from functools import partial
 from typing import Any
-
-from cryptography import x509
 
 from app.mdoc import (
     MdocError,
@@ -27,12 +24,10 @@ from app.presentations.presented import Context, Presented, Refused, Rules, stat
 from app.sdjwt.encoding import b64url_decode
 from app.statuslist.cwt import check_cwt_status
 from app.statuslist.kept import cwt_reference_to_keep
-from app.trust import load_pem_anchors
-from app.trust.policy import PEM_MARKER
 
 
 def read_mdoc(presentation: str | bytes, rules: Rules, context: Context) -> Presented:
-    anchors = [*rules.anchors(context), *_pinned_certificates(rules.trusted_issuers)]
+    anchors = rules.anchors(context)
     try:
         document = verify_device_response(
             presentation,
@@ -90,15 +85,3 @@ def _claims_by_name(namespaces: dict[str, dict[str, Any]], rules: Rules) -> dict
         if name in elements:
             claims[name] = elements[name]
     return claims
-
-
-def _pinned_certificates(trusted_issuers: Sequence[str]) -> list[x509.Certificate]:
-    """PEM entries of a verification's trusted issuers: IACA roots it trusts itself."""
-    pinned: list[x509.Certificate] = []
-    for entry in trusted_issuers:
-        if PEM_MARKER in entry:
-            try:
-                pinned.extend(load_pem_anchors(entry))
-            except ValueError:
-                continue  # refused when the verification was saved
-    return pinned

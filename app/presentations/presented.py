@@ -21,7 +21,9 @@ from app.oid4vp.formats import CredentialType
 from app.presentations.reasons import untrusted_issuer
 from app.statuslist import StatusResult
 from app.trust import Fetcher, OwnIssuers, ResolvedIssuer
+from app.trust.policy import PEM_MARKER
 from app.trust.sources import SourceTrust
+from app.trust.x5c import load_pem_anchors
 
 
 @dataclass(frozen=True)
@@ -36,11 +38,25 @@ class Rules:
     sources: SourceTrust | None = None
 
     def anchors(self, context: Context) -> list[x509.Certificate]:
-        """What chains are validated against: the deployment's anchors and every certificate
-        the sources name, granted or not, so that a refusal can say which it was."""
+        """What chains are validated against, for every format alike: the deployment's
+        anchors, the PEM certificates the verification pins in its trusted issuers, and every
+        certificate the sources name, granted or not, so that a refusal can say which it was."""
+        pinned = pinned_certificates(self.trusted_issuers)
         if self.sources is None:
-            return list(context.anchors)
-        return [*context.anchors, *self.sources.certificates()]
+            return [*context.anchors, *pinned]
+        return [*context.anchors, *pinned, *self.sources.certificates()]
+
+
+def pinned_certificates(trusted_issuers: Sequence[str]) -> list[x509.Certificate]:
+    """The certificates of a verification's PEM entries: anchors it trusts itself."""
+    pinned: list[x509.Certificate] = []
+    for entry in trusted_issuers:
+        if PEM_MARKER in entry:
+            try:
+                pinned.extend(load_pem_anchors(entry))
+            except ValueError:
+                continue  # refused when the verification was saved
+    return pinned
 
 
 @dataclass(frozen=True)

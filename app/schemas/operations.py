@@ -8,7 +8,7 @@ from typing import Any
 
 from sqlalchemy import or_, select, text
 
-from app.errors import Forbidden, InvalidRequest, NotFound
+from app.errors import Conflict, Forbidden, InvalidRequest, NotFound
 from app.extensions import db
 from app.oid4vp.formats import MSO_MDOC, SD_JWT_VC
 from app.organizations.models import Organization, Plan
@@ -18,6 +18,23 @@ from app.schemas.type_metadata import served_here, type_url
 # How wallets show the credential (``app.schemas.type_metadata``): optional, clearable.
 DISPLAY_FIELDS = ("background_color", "text_color", "logo_uri", "logo_alt_text")
 ATTRIBUTE_TYPES = ("TEXT", "NUMBER", "BOOLEAN", "URL", "DATETIME", "EMAIL")
+# What verifications (of every organization that sees the schema) and issued credentials rely
+# on once a schema is published: its format and type, and who may use it. How wallets show it
+# (the name, the description, the display fields and the attribute labels) and how its next
+# credentials are issued (validity, mailed code, key attestations) still change.
+FROZEN_FIELDS = ("format", "vct", "doctype", "namespace", "types", "premium_plus")
+
+
+class SchemaPublished(Conflict):
+    """A change to what a published schema promises (409, whoever asks: API or dashboard)."""
+
+    code = "SCHEMA_PUBLISHED"
+
+
+class PublicByOperatorOnly(Forbidden):
+    """A schema every organization sees is made public by an operator, not by a tenant."""
+
+    code = "PUBLIC_SCHEMA_OPERATOR_ONLY"
 
 
 def _check_attributes(attributes: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -79,6 +96,7 @@ def create_schema(
 ) -> Schema:
     """A draft. An SD-JWT VC schema given no ``vct`` gets the address where this deployment
     serves its type metadata (``<types_base_url>/types/<schema id>``)."""
+    _refuse_public(fields, current=False)
     schema = Schema(id=uuid.uuid4(), organization_id=organization.id, published=False)
     if (
         types_base_url
@@ -100,10 +118,64 @@ def update_schema(
     types_base_url: str | None = None,
 ) -> Schema:
     schema = get_own_schema(organization, schema_id)
+    _refuse_public(fields, current=schema.public)
+    if schema.published:
+        _refuse_frozen_changes(schema, fields)
     vct_before = schema.vct
     _apply(schema, fields)
     if schema.vct != vct_before:
         _check_type_address_free(schema, types_base_url or _types_base())
+    db.session.flush()
+    return schema
+
+
+def _refuse_public(fields: dict[str, Any], current: bool) -> None:
+    """An organization cannot change whether a schema is public: every organization sees a
+    public schema and builds verifications on it, so an operator makes one public
+    (``flask schemas publish-public``). Sending the value it has is no change."""
+    wanted = fields.get("public")
+    if wanted is not None and wanted != current:
+        raise PublicByOperatorOnly(
+            "Only an operator makes a schema public (flask schemas publish-public <schema id>); "
+            "send public: false or leave it out",
+        )
+
+
+def _refuse_frozen_changes(schema: Schema, fields: dict[str, Any]) -> None:
+    """Checked before anything changes: a published schema's format, type, attribute names,
+    types and namespaces and Premium+ flag stay as they are. A field sent with the value it
+    already has is no change, so a client may send back what it read."""
+    changed = [
+        key
+        for key in FROZEN_FIELDS
+        if fields.get(key) is not None and fields[key] != getattr(schema, key)
+    ]
+    if fields.get("attributes") is not None and _shapes(fields["attributes"]) != _shapes(
+        schema.attributes
+    ):
+        changed.append("attributes")
+    if changed:
+        raise SchemaPublished(
+            f"Schema {schema.name} is published: {', '.join(changed)} cannot change, only how "
+            "wallets show it (name, description, display, attribute labels)",
+        )
+
+
+def _shapes(attributes: list[dict[str, Any]]) -> list[tuple[str, str, str]]:
+    """What verifications and credentials rely on in the attributes: names, types, namespaces."""
+    return sorted(
+        (a.get("name", ""), a.get("type") or "TEXT", a.get("namespace") or "") for a in attributes
+    )
+
+
+def make_public(schema_id: uuid.UUID) -> Schema:
+    """Publish a schema to every organization: an operator's decision (the CLI's
+    ``schemas publish-public``). It stays its organization's to relabel, and frozen."""
+    schema = db.session.get(Schema, schema_id)
+    if schema is None:
+        raise InvalidRequest(f"No schema with ID {schema_id}")
+    schema.public = True
+    schema.published = True
     db.session.flush()
     return schema
 
@@ -117,7 +189,7 @@ _types_base_provider: Callable[[], str | None] = _no_types_base
 
 def provide_types_base(provider: Callable[[], str | None]) -> None:
     """Called by the application factory: where this deployment serves type metadata
-    (``PUBLIC_URL``, else the request's address), for writers that do not say it."""
+    (``PUBLIC_URL``), for writers that do not say it."""
     global _types_base_provider
     _types_base_provider = provider
 

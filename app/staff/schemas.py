@@ -23,7 +23,7 @@ from flask import render_template, request
 from flask.typing import ResponseReturnValue
 from pydantic import ValidationError
 
-from app.errors import ApiError, Conflict, InvalidRequest
+from app.errors import ApiError, InvalidRequest
 from app.organizations.models import Organization
 from app.schemas import operations as schema_ops
 from app.schemas.models import Schema
@@ -261,7 +261,9 @@ def schemas_update(schema_id: str) -> ResponseReturnValue:
     schema = schema_ops.get_own_schema(organization, parse_id(schema_id))
     if schema.published:
         message, status = refusal(
-            Conflict(f"Schema {schema.name} is published: only how wallets show it can change")
+            schema_ops.SchemaPublished(
+                f"Schema {schema.name} is published: only how wallets show it can change"
+            )
         )
         return detail_page(organization, schema, status, error=message)
     values, attributes = submitted()

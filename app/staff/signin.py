@@ -15,7 +15,14 @@ from urllib.parse import parse_qs, urlsplit
 from flask import current_app, g, redirect, render_template, request, url_for
 from flask.typing import ResponseReturnValue
 
-from app.errors import ApiError, InvalidRequest, NotConfigured, Unauthorized
+from app.errors import (
+    ApiError,
+    Conflict,
+    Forbidden,
+    InvalidRequest,
+    NotConfigured,
+    Unauthorized,
+)
 from app.identity import oidc
 from app.identity.operations import authenticate_session, issue_session_token, revoke_session_token
 from app.staff import csrf
@@ -86,7 +93,18 @@ def finish_login() -> ResponseReturnValue:
     state = request.args.get("state", "")
     if not state or state != request.cookies.get(LOGIN_STATE_COOKIE):
         raise InvalidRequest("This sign-in was started in another browser; please start again")
-    user = oidc.finish_login(settings, request.args.get("code", ""), state)
+    try:
+        user = oidc.finish_login(settings, request.args.get("code", ""), state)
+    except (Forbidden, Conflict) as exc:
+        # The provider signed the person in, but no account here is theirs to enter
+        # (an unverified email, an account bound to another provider account): say why.
+        page = render_template(
+            "staff/login.html",
+            configured=True,
+            next=safe_next(request.cookies.get(NEXT_COOKIE)),
+            error=exc.message,
+        )
+        return page, exc.status
     return signed_in(user, safe_next(request.cookies.get(NEXT_COOKIE)))
 
 

@@ -294,7 +294,11 @@ def _logo_alt_text() -> Any:
 class SchemaIn(Body):
     name: str = Name
     description: str = Text
-    public: bool = False
+    public: bool = Field(
+        default=False,
+        description="Only an operator makes a schema public (flask schemas publish-public); "
+        "true is refused with 403 PUBLIC_SCHEMA_OPERATOR_ONLY",
+    )
     format: CredentialFormat = Field(
         default="dc+sd-jwt",
         description="dc+sd-jwt (SD-JWT VC, named by vct), mso_mdoc (ISO mdoc, named by doctype "
@@ -335,7 +339,9 @@ class SchemaIn(Body):
     authorization_code_by_mail: bool = Field(
         default=False,
         description="In the OpenID4VCI authorization code flow, a one-time code is emailed to "
-        "the recipient and asked for on the authorization page",
+        "the recipient and asked for on the authorization page; the offers then name only the "
+        "authorization code grant (the pre-authorized one too only with a tx_code), so the link "
+        "alone takes nothing",
     )
     key_attestations_required: bool = Field(
         default=False,
@@ -351,7 +357,11 @@ class SchemaIn(Body):
 class SchemaPatch(Body):
     name: str | None = Field(default=None, min_length=1, max_length=200)
     description: str | None = Field(default=None, max_length=5000)
-    public: bool | None = None
+    public: bool | None = Field(
+        default=None,
+        description="Only an operator changes it: another value than the schema's is 403 "
+        "PUBLIC_SCHEMA_OPERATOR_ONLY",
+    )
     format: CredentialFormat | None = None
     vct: str | None = Field(default=None, min_length=1, max_length=500)
     doctype: str | None = Field(default=None, min_length=1, max_length=200)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import uuid
 
-from flask import current_app, request
+from flask import current_app
 
 from app.errors import NotFound
 
@@ -18,5 +18,7 @@ def parse_id(value: str | None) -> uuid.UUID:
 
 
 def base_url() -> str:
-    """Where this deployment is reached: ``PUBLIC_URL``, else the address the request used."""
-    return current_app.config["PUBLIC_URL"] or request.host_url.rstrip("/")
+    """Where this deployment is reached: ``PUBLIC_URL`` (set in every configuration, see
+    ``app.config.settle_public_url``), never the request's Host header, which whoever sends
+    the request chooses: issuers, audiences, status lists and certificates follow this."""
+    return current_app.config["PUBLIC_URL"]

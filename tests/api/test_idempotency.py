@@ -135,6 +135,43 @@ def test_opening_an_individual_honours_the_key(app, client, backend):
     assert other.status_code == 422
 
 
+def test_an_unauthenticated_opening_shares_no_key_with_the_organizations_backend(
+    app, client, backend
+):
+    headers, verification, _ = backend
+    mine = {"customer_id": "c-backend", "verification_id": verification["id"]}
+    theirs = {"customer_id": "c-guess", "verification_id": verification["id"]}
+    # The backend's key, sent again by anyone without the apikey: neither replayed nor refused.
+    backend_first = client.post(
+        "/verifications/individuals", json=mine, headers=keyed(headers, "k")
+    )
+    assert backend_first.status_code == 201
+    probe = client.post("/verifications/individuals", json=theirs, headers={"Idempotency-Key": "k"})
+    assert probe.status_code == 201, probe.get_json()
+    assert "Idempotent-Replayed" not in probe.headers
+    assert probe.get_json()["customer_id"] == "c-guess"
+    same_body = client.post(
+        "/verifications/individuals", json=mine, headers={"Idempotency-Key": "k"}
+    )
+    assert "Idempotent-Replayed" not in same_body.headers
+    # And the other way: a key burned unauthenticated first still works for the backend.
+    burned = {"customer_id": "c-burn", "verification_id": verification["id"]}
+    later = {"customer_id": "c-later", "verification_id": verification["id"]}
+    assert (
+        client.post("/verifications/individuals", json=burned, headers={"Idempotency-Key": "b"})
+    ).status_code == 201
+    backend_later = client.post(
+        "/verifications/individuals", json=later, headers=keyed(headers, "b")
+    )
+    assert backend_later.status_code == 201, backend_later.get_json()
+    assert "Idempotent-Replayed" not in backend_later.headers
+    assert backend_later.get_json()["customer_id"] == "c-later"
+    # Each sender's own retry still replays.
+    again = client.post("/verifications/individuals", json=later, headers=keyed(headers, "b"))
+    assert again.headers["Idempotent-Replayed"] == "true"
+    assert count(app, Individual) == 4
+
+
 @pytest.mark.parametrize("key", ["", "x" * 256, "with space", "ünïcode"])
 def test_a_malformed_key_is_400(client, backend, key):
     headers, _, _ = backend

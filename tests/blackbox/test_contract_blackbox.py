@@ -321,7 +321,6 @@ def world(service):
             json={
                 "name": "Gold member",
                 "description": "A Premium+ schema",
-                "public": True,
                 "vct": "urn:bb.example:gold:1",
                 "premium_plus": True,
                 "attributes": [{"name": "level", "description": "Level", "type": "TEXT"}],
@@ -348,6 +347,8 @@ def world(service):
         "POST", f"/schemas/{w.premium_schema}/publish", token=t2, identity=other_org
     )
     assert published.status_code == 200, published.text
+    # Only an operator makes a schema public (README, Schemas); then every organization sees it.
+    assert svc.cli("schemas", "publish-public", w.premium_schema)["public"] is True
     return w
 
 

@@ -94,7 +94,7 @@ def test_a_dump_restored_into_a_new_database_serves_and_signs_with_the_restored_
     base = f"http://127.0.0.1:{port}"
 
     with databases("verity_backup", "verity_restored") as (original, restored):
-        env = environment(tmp_path)
+        env = environment(tmp_path, port)
         env.pop("FLASK_APP", None)
         env["JOBS_QUEUE_URL"] = f"sqlite:///{tmp_path / 'jobs.sqlite3'}"
         env["DATABASE_URL"] = original.replace("postgresql://", "postgresql+psycopg://", 1)

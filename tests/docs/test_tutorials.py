@@ -32,12 +32,12 @@ def test_every_tutorial_has_runnable_blocks():
 
 
 def test_the_tutorials_run_as_written_against_a_live_instance(tmp_path):
-    env = environment(tmp_path)
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    env = environment(tmp_path, port)
     env.pop("FLASK_APP", None)
     flask(env, "db", "upgrade")
     flask(env, "schemas", "seed")
-    port = free_port()
-    base = f"http://127.0.0.1:{port}"
     wallet = tmp_path / "wallet.json"
     both = "\n".join(script(page, base, wallet) for page in TUTORIALS)
 

@@ -114,19 +114,19 @@ def operator_setup(env: dict[str, str]) -> str:
 @pytest.fixture(scope="module")
 def verity(tmp_path_factory) -> Iterator[Verity]:
     workdir = tmp_path_factory.mktemp("verity")
+    port = free_port()
     with interop_database(workdir) as database_url:
-        env = environment(workdir)
+        env = environment(workdir, port)
         env.update(
             DATABASE_URL=database_url,
             JOBS_QUEUE_URL=f"sqlite:///{workdir / 'jobs.sqlite3'}",
             TRUST_ALLOW_PRIVATE="1",
         )
-        yield from live_verity(workdir, env)
+        yield from live_verity(workdir, env, port)
 
 
-def live_verity(workdir: Path, env: dict[str, str]) -> Iterator[Verity]:
+def live_verity(workdir: Path, env: dict[str, str], port: int) -> Iterator[Verity]:
     token = operator_setup(env)
-    port = free_port()
     base = f"http://127.0.0.1:{port}"
     log = workdir / "server.log"
     worker_command = [str(Path(sys.executable).parent / "flask"), "--app", "wsgi", "jobs", "worker"]

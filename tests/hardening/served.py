@@ -83,11 +83,11 @@ def served(
     gunicorn_args: Sequence[str] = (),
 ) -> Iterator[Served]:
     """Serve on a free loopback port; ``PUBLIC_URL`` names it by ``public_host`` (``localhost``
-    for a certificate naming it), or is left unset (``None``) as ``make run`` leaves it.
+    for a certificate naming it), or (``None``) as ``make run`` sets it, the address served.
     ``gunicorn_args`` adds options (``--access-logfile -`` puts the access log in the log)."""
     port = free_port()
     base = f"http://{public_host or '127.0.0.1'}:{port}"
-    env = {**env, "PUBLIC_URL": base} if public_host else env
+    env = {**env, "PUBLIC_URL": base}
     with open(log_path, "wb") as log_file:
         server = subprocess.Popen(
             [

@@ -141,6 +141,7 @@ def production(tmp_path):
     env = service_env(
         f"sqlite:///{tmp_path / 'served.sqlite3'}",
         VERITY_ENV="production",
+        PUBLIC_URL="http://127.0.0.1",  # the operator commands' (served() names its port)
         SECRET_KEY=token_urlsafe(32),
         ISSUER_KEY_SECRET=token_urlsafe(32),
         TRUST_ALLOW_PRIVATE="1",

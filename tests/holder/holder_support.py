@@ -94,13 +94,18 @@ def issue_with_pypi(wallet: Wallet, claims: dict | None = None, vct: str = PID_V
     )
 
 
-def issuing_organization(served, claims: dict | None = None) -> tuple[Staff, dict]:
-    """Staff of a PRO organization with a published schema (the bench's) and a recipient:
-    the staff, and the body of ``POST /credentials`` issuing to that recipient."""
+def issuing_organization(
+    served, claims: dict | None = None, **schema_settings: Any
+) -> tuple[Staff, dict]:
+    """Staff of a PRO organization with a published schema (the bench's, with
+    ``schema_settings`` on top) and a recipient: the staff, and the body of
+    ``POST /credentials`` issuing to that recipient."""
     client = served.app.test_client()
     staff = make_staff(served.app, "bench@example.test")
     headers = staff.headers()
-    schema = client.post("/schemas", json=ISSUANCE_SCHEMA, headers=headers).get_json()
+    schema = client.post(
+        "/schemas", json={**ISSUANCE_SCHEMA, **schema_settings}, headers=headers
+    ).get_json()
     assert client.post(f"/schemas/{schema['id']}/publish", headers=headers).status_code == 200
     recipient = client.post(
         "/recipients",

@@ -1,5 +1,5 @@
 """``make demo`` runs ``demo/run.py``: the whole loop on a throwaway database with ``make run``'s
-settings (no ``PUBLIC_URL``, no ``TRUST_ALLOW_PRIVATE``): VERIFIED, then FAILED at once when
+settings (``PUBLIC_URL`` the address served, no ``TRUST_ALLOW_PRIVATE``): VERIFIED, then FAILED at once when
 the credential is revoked, with nothing left running or on disk."""
 
 from __future__ import annotations

@@ -167,3 +167,25 @@ def test_our_issuers_credential_is_verified_by_our_verifier_on_one_deployment(se
     decision = lookup(served, opened)
     assert decision["status"] == "VERIFIED", decision
     assert decision["issuer"] == offer["issuer"]
+
+
+def test_the_link_alone_of_an_offer_whose_code_is_mailed_takes_nothing(serve, wallet):
+    """A schema's ``authorization_code_by_mail``: the offer names no grant the link alone can
+    redeem, so a holder of the link only, which runs the pre-authorized code flow, gets
+    nothing and the credential stays offered."""
+    served = serve()
+    staff, body = issuing_organization(
+        served, vct="urn:example:mailed", authorization_code_by_mail=True
+    )
+    offer = requests.post(
+        f"{served.base}/credentials", json=body, headers=staff.headers(), timeout=10
+    ).json()
+
+    with pytest.raises(HolderError, match="no pre-authorized code grant"):
+        receive(offer["offer_url"], wallet)
+
+    assert Wallet.open(wallet.path).credentials == []
+    shown = requests.get(
+        f"{served.base}/credentials/{offer['id']}", headers=staff.headers(), timeout=10
+    ).json()
+    assert shown["status"] == "OFFERED"

@@ -343,3 +343,62 @@ def test_a_user_created_by_the_operator_is_picked_up_at_first_sign_in(
     assert login_client.get("/me", headers=bearer(again["token"])).get_json()["user"]["id"] == (
         user_id
     )
+
+
+def sign_in_refused(client: FlaskClient, login: str, status: int, code: str) -> dict[str, str]:
+    """The whole flow, refused at POST /auth/session with ``status`` and ``code``."""
+    response = client.post("/auth/session", json=code_and_state(client, login))
+    assert response.status_code == status, response.get_json()
+    body = response.get_json()
+    assert body["code"] == code, body
+    return body
+
+
+def test_an_unverified_email_never_reaches_the_existing_account(login_app, login_client, provider):
+    victim = sign_in(login_client, "alice")
+    with login_app.app_context():
+        victim_id = db.session.scalars(select(User)).one().id
+    # Another provider account that typed alice's address without verifying it.
+    body = sign_in_refused(
+        login_client, "mallory;email=alice@example.test;unverified", 403, "EMAIL_NOT_VERIFIED"
+    )
+    assert "alice@example.test" in body["error"]
+    with login_app.app_context():
+        user = db.session.get(User, victim_id)
+        assert user.oidc_subject == f"{provider.issuer}|alice"
+        assert db.session.scalar(select(func.count()).select_from(User)) == 1
+    # Nor the account an operator made for bob, that nobody signed in to yet.
+    with login_app.app_context():
+        create_user("bob@example.test", "Bob Operator")
+        db.session.commit()
+    sign_in_refused(
+        login_client, "mallory;email=bob@example.test;unverified", 403, "EMAIL_NOT_VERIFIED"
+    )
+    with login_app.app_context():
+        bob = db.session.scalar(select(User).where(User.email == "bob@example.test"))
+        assert bob.oidc_subject is None
+    assert login_client.get("/me", headers=bearer(victim["token"])).status_code == 200
+
+
+def test_a_verified_email_does_not_take_an_account_bound_to_another_subject(
+    login_app, login_client, provider
+):
+    sign_in(login_client, "alice")
+    # The same address, verified, at another account of the provider: still not alice's.
+    sign_in_refused(
+        login_client, "alice-again;email=alice@example.test", 409, "ACCOUNT_BOUND_ELSEWHERE"
+    )
+    with login_app.app_context():
+        user = db.session.scalars(select(User)).one()
+        assert user.oidc_subject == f"{provider.issuer}|alice"
+    # alice herself still signs in, to the same account.
+    again = sign_in(login_client, "alice")
+    assert login_client.get("/me", headers=bearer(again["token"])).get_json()["user"]["email"] == (
+        "alice@example.test"
+    )
+
+
+def test_an_unverified_email_makes_no_new_account(login_app, login_client):
+    sign_in_refused(login_client, "carol;unverified", 403, "EMAIL_NOT_VERIFIED")
+    with login_app.app_context():
+        assert db.session.scalar(select(func.count()).select_from(User)) == 0

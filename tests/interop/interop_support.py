@@ -287,8 +287,7 @@ class Deployments:
         """What ``make run`` does first (migrations, public schemas), once for all modes; then
         every mode's server and the default one, without waiting for them."""
         prepare(self.env())
-        # make run with no settings at all: not even PUBLIC_URL (links name the request's
-        # host), and two workers.
+        # make run with no settings at all (PUBLIC_URL the address served), and two workers.
         self.serve("default", self.env(), workers=2, host=None)
         for mode in modes:
             self.serve(mode.id, self.env(**mode.settings(self.pki)))

@@ -17,7 +17,15 @@ from issuance.attestation_support import (
     trust,
 )
 from issuance.authcode_support import CLIENT_ID, REDIRECT_URI, AuthCodeWallet
-from issuance.issuance_support import DIPLOMA, Org, issue, make_org, offer_of
+from issuance.issuance_support import (
+    DIPLOMA,
+    PRE_AUTHORIZED_GRANT,
+    Org,
+    Wallet,
+    issue,
+    make_org,
+    offer_of,
+)
 
 
 def test_a_credential_through_the_authorization_code_flow_with_dpop(app, client) -> None:
@@ -600,3 +608,78 @@ def test_a_schema_can_ask_for_a_code_mailed_to_the_recipient(make_app) -> None:
         ]
         assert answers == [400, 400, 400, 400, 404]
         assert client.get(f"{org.path('/authorize')}?{query}").status_code == 404
+
+
+# -- a code by mail: the link alone redeems nothing ------------------------------------------
+
+
+def mailed_schema_org(app, client) -> Org:
+    """An organization whose published schema asks for a code mailed to the recipient."""
+    org = make_org(app)
+    body = {**DIPLOMA, "vct": "urn:example:mailed", "authorization_code_by_mail": True}
+    schema = client.post("/schemas", json=body, headers=org.headers).get_json()
+    assert client.post(f"/schemas/{schema['id']}/publish", headers=org.headers).status_code == 200
+    org.schema_id = schema["id"]
+    return org
+
+
+def derived_code(app, credential: dict) -> str:
+    """The offer's pre-authorized code as the service derives it: what an older offer named,
+    and what a wallet holding only the link would try."""
+    import uuid
+
+    from app.extensions import db
+    from app.issuance.models import Credential
+    from app.issuance.operations import pre_authorized_code
+
+    with app.app_context():
+        token = db.session.get(Credential, uuid.UUID(credential["id"])).offer_token
+        code = pre_authorized_code(token)
+        db.session.remove()
+    return code
+
+
+def test_an_offer_of_a_schema_with_a_mailed_code_names_only_the_authorization_code_grant(
+    app, client
+) -> None:
+    org = mailed_schema_org(app, client)
+    credential = issue(client, org)
+
+    offer = offer_of(client, credential)
+
+    assert list(offer["grants"]) == ["authorization_code"]
+    assert offer["grants"]["authorization_code"]["issuer_state"]
+    assert derived_code(app, credential) not in str(offer)
+
+
+def test_the_token_endpoint_refuses_the_pre_authorized_code_of_an_offer_with_a_mailed_code(
+    app, client
+) -> None:
+    org = mailed_schema_org(app, client)
+    credential = issue(client, org)
+    wallet = Wallet()
+
+    refused = wallet.token(client, org, derived_code(app, credential))
+
+    assert refused.status_code == 400
+    assert refused.get_json()["error"] == "invalid_grant"
+    assert "mailed" in refused.get_json()["error_description"]
+    shown = client.get(f"/credentials/{credential['id']}", headers=org.headers).get_json()
+    assert shown["status"] == "OFFERED"
+    # The authorization code flow still takes the offer (the code mailed at PAR is asked on
+    # the authorization page, tested above).
+    pushed = AuthCodeWallet().par(client, org, credential, scope=org.schema_id)
+    assert pushed.status_code == 201, pushed.get_json()
+
+
+def test_with_a_tx_code_handed_over_apart_the_pre_authorized_grant_stays(app, client) -> None:
+    org = mailed_schema_org(app, client)
+    credential = issue(client, org, tx_code=True)
+    wallet = Wallet()
+
+    offer = offer_of(client, credential)
+    grant = offer["grants"][PRE_AUTHORIZED_GRANT]
+    assert grant["tx_code"]["length"] == len(credential["tx_code"])
+    assert wallet.token(client, org, grant["pre-authorized_code"]).status_code == 400
+    token = wallet.token(client, org, grant["pre-authorized_code"], credential["tx_code"])
+    assert token.status_code == 200, token.get_json()

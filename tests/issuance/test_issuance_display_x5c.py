@@ -165,12 +165,23 @@ def test_a_custom_type_address_serves_its_schema_and_one_organization_holds_it(a
     refused = badge_schema(client, globex, name="Globex badge")
     assert refused.status_code == 400
     assert refused.get_json()["code"] == "VCT_TAKEN"
+    draft = badge_schema(
+        client, globex, name="Globex draft", vct="https://verity.test/types/globex-draft"
+    )
+    assert draft.status_code == 201, draft.get_json()
     moved = client.put(
-        f"/schemas/{globex.schema_id}",
+        f"/schemas/{draft.get_json()['id']}",
         json={"vct": "https://verity.test/types/badge"},
         headers=globex.headers,
     )
     assert moved.status_code == 400 and moved.get_json()["code"] == "VCT_TAKEN"
+    # A published schema's vct does not move at all.
+    frozen = client.put(
+        f"/schemas/{globex.schema_id}",
+        json={"vct": "https://verity.test/types/badge"},
+        headers=globex.headers,
+    )
+    assert frozen.status_code == 409 and frozen.get_json()["code"] == "SCHEMA_PUBLISHED"
     assert client.get("/types/badge").data == served.data
     # Acme may still change its own schema, and a vct served elsewhere stays shareable.
     kept = client.put(

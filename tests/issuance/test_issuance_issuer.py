@@ -231,6 +231,7 @@ def test_production_refuses_to_start_without_an_issuer_key_secret() -> None:
         "SQLALCHEMY_DATABASE_URI": "sqlite://",
         "ENV": "production",
         "SECRET_KEY": "a-real-secret",
+        "PUBLIC_URL": "https://verity.example",
         "ISSUER_KEY_SECRET": "",
     }
     with pytest.raises(RuntimeError, match="ISSUER_KEY_SECRET"):

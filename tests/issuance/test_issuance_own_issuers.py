@@ -1,7 +1,7 @@
 """The deployment's own credentials verify on a plain ``make run``: no network, no setting.
 
-One gunicorn server as ``make run`` starts it: no ``PUBLIC_URL`` (the issuer is the address
-the requests came in on, ``http://127.0.0.1:<port>/issuers/<org_id>``) and no
+One gunicorn server as ``make run`` starts it: ``PUBLIC_URL`` the address it serves (the
+issuer is ``http://127.0.0.1:<port>/issuers/<org_id>``) and no
 ``TRUST_ALLOW_PRIVATE``, so the verifier's outbound fetcher refuses that loopback http address:
 had the verifier fetched the issuer's metadata or status list, the presentation would fail.
 Staff of two organizations act over the JSON API; the project's holder takes the credential
@@ -154,8 +154,8 @@ def issuer_fetches(served: Served, since: int) -> list[str]:
 
 
 def check_revocations_later(database_url: str) -> int:
-    """The periodic re-check, run a day later as the worker of that ``make run`` would: no
-    ``PUBLIC_URL`` either, on the same database."""
+    """The periodic re-check, run a day later by a worker started without ``PUBLIC_URL``
+    (so on the development default, another address), on the same database."""
     app = create_app(
         {
             **TEST_CONFIG,

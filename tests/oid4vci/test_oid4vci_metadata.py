@@ -108,6 +108,12 @@ def test_an_offer_names_both_grants_given_an_issuer_state():
     assert offer["grants"][GRANT] == {"pre-authorized_code": "code-123"}
 
 
+def test_an_offer_without_a_pre_authorized_code_names_only_the_authorization_code_grant():
+    offer = credential_offer(ISSUER, ["employee-badge"], None, 6, "state-1")
+
+    assert offer["grants"] == {"authorization_code": {"issuer_state": "state-1"}}
+
+
 def test_jwt_vc_issuer_metadata_carries_the_keys_inline():
     keys = [public_jwk(generate_signing_key()), public_jwk(generate_signing_key())]
 

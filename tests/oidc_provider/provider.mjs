@@ -49,10 +49,18 @@ const signingKey = generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKe
   format: 'jwk',
 });
 
-/** The login typed into the dev form is the account id; a login without @ gets a test domain. */
+/**
+ * The login typed into the dev form is the account id (the subject); a login without @ gets a
+ * test domain. A login may carry options after `;`: `email=<address>` gives the account that
+ * address instead, `unverified` makes the provider say `email_verified: false`, as providers
+ * that let anyone sign up and type any address do (`mallory;email=alice@example.test;unverified`).
+ */
 async function findAccount(_ctx, id) {
-  const email = id.includes('@') ? id : `${id}@example.test`;
-  const local = email.split('@')[0];
+  const [login, ...options] = id.split(';');
+  const given = options.find((option) => option.startsWith('email='));
+  const email = given ? given.slice('email='.length) : login.includes('@') ? login : `${login}@example.test`;
+  const verified = !options.includes('unverified');
+  const local = (given ? login : email).split('@')[0];
   const name = local
     .split(/[._-]+/)
     .filter(Boolean)
@@ -61,7 +69,7 @@ async function findAccount(_ctx, id) {
   return {
     accountId: id,
     async claims() {
-      return { sub: id, email, email_verified: true, name: name || email };
+      return { sub: id, email, email_verified: verified, name: name || email };
     },
   };
 }

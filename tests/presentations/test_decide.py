@@ -17,7 +17,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
-from trust.trust_support import LocalServer, sign
+from trust.trust_support import Issued, LocalServer, ec_key, make_cert, sign, x5c
 from wallets import PID_VCT, Issuer, WalletRequest, node_presentation, python_presentation
 
 from app.oid4vp.formats import CredentialType
@@ -332,6 +332,44 @@ def test_a_valid_presentation_verifies_with_the_requested_claims_only(issuer, fe
     assert (decision.verified, decision.reason, decision.family) == (True, None, None)
     assert decision.issuer == issuer.did
     assert decision.claims == {"given_name": "Erika", "points": 17}
+
+
+# -- a PEM certificate in trusted_issuers anchors x5c chains, whatever the format ---------------
+
+X5C_ISSUER = "https://issuer.verity.test/member"
+
+
+def x5c_presentation(root: Issued) -> str:
+    """An SD-JWT VC (PyPI sd-jwt) whose ``x5c`` is a leaf for the issuer's key under ``root``,
+    the leaf naming the credential's ``iss``; the root itself travels in no chain."""
+    holder = Issuer(key=ec_key())
+    leaf = make_cert("Member issuer", issuer=root, key=holder.key, uris=[X5C_ISSUER])
+    return member_presentation(holder, iss=X5C_ISSUER, x5c=x5c(leaf))
+
+
+def test_an_sd_jwt_vc_whose_x5c_chains_to_a_pinned_pem_verifies(fetcher):
+    root = make_cert("Member Root CA", ca=True)
+    decision = decide(
+        x5c_presentation(root),
+        rules(c("points", "BIGGER", "9"), pins=[root.pem]),
+        context(fetcher),
+    )
+    assert (decision.verified, decision.reason) == (True, None)
+    assert decision.issuer == X5C_ISSUER
+
+
+def test_an_sd_jwt_vc_whose_x5c_chains_to_another_root_fails(fetcher):
+    root = make_cert("Member Root CA", ca=True)
+    pinned = make_cert("Another Root CA", ca=True)
+    decision = decide(
+        x5c_presentation(root),
+        rules(c("points", "BIGGER", "9"), pins=[pinned.pem]),
+        context(fetcher),
+    )
+    assert decision.verified is False
+    assert decision.reason == (
+        f"Credential issuer {X5C_ISSUER} is not trusted by this verification"
+    )
 
 
 # -- revocation, through a status list served by a real local server ---------------------------

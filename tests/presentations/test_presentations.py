@@ -17,6 +17,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.x509.oid import NameOID
 from factories import make_apikey, make_staff, make_verification
 from support.race import all_at_once
+from trust.trust_support import Issued, make_cert, x5c
 from wallets import Issuer, node_presentation, post_response, python_presentation, read_request
 
 from app import clock
@@ -136,6 +137,31 @@ def test_no_iss_and_a_self_signed_x5c_on_a_pinned_verification_names_no_issuer(a
     assert body["validation_error"] == (
         "Presented credential carries no issuer, and this verification pins its issuers"
     )
+
+
+X5C_ISSUER = "https://issuer.verity.test/pid"
+
+
+def x5c_under(root: Issued, issuer: Issuer) -> list[str]:
+    """The issuer's certificate, signed by ``root`` and naming ``X5C_ISSUER``: its x5c."""
+    return x5c(make_cert("PID issuer", issuer=root, key=issuer.key, uris=[X5C_ISSUER]))
+
+
+@pytest.mark.parametrize(("pinned_root", "status"), [(True, "VERIFIED"), (False, "FAILED")])
+def test_a_pem_pinned_in_trusted_issuers_anchors_an_sd_jwt_vc_x5c_chain(
+    app, client, issuer, pinned_root, status
+):
+    root = make_cert("PID Root CA", ca=True)
+    pinned = root if pinned_root else make_cert("Another Root CA", ca=True)
+    _, _, individual, request = start(app, client, trusted_issuers=[pinned.pem])
+    presentation = python_presentation(request, issuer, iss=X5C_ISSUER, x5c=x5c_under(root, issuer))
+    assert post_response(client, request, presentation).status_code == 200
+    body = status_of(client, individual)
+    assert body["status"] == status
+    if status == "FAILED":
+        assert body["validation_error"] == (
+            f"Credential issuer {X5C_ISSUER} is not trusted by this verification"
+        )
 
 
 @pytest.mark.parametrize(

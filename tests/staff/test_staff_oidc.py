@@ -100,3 +100,16 @@ def test_the_sign_in_page_offers_the_provider_when_one_is_configured(login_app):
     page = text_of(login_app.test_client().get("/dashboard/login"))
     assert "Sign in with your organization" in page
     assert "No identity provider is configured" not in page
+
+
+def test_an_unverified_email_is_told_on_the_sign_in_page_and_reaches_no_account(login_app):
+    client = login_app.test_client()
+    auth_url = start(client)
+    callback = complete_login(auth_url, "mallory;email=dana@example.test;unverified")
+    forwarded = client.get(f"/auth/callback?{urlsplit(callback).query}")
+    refused = client.get(forwarded.headers["Location"])
+    assert refused.status_code == 403
+    assert refused.mimetype == "text/html"  # the sign-in page, not a JSON error
+    assert "Sign in with your organization" in text_of(refused)
+    assert "has not verified the email address dana@example.test" in text_of(refused)
+    assert session_cookie(client) is None
