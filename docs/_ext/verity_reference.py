@@ -148,11 +148,12 @@ def _type(spec: dict[str, Any]) -> str:
 def settings_markdown() -> list[str]:
     from app.settings_reference import SETTINGS
 
-    out = ["| variable | default | meaning |", "|---|---|---|"]
+    out: list[str] = []
     for setting in SETTINGS:
         names = ", ".join(f"`{name}`" for name in setting.names)
-        out.append(f"| {names} | {setting.default} | {setting.meaning} |")
-    return [*out, ""]
+        meaning = setting.meaning[0].upper() + setting.meaning[1:]
+        out += [f"## {names}", "", f"Default: {setting.default}.", "", f"{meaning}.", ""]
+    return out
 
 
 # Flask's and Flask-Migrate's own commands are documented by them; ``db`` is named only.
