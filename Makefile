@@ -88,7 +88,8 @@ $(DOCS): pyproject.toml | $(VENV)/bin/python
 docs: $(DOCS)
 	$(BIN)/sphinx-build -W --keep-going -n -q -b html docs docs/_build/html
 
-# The suite runs on SQLite; with TEST_DATABASE_URL set it runs again on PostgreSQL.
+# The suite runs on SQLite; with TEST_DATABASE_URL set it runs again on PostgreSQL. It builds
+# the documentation strictly and runs the tutorials against a live instance (tests/docs/).
 test: $(STAMP) lint chromium nginx softhsm xmlsec1
 	$(BIN)/pytest
 	@if [ -n "$$TEST_DATABASE_URL" ]; then \
