@@ -12,7 +12,7 @@ PUBLIC_URL ?= http://$(HOST):$(PORT)
 RUNTIME := $(VENV)/.installed-runtime
 STAMP := $(VENV)/.installed-test
 
-.PHONY: run test lint migrate seed bench bench-pg bench-load clean chromium wrk nginx softhsm xmlsec1 cluster demo
+.PHONY: run test docs lint migrate seed bench bench-pg bench-load clean chromium wrk nginx softhsm xmlsec1 cluster demo
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -23,8 +23,8 @@ $(RUNTIME): pyproject.toml | $(VENV)/bin/python
 	touch $(RUNTIME)
 
 $(STAMP): pyproject.toml | $(VENV)/bin/python
-	$(BIN)/pip install --quiet -e '.[test]'
-	touch $(RUNTIME) $(STAMP)
+	$(BIN)/pip install --quiet -e '.[test,docs]'
+	touch $(RUNTIME) $(STAMP) $(VENV)/.installed-docs
 
 migrate: $(RUNTIME)
 	$(BIN)/flask --app wsgi db upgrade
@@ -78,7 +78,18 @@ xmlsec1:
 		$$SUDO apt-get update -qq && \
 		DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq xmlsec1 >/dev/null; }
 
-# The suite runs on SQLite; with TEST_DATABASE_URL set it runs again on PostgreSQL.
+# The documentation site (docs/) into docs/_build/html, strictly: a broken link, page or anchor
+# fails. The test suite builds it the same way (tests/docs/).
+DOCS := $(VENV)/.installed-docs
+$(DOCS): pyproject.toml | $(VENV)/bin/python
+	$(BIN)/pip install --quiet -e '.[docs]'
+	touch $(DOCS)
+
+docs: $(DOCS)
+	$(BIN)/sphinx-build -W --keep-going -n -q -b html docs docs/_build/html
+
+# The suite runs on SQLite; with TEST_DATABASE_URL set it runs again on PostgreSQL. It builds
+# the documentation strictly and runs the tutorials against a live instance (tests/docs/).
 test: $(STAMP) lint chromium nginx softhsm xmlsec1
 	$(BIN)/pytest
 	@if [ -n "$$TEST_DATABASE_URL" ]; then \
@@ -123,4 +134,4 @@ bench-pg: $(STAMP) wrk
 	$(BIN)/python bench/run.py --million
 
 clean:
-	rm -rf $(VENV) instance .pytest_cache
+	rm -rf $(VENV) instance .pytest_cache docs/_build

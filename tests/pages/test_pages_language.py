@@ -251,10 +251,9 @@ def test_the_result_page_names_the_support_contact_on_failure_only(app, client):
 
 
 def readme_wallets() -> list[str]:
-    """The npm package of each row of the README's "Wallets tested" table that plays the
-    wallet (its "what it does" cell says so)."""
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    section = readme.split("\n## Wallets tested\n", 1)[1].split("\n## ", 1)[0]
+    """The npm package of each row of the "Wallets tested" table (docs/reference/) that plays
+    the wallet (its "what it does" cell says so)."""
+    section = (ROOT / "docs" / "reference" / "wallets-tested.md").read_text(encoding="utf-8")
     wallets = []
     for line in section.splitlines():
         cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
