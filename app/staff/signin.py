@@ -120,7 +120,7 @@ def token_login() -> ResponseReturnValue:
             "staff/login.html",
             configured=provider_settings() is not None,
             next=next_page,
-            error=f"{exc.message}. Make a new one with `flask tokens create`.",
+            error=f"{exc.message}. Make a new one with `.venv/bin/flask tokens create`.",
         )
         return page, 401
     # The pasted token stays the operator's: the cookie gets a session of its own, so signing
