@@ -18,17 +18,25 @@ from app.holder.transport import HolderError
 
 
 def parser() -> argparse.ArgumentParser:
+    """``--wallet`` is taken before or after the subcommand: people type it either way."""
+    wallet_help = f"wallet file (default {DEFAULT_PATH}); before or after the command"
     cli = argparse.ArgumentParser(prog="python -m app.holder", description=__doc__)
-    cli.add_argument(
-        "--wallet", default=str(DEFAULT_PATH), help=f"wallet file (default {DEFAULT_PATH})"
-    )
+    cli.add_argument("--wallet", default=str(DEFAULT_PATH), help=wallet_help)
+    # The subcommands' copy has no default of its own, so it never overwrites a --wallet
+    # given before the subcommand.
+    shared = argparse.ArgumentParser(add_help=False)
+    shared.add_argument("--wallet", default=argparse.SUPPRESS, help=wallet_help)
     commands = cli.add_subparsers(dest="command", required=True)
-    take = commands.add_parser("receive", help="take a credential offer (OpenID4VCI 1.0)")
+    take = commands.add_parser(
+        "receive", parents=[shared], help="take a credential offer (OpenID4VCI 1.0)"
+    )
     take.add_argument("offer", help="openid-credential-offer://... link")
     take.add_argument("--tx-code", help="the transaction code sent with the offer, if any")
-    show = commands.add_parser("present", help="answer a presentation request (OpenID4VP 1.0)")
+    show = commands.add_parser(
+        "present", parents=[shared], help="answer a presentation request (OpenID4VP 1.0)"
+    )
     show.add_argument("request", help="openid4vp://... link")
-    commands.add_parser("list", help="the credentials in the wallet")
+    commands.add_parser("list", parents=[shared], help="the credentials in the wallet")
     return cli
 
 

@@ -8,6 +8,7 @@ import stat
 
 import pytest
 
+from app.holder import __main__ as holder_cli
 from app.holder.store import Wallet, WalletError
 
 
@@ -56,3 +57,19 @@ def test_a_key_whose_public_half_does_not_match_is_refused(tmp_path):
 
     with pytest.raises(WalletError):
         Wallet.open(first.path)
+
+
+@pytest.mark.parametrize("before", [True, False], ids=["before the command", "after it"])
+def test_the_wallet_file_is_taken_before_or_after_the_command(tmp_path, before):
+    path = tmp_path / "mine.json"
+    argv = ["--wallet", str(path), "list"] if before else ["list", "--wallet", str(path)]
+    status, listed = holder_cli.run(argv)
+    assert status == 0
+    assert listed == {"wallet": str(path), "credentials": []}
+    assert path.exists()
+
+
+def test_without_wallet_the_default_file_is_used(monkeypatch, tmp_path):
+    monkeypatch.chdir(tmp_path)
+    arguments = holder_cli.parser().parse_args(["present", "openid4vp://?x=1"])
+    assert arguments.wallet == str(holder_cli.DEFAULT_PATH)
