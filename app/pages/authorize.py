@@ -21,6 +21,7 @@ from flask import current_app, g, redirect, request
 from flask.typing import ResponseReturnValue
 from flask_babel import ngettext
 
+from app import mail
 from app.errors import Forbidden, NotFound
 from app.extensions import db
 from app.issuance import authorization, wallet
@@ -45,6 +46,8 @@ class AuthorizePage:
     request_uri: str
     csrf_token: str
     mail_code: bool = False
+    # False when no mail server is configured: the page then never claims the code was emailed.
+    mail_delivered: bool = True
     mailed_to: str = ""
     mail_code_error: str = ""
 
@@ -103,6 +106,7 @@ def _page(
         request_uri=request_uri,
         csrf_token=_form_token(_seed(), request_uri),
         mail_code=pending.mail_code_hash is not None,
+        mail_delivered=mail.delivers(),
         mailed_to=_masked(credential.recipient.email or ""),
         mail_code_error=mail_code_error,
     )

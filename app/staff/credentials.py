@@ -221,6 +221,7 @@ def form_page(
         recipients=list_recipients(organization, 0, RECIPIENT_CHOICES)[0],
         input_types=INPUT_TYPES,
         error=error,
+        mail_delivers=mail.delivers(),
     )
     return page, status
 

@@ -578,6 +578,7 @@ def test_a_schema_can_ask_for_a_code_mailed_to_the_recipient(make_app) -> None:
         query = urlencode({"client_id": CLIENT_ID, "request_uri": request_uri})
         page = client.get(f"{org.path('/authorize')}?{query}").get_data(as_text=True)
         assert 'name="mail_code"' in page and "a***@example.test" in page
+        assert "emailed to a***@example.test" in page and "No email was sent" not in page
         fields = dict(re.findall(r'<input type="hidden" name="([^"]+)" value="([^"]*)">', page))
 
         without = client.post(org.path("/authorize"), data=fields)
@@ -608,6 +609,26 @@ def test_a_schema_can_ask_for_a_code_mailed_to_the_recipient(make_app) -> None:
         ]
         assert answers == [400, 400, 400, 400, 404]
         assert client.get(f"{org.path('/authorize')}?{query}").status_code == 404
+
+
+def test_without_a_mail_server_the_page_never_says_the_code_was_emailed(client) -> None:
+    """With ``MAIL_URL`` empty the code only reaches the server log: the person is told no
+    email was sent and to ask the organization, never that a code was emailed."""
+    org = make_org(client.application)
+    schema = client.post(
+        "/schemas",
+        json={**DIPLOMA, "vct": "urn:example:unmailed", "authorization_code_by_mail": True},
+        headers=org.headers,
+    ).get_json()
+    client.post(f"/schemas/{schema['id']}/publish", headers=org.headers)
+    credential = issue(client, org, schema_id=schema["id"])
+    pushed = AuthCodeWallet().par(client, org, credential, scope=schema["id"])
+    assert pushed.status_code == 201, pushed.get_json()
+    query = urlencode({"client_id": CLIENT_ID, "request_uri": pushed.get_json()["request_uri"]})
+    page = client.get(f"{org.path('/authorize')}?{query}").get_data(as_text=True)
+    assert 'name="mail_code"' in page
+    assert "emailed" not in page
+    assert "No email was sent" in page and "Ask " in page
 
 
 # -- a code by mail: the link alone redeems nothing ------------------------------------------

@@ -187,6 +187,27 @@ def test_without_a_mail_server_the_page_says_the_email_was_only_logged(make_app)
     assert "on its way" not in page and 'data-testid="mail-sent"' not in page
 
 
+def test_without_a_mail_server_the_form_promises_no_email(make_app):
+    app = make_app(MAIL_URL="", ENV="development")
+    owner = make_staff(app)
+    schema, _ = setup(app, app.test_client(), owner)
+    form = signed_in_client(app, owner).get(f"/dashboard/credentials/new?schema_id={schema}")
+    page = form.get_data(as_text=True)
+    assert ">Issue the offer</button>" in page and "Issue and email" not in page
+    assert 'data-testid="no-mail-server"' in page
+
+
+def test_with_a_mail_server_the_form_says_it_emails_the_offer(make_app):
+    with smtp_server() as inbox:
+        app = make_app(MAIL_URL=f"smtp://127.0.0.1:{inbox.port}")
+        owner = make_staff(app)
+        schema, _ = setup(app, app.test_client(), owner)
+        form = signed_in_client(app, owner).get(f"/dashboard/credentials/new?schema_id={schema}")
+        page = form.get_data(as_text=True)
+    assert ">Issue and email the offer</button>" in page
+    assert 'data-testid="no-mail-server"' not in page
+
+
 @pytest.mark.parametrize(
     ("change", "message"),
     [
