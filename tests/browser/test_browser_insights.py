@@ -134,6 +134,25 @@ def test_staff_read_the_overview_find_and_export_and_read_the_audit_trail(
     expect(audit).to_contain_text("verification.created")
     expect(audit).to_contain_text(owner.email)
     look("audit")
+    if viewport == DESKTOP:
+        # One line per event: the changed fields stay folded until asked for.
+        heights = audit.locator("tbody tr").evaluate_all(
+            "rows => rows.map(row => row.getBoundingClientRect().height)"
+        )
+        assert heights and max(heights) < 64, heights
+        # The sections menu is one line on a laptop: no section alone on a second line.
+        tops = (
+            page.get_by_role("navigation", name="Sections")
+            .locator("a")
+            .evaluate_all(
+                "links => links.map(link => Math.round(link.getBoundingClientRect().top))"
+            )
+        )
+        assert len(set(tops)) == 1, tops
+        # ... and every column in view, none left to a sideways scroll.
+        region = audit.locator("xpath=..").bounding_box()
+        last = audit.locator("thead th").last.bounding_box()
+        assert last["x"] + last["width"] <= region["x"] + region["width"] + 1, (last, region)
     page.get_by_label("Record type").select_option("integration")
     page.get_by_role("button", name="Filter").click()
     expect(page.get_by_text("No change matches these filters.")).to_be_visible()

@@ -234,6 +234,21 @@ def test_another_organizations_individuals_cannot_be_exported(app, client, owner
 # -- the audit page ----------------------------------------------------------------------------
 
 
+def test_each_audit_event_is_one_line_with_its_fields_on_demand(app, browser, owner):
+    for number in range(12):
+        response = submit(browser, "/dashboard/integrations", {"name": f"warehouse-{number}"})
+        assert response.status_code in (201, 303)
+    page = browser.get("/dashboard/audit").get_data(as_text=True)
+    cells = re.findall(r'<td data-label="Fields">(.*?)</td>', page, re.S)
+    assert len(cells) >= 12
+    for cell in cells:
+        # Folded: a summary naming the first field; the list (no stray commas) opens on demand.
+        assert cell.startswith('<details class="audit-fields">'), cell
+        summary = re.search(r"<summary>(.*?)</summary>", cell, re.S).group(1)
+        assert re.fullmatch(r"\d+ fields?", summary), summary
+        assert "<li>name = <code>warehouse-" in cell
+
+
 def test_dashboard_writes_appear_on_the_audit_page_and_filter(app, browser, owner):
     response = submit(browser, "/dashboard/integrations", {"name": "warehouse"})
     assert response.status_code in (201, 303), response.get_data(as_text=True)
