@@ -6,6 +6,7 @@ long-form did:prism DIDs and signs and verifies ES256K JWS with their keys. Ever
 raises a :class:`DidcommError` subclass whose ``reason`` a person can read.
 """
 
+from app.didcomm import peer_did, prism
 from app.didcomm.errors import DidcommError, PeerDidError, PrismDidError
 
-__all__ = ["DidcommError", "PeerDidError", "PrismDidError"]
+__all__ = ["DidcommError", "PeerDidError", "PrismDidError", "peer_did", "prism"]
