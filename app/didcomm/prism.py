@@ -447,4 +447,3 @@ def verify_es256k(token: str, document: dict[str, Any], relationship: str) -> tu
     except InvalidSignature:
         raise PrismDidError("The JWS signature does not verify with the DID's key.") from None
     return header, payload
-
