@@ -19,6 +19,7 @@ APP = Path(__file__).resolve().parents[1] / "app"
 # errors from ``app.errors``).
 DOMAIN = (
     "billing",
+    "didcomm",
     "identity",
     "integrations",
     "issuance",
@@ -41,7 +42,7 @@ DOMAIN = (
     "webhooks",
 )
 # Protocol code knows no database either.
-PROTOCOL = ("mdoc", "oid4vp", "sdjwt", "statuslist", "trust", "vcjwt")
+PROTOCOL = ("didcomm", "mdoc", "oid4vp", "sdjwt", "statuslist", "trust", "vcjwt")
 WEB = ("flask", "flask_sqlalchemy", "flask_migrate", "flask_limiter", "werkzeug")
 
 

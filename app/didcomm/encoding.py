@@ -1,0 +1,44 @@
+"""Small encodings the DID methods share: base58btc, multibase, base64url without padding."""
+
+from __future__ import annotations
+
+import base64
+
+_B58 = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
+_B58_INDEX = {c: i for i, c in enumerate(_B58)}
+
+
+def b58encode(data: bytes) -> str:
+    """Bitcoin base58 (what multibase ``z`` means); leading zero bytes become ``1``."""
+    number = int.from_bytes(data, "big")
+    out = []
+    while number:
+        number, rem = divmod(number, 58)
+        out.append(_B58[rem])
+    zeros = len(data) - len(data.lstrip(b"\0"))
+    return "1" * zeros + "".join(reversed(out))
+
+
+def b58decode(text: str) -> bytes:
+    """Inverse of :func:`b58encode`; raises ``ValueError`` on a character outside the alphabet."""
+    number = 0
+    for char in text:
+        if char not in _B58_INDEX:
+            raise ValueError(f"{char!r} is not a base58 character")
+        number = number * 58 + _B58_INDEX[char]
+    body = number.to_bytes((number.bit_length() + 7) // 8, "big") if number else b""
+    zeros = len(text) - len(text.lstrip("1"))
+    return b"\0" * zeros + body
+
+
+def b64url(data: bytes) -> str:
+    """base64url without padding (JOSE, did:peer:2 services, did:prism long form)."""
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode("ascii")
+
+
+def b64url_decode(text: str) -> bytes:
+    """Strict base64url, padding optional; raises ``ValueError`` on anything else."""
+    if not all(c.isalnum() or c in "-_=" for c in text):
+        raise ValueError("not base64url")
+    stripped = text.rstrip("=")
+    return base64.urlsafe_b64decode(stripped + "=" * (-len(stripped) % 4))
