@@ -41,6 +41,8 @@ class OfferPage:
     offer_url: str | None
     tx_code_length: int | None
     expires_at: datetime | None
+    # Names the wallet apps "No wallet yet?" suggests.
+    credential_format: str = ""
 
     @property
     def path(self) -> str:
@@ -71,6 +73,7 @@ def of_token(token: str) -> OfferPage:
         offer_url=links.offer_url(credential) if status == "OFFERED" else None,
         tx_code_length=credential.tx_code_length if status == "OFFERED" else None,
         expires_at=credential.offer_expires_at,
+        credential_format=credential.schema.format,
     )
 
 

@@ -23,6 +23,7 @@ from app.extensions import db
 from app.pages import state
 from app.pages.headers import protect
 from app.pages.qr import QrCache
+from app.pages.wallet_apps import wallet_apps
 from app.presentations.glance import glance_individual
 from app.presentations.reasons import for_person
 from app.verifications.models import PresentationSubject, Status
@@ -56,6 +57,9 @@ HTMX_CONFIG = {
 @bp.app_template_global()
 def htmx_config() -> dict:
     return HTMX_CONFIG
+
+
+bp.add_app_template_global(wallet_apps)
 
 
 @bp.get("/language/<code>")

@@ -82,6 +82,8 @@ class VerificationForm:
     trusted_issuers: str = ""
     trust_sources: list[str] = field(default_factory=list)
     return_url: str = ""
+    # One wallet a line, "Name | https://address".
+    recommended_wallets: str = ""
     retention_days: str = str(DEFAULT_RETENTION_DAYS)
     status_check_hours: str = str(DEFAULT_STATUS_CHECK_HOURS)
     # The highest row index the browser sent: the next added row takes the one after it.
@@ -106,6 +108,9 @@ class VerificationForm:
             trusted_issuers="\n".join(verification.trusted_issuers or []),
             trust_sources=list(verification.trust_sources or []),
             return_url=verification.return_url or "",
+            recommended_wallets="\n".join(
+                f"{w['name']} | {w['url']}" for w in verification.recommended_wallets or []
+            ),
             retention_days=str(verification.retention_days),
             status_check_hours=str(verification.status_check_hours),
         )
@@ -139,6 +144,7 @@ class VerificationForm:
             trusted_issuers=data.get("trusted_issuers", ""),
             trust_sources=[s for s in data.getlist("trust_sources") if s],
             return_url=data.get("return_url", "").strip(),
+            recommended_wallets=data.get("recommended_wallets", ""),
             retention_days=data.get("retention_days", "").strip(),
             status_check_hours=data.get("status_check_hours", "").strip(),
             last_index=max(rows, default=-1),
@@ -186,6 +192,7 @@ class VerificationForm:
             ],
             "trusted_issuers": parse_trusted_issuers(self.trusted_issuers),
             "trust_sources": self.trust_sources,
+            "recommended_wallets": parse_recommended_wallets(self.recommended_wallets),
         }
         if self.return_url:
             body["return_url"] = self.return_url
@@ -195,6 +202,18 @@ class VerificationForm:
             if text:
                 body[key] = int(text) if _INTEGER.match(text) else text
         return body
+
+
+def parse_recommended_wallets(text: str) -> list[dict[str, str]]:
+    """``Name | https://address`` a line; a line without ``|`` is passed on whole as the name,
+    so the API's model refuses it with its reason rather than the form dropping it."""
+    wallets = []
+    for line in text.splitlines():
+        if not line.strip():
+            continue
+        name, _, url = line.rpartition("|") if "|" in line else (line, "", "")
+        wallets.append({"name": name.strip(), "url": url.strip()})
+    return wallets
 
 
 def attribute_types(schema: Schema | None) -> dict[str, str]:

@@ -86,6 +86,9 @@ class Verification(IdMixin, TimestampMixin, db.Model):
     # Ids of the organization's trust sources whose anchors this verification trusts.
     trust_sources: Mapped[list[str] | None] = mapped_column(JSON, default=list)
     return_url: Mapped[str | None] = mapped_column(String(2000))
+    # Wallet apps the organization recommends ({"name", "url"}), shown to the person instead of
+    # the apps named by the credential's format.
+    recommended_wallets: Mapped[list[dict[str, str]] | None] = mapped_column(JSON, default=list)
     # How long the claims of a decision are kept, in days after it; 0 keeps the decision only.
     retention_days: Mapped[int] = mapped_column(default=DEFAULT_RETENTION_DAYS)
     # How often a VERIFIED individual's credential status is checked again while its claims

@@ -97,6 +97,7 @@ def _apply(organization: Organization, verification: Verification, fields: dict[
         "description_translations",
         "type",
         "return_url",
+        "recommended_wallets",
         "retention_days",
         "status_check_hours",
     ):

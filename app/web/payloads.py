@@ -159,6 +159,18 @@ class Condition(Body):
     value: Any = Field(default=None, description=CONDITION_VALUE)
 
 
+RECOMMENDED_WALLETS = (
+    'Wallet apps the organization recommends, shown to the person under "No wallet yet?" '
+    "instead of the apps named by the credential's format: at most 5, each a name and an "
+    "https address."
+)
+
+
+class RecommendedWallet(Body):
+    name: str = Field(min_length=1, max_length=60)
+    url: str = Field(max_length=500, pattern=r"^https://[^\s]+$")
+
+
 class VerificationIn(Body):
     name: str = Name
     description: str = Text
@@ -174,6 +186,9 @@ class VerificationIn(Body):
         default_factory=list, max_length=20, description=TRUST_SOURCES
     )
     return_url: str | None = Field(default=None, max_length=2000, pattern=r"^https?://")
+    recommended_wallets: list[RecommendedWallet] = Field(
+        default_factory=list, max_length=5, description=RECOMMENDED_WALLETS
+    )
     retention_days: int = Field(
         default=DEFAULT_RETENTION_DAYS, ge=0, le=MAX_RETENTION_DAYS, description=RETENTION_DAYS
     )
@@ -200,6 +215,9 @@ class VerificationPatch(Body):
         default=None, max_length=20, description=TRUST_SOURCES
     )
     return_url: str | None = Field(default=None, max_length=2000, pattern=r"^https?://")
+    recommended_wallets: list[RecommendedWallet] | None = Field(
+        default=None, max_length=5, description=RECOMMENDED_WALLETS
+    )
     retention_days: int | None = Field(
         default=None, ge=0, le=MAX_RETENTION_DAYS, description=RETENTION_DAYS
     )
@@ -219,6 +237,11 @@ class ConditionOut(Out):
     value: Any = Field(default=None, description="As sent.")
 
 
+class RecommendedWalletOut(Out):
+    name: str
+    url: str
+
+
 class VerificationOut(Out):
     id: uuid.UUID
     name: str
@@ -233,6 +256,9 @@ class VerificationOut(Out):
     trusted_issuers: list[str]
     trust_sources: list[uuid.UUID] = Field(description=TRUST_SOURCES)
     return_url: str | None
+    recommended_wallets: list[RecommendedWalletOut] = Field(
+        default_factory=list, description=RECOMMENDED_WALLETS
+    )
     retention_days: int
     status_check_hours: int
     created_at: datetime

@@ -250,28 +250,58 @@ def test_the_result_page_names_the_support_contact_on_failure_only(app, client):
     assert "You are verified" in page and "help@acme.test" not in page
 
 
-def readme_wallets() -> list[str]:
-    """The npm package of each row of the "Wallets tested" table (docs/reference/) that plays
-    the wallet (its "what it does" cell says so)."""
-    section = (ROOT / "docs" / "reference" / "wallets-tested.md").read_text(encoding="utf-8")
-    wallets = []
-    for line in section.splitlines():
-        cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
-        if len(cells) < 4 or cells[0] in ("wallet library", "---"):
-            continue
-        if "wallet" in cells[2]:
-            wallets.append(re.search(r"npm `(@?[\w./-]+)`", cells[0]).group(1))
-    return wallets
+def no_wallet_section(page: str) -> str:
+    return page.split('data-testid="no-wallet"', 1)[1].split("</details>", 1)[0]
 
 
-def test_no_wallet_yet_names_the_wallets_the_readme_says_are_tested(app, client):
-    wallets = readme_wallets()
-    assert len(wallets) >= 3 and "@auth0/mdl" in wallets
+def named_apps(section: str) -> list[tuple[str, str]]:
+    return re.findall(r'<li><a href="([^"]+)"[^>]*><bdi>([^<]+)</bdi></a></li>', section)
+
+
+def test_no_wallet_yet_names_apps_a_person_can_install_for_the_format(app, client):
+    """Apps, not libraries: for the EU PID as SD-JWT VC, the EU reference wallet; never an
+    npm package name."""
     opened = open_individual(app, client)
     for language in ("en", "ar"):
         page = client.get(opened.path, headers={"Accept-Language": language})
-        section = page.get_data(as_text=True).split('data-testid="no-wallet"', 1)[1]
-        section = section.split("</details>", 1)[0]
-        named = section.split('data-testid="tested-wallets">', 1)[1].split("</bdi>", 1)[0]
-        for wallet in wallets:
-            assert wallet in named.split(", "), f"{language}: {wallet} not named"
+        section = no_wallet_section(page.get_data(as_text=True))
+        assert named_apps(section) == [
+            ("https://github.com/eu-digital-identity-wallet",
+             "EU Digital Identity Wallet (reference app)"),
+        ]  # fmt: skip
+        assert "@openid4vc" not in section and "npm" not in section
+
+
+def test_an_organization_names_its_own_recommended_wallets(app, client):
+    recommended = [
+        {"name": "Acme Wallet", "url": "https://wallet.acme.example/get"},
+        {"name": "Other", "url": "https://other.example/"},
+    ]
+    opened = open_individual(app, client, recommended_wallets=recommended)
+    assert opened.verification["recommended_wallets"] == recommended
+    page = client.get(opened.path, headers={"Accept-Language": "de"}).get_data(as_text=True)
+    section = no_wallet_section(page)
+    assert named_apps(section) == [(w["url"], w["name"]) for w in recommended]
+    assert "empfiehlt" in section
+
+
+@pytest.mark.parametrize(
+    "wallets",
+    [
+        [{"name": "Plain", "url": "http://wallet.example/"}],
+        [{"name": "", "url": "https://wallet.example/"}],
+        [{"name": "x" * 61, "url": "https://wallet.example/"}],
+        [{"name": f"W{n}", "url": "https://wallet.example/"} for n in range(6)],
+        [{"name": "Script", "url": "javascript:alert(1)"}],
+    ],
+    ids=["http", "no name", "long name", "six", "script"],
+)
+def test_recommended_wallets_are_checked(app, client, wallets):
+    staff = make_staff(app)
+    response = client.post(
+        "/verifications",
+        json=verification_body(recommended_wallets=wallets),
+        headers=staff.headers(),
+    )
+    assert response.status_code == 400
+    assert response.get_json()["code"]

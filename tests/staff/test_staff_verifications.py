@@ -487,3 +487,26 @@ def test_a_date_time_typed_in_the_form_is_saved_and_described_as_a_date(browser,
     verification_id = created_id(browser.post(NEW, data=data))
     page = text_of(browser.get(f"/dashboard/verifications/{verification_id}"))
     assert "Date of birth (birthdate) is before 2007-01-31T00:00:00Z" in page
+
+
+def test_recommended_wallets_are_given_a_line_each_and_shown_again_to_edit(browser, client, owner):
+    wallets = "Acme Wallet | https://wallet.acme.example/get\n\nOther | https://other.example/\n"
+    verification_id = created_id(
+        browser.post(NEW, data=form_data(browser, recommended_wallets=wallets))
+    )
+    body = client.get(f"/verifications/{verification_id}", headers=owner.headers()).get_json()
+    assert body["recommended_wallets"] == [
+        {"name": "Acme Wallet", "url": "https://wallet.acme.example/get"},
+        {"name": "Other", "url": "https://other.example/"},
+    ]
+    edit = text_of(browser.get(f"/dashboard/verifications/{verification_id}"))
+    assert "Acme Wallet | https://wallet.acme.example/get\nOther | https://other.example/" in edit
+
+
+def test_a_recommended_wallet_without_an_https_address_is_refused_by_name(browser):
+    response = browser.post(
+        NEW, data=form_data(browser, recommended_wallets="Acme Wallet http://wallet.example")
+    )
+    assert response.status_code == 400
+    page = text_of(response)
+    assert "recommended_wallets" in page and "Acme Wallet http://wallet.example" in page
