@@ -21,6 +21,20 @@
     const text = (e.innerText || e.textContent || "").trim().replace(/\s+/g, " ").slice(0, 40);
     return `${e.tagName.toLowerCase()}${e.id ? "#" + e.id : ""} "${text}"`;
   };
+  // Text scrolled or cut out of an element that clips its overflow is not drawn there.
+  const clippingFrames = (element) => {
+    const frames = [];
+    for (let e = element; e && e !== document.body; e = e.parentElement) {
+      const style = getComputedStyle(e);
+      if (style.overflowX !== "visible" || style.overflowY !== "visible") frames.push(e.getBoundingClientRect());
+    }
+    return frames;
+  };
+  const clip = (r, f) => {
+    const left = Math.max(r.left, f.left), right = Math.min(r.right, f.right);
+    const top = Math.max(r.top, f.top), bottom = Math.min(r.bottom, f.bottom);
+    return {left, right, top, bottom, width: Math.max(0, right - left), height: Math.max(0, bottom - top)};
+  };
   // Every drawn line of text, with the element that holds it.
   const lines = [];
   const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
@@ -32,7 +46,9 @@
     if (owner.closest("details:not([open]) > :not(summary)")) continue;
     if (clippedAway(owner)) continue;
     range.selectNodeContents(node);
-    for (const r of range.getClientRects()) {
+    const frames = clippingFrames(owner);
+    for (const drawn of range.getClientRects()) {
+      const r = frames.reduce(clip, drawn);
       if (r.width > SLACK && r.height > SLACK) lines.push({owner, r});
     }
   }
