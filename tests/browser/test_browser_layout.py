@@ -157,6 +157,16 @@ def test_no_text_overlaps_and_no_column_is_cut_off_on_a_laptop_and_a_phone(brows
                 found["tallestEvent"] = tallest
                 found["oneLinePerEvent"] = tallest <= ROW_HEIGHT
             broken[f"{name} {size}"] = found
+        # The endpoint's actions: the Delete link is drawn as tall as the buttons beside it.
+        page.goto(walk["webhooks"])
+        page.locator("table a").first.click()
+        page.wait_for_load_state()
+        screenshot(page, f"layout-webhook-{size}")
+        found = page.evaluate(LAYOUT_CHECK)
+        actions = page.locator(".endpoint-actions").locator("button, a[role=button]")
+        heights = {round(a.bounding_box()["height"]) for a in actions.all()}
+        found["actionsOneHeight"] = len(heights) == 1
+        broken[f"webhook {size}"] = found
         page.context.close()
     failing = {
         where: found
@@ -165,6 +175,7 @@ def test_no_text_overlaps_and_no_column_is_cut_off_on_a_laptop_and_a_phone(brows
         or found["cutOff"]
         or found.get("qrInFirstScreen") is False
         or found.get("oneLinePerEvent") is False
+        or found.get("actionsOneHeight") is False
     }
     findings = SCREENSHOTS.parent / "layout-findings.json"
     findings.write_text(json.dumps(failing, indent=2))
