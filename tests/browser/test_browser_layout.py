@@ -148,6 +148,10 @@ def test_no_text_overlaps_and_no_column_is_cut_off_on_a_laptop_and_a_phone(brows
             page.wait_for_load_state()
             screenshot(page, f"layout-{name}-{size}")
             found = page.evaluate(LAYOUT_CHECK)
+            if size == "laptop":
+                # The sections menu is one line on a laptop: no link left alone on a second.
+                links = page.get_by_role("navigation", name="Sections").get_by_role("link")
+                found["menuOneLine"] = len({round(a.bounding_box()["y"]) for a in links.all()}) == 1
             if name == "audit" and size == "laptop":
                 # One line per event, its details on demand: no event's row is taller than
                 # about two lines of text.
@@ -176,6 +180,7 @@ def test_no_text_overlaps_and_no_column_is_cut_off_on_a_laptop_and_a_phone(brows
         or found.get("qrInFirstScreen") is False
         or found.get("oneLinePerEvent") is False
         or found.get("actionsOneHeight") is False
+        or found.get("menuOneLine") is False
     }
     findings = SCREENSHOTS.parent / "layout-findings.json"
     findings.write_text(json.dumps(failing, indent=2))
