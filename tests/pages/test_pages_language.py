@@ -58,6 +58,26 @@ def test_every_catalog_translates_every_message_with_its_placeholders():
                 assert placeholders(form) == placeholders(key), f"{language}: {form!r}"
 
 
+# A colon that punctuates a sentence (followed by a space or ending the text), as opposed to
+# one inside an address or a time.
+SENTENCE_COLON = re.compile(r"(.?):(?=\s|$)")
+
+
+def test_french_puts_a_no_break_space_before_every_colon():
+    """French typography: a space before the colon, and a no-break one, so that on a phone the
+    colon never wraps alone onto the next line."""
+    with (ROOT / "app/translations/fr/LC_MESSAGES/messages.po").open("rb") as po:
+        catalog = read_po(po, locale="fr")
+    texts = [
+        text
+        for message in catalog
+        if message.id
+        for text in (message.string if isinstance(message.string, tuple) else (message.string,))
+    ]
+    loose = [t for t in texts if any(m != "\u00a0" for m in SENTENCE_COLON.findall(t))]
+    assert loose == []
+
+
 def test_accept_language_chooses_the_page_language_and_direction(app, client):
     opened = open_individual(app, client)
     german = client.get(opened.path, headers={"Accept-Language": "de-CH, fr;q=0.5"})

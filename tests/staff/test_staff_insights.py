@@ -96,10 +96,11 @@ def test_each_recent_outcome_links_to_that_individual_only(app, client, browser,
     links = re.findall(rf'href="({re.escape(base)}\?[^"]+)">cust-1</a>', page)
     assert len(links) == 1
     target = text_of(browser.get(html.unescape(links[0])))
-    assert "<code>cust-1</code>" in target and 'data-testid="one-individual"' in target
+    assert '<code class="customer-id" title="cust-1">cust-1</code>' in target
+    assert 'data-testid="one-individual"' in target
     assert "cust-10" not in target
     everyone = text_of(browser.get(base))
-    assert "<code>cust-10</code>" in everyone
+    assert '<code class="customer-id" title="cust-10">cust-10</code>' in everyone
 
 
 def test_an_individual_link_that_is_not_an_id_is_refused(client, browser, owner):
