@@ -38,11 +38,12 @@ LAPTOP = {"width": 1366, "height": 768}
 ORDER = ["de", "ar", *(code for code in LANGUAGES if code not in ("de", "ar"))]
 NO_SIDEWAYS_SCROLL = "document.documentElement.scrollWidth <= window.innerWidth"
 # The offer page's headings, in the order the page shows them (English, the catalogs' keys).
+# The wallet's ways first, so the QR code lies above the fold on a laptop; the status after.
 OFFER_HEADINGS = [
     "%(organization)s offers you a credential",
-    "Status",
     "With a wallet on this device",
     "With a wallet on another device",
+    "Status",
 ]
 
 
