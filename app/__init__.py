@@ -130,6 +130,7 @@ def register_extensions(app: Flask) -> None:
     register_trust(app)
     register_jobs(app)
     register_webhooks(app)
+    register_didcomm()
     register_type_addresses()
 
 
@@ -167,6 +168,22 @@ def register_webhooks(app: Flask) -> None:
     webhook_settings.provide(lambda: webhook_settings.from_config(current_app.config))
     outbox.listen()
     provide_renderers()
+
+
+def register_didcomm() -> None:
+    """The DIDComm agent reads the running application's settings, and decides presentations
+    with the same trust context as OpenID4VP answers."""
+    from flask import current_app
+
+    from app.api.wallet import trust_context
+    from app.didcomm_agent import settings as didcomm_settings
+    from app.didcomm_agent.identities import prepare
+    from app.presentations.operations import before_link
+    from app.web.requests import base_url
+
+    didcomm_settings.provide(lambda: didcomm_settings.from_config(current_app.config, base_url()))
+    didcomm_settings.provide_context(trust_context)
+    before_link(prepare)
 
 
 def register_jobs(app: Flask) -> None:
@@ -225,6 +242,7 @@ def register_blueprints(app: Flask) -> None:
         backend,
         credentials,
         dc_api,
+        didcomm,
         health,
         issuer,
         public,
@@ -241,6 +259,7 @@ def register_blueprints(app: Flask) -> None:
         health,
         public,
         wallet,
+        didcomm,
         backend,
         staff_api,
         credentials,

@@ -1,6 +1,7 @@
 """Every model, imported in one place so that metadata (and Alembic) sees the whole schema."""
 
 from app.audit.models import AuditEvent
+from app.didcomm_agent.models import DidcommExchange, DidcommIdentity
 from app.idempotency.models import IdempotentRequest
 from app.identity.models import LoginAttempt, SessionToken, User
 from app.integrations.models import Integration
@@ -24,6 +25,8 @@ __all__ = [
     "AuditEvent",
     "Credential",
     "CredentialUpload",
+    "DidcommExchange",
+    "DidcommIdentity",
     "IdempotentRequest",
     "Individual",
     "Integration",

@@ -1,8 +1,8 @@
 """Re-seal what is stored under ``ISSUER_KEY_SECRET`` when that secret changes.
 
-Four things depend on it: the issuing private keys (issuer signing keys, issuer root keys,
-mdoc IACA and document signer keys), organizations' verifier identity keys and webhook signing
-secrets are sealed under keys derived from it, and each open offer's pre-authorized code is an
+Five things depend on it: the issuing private keys (issuer signing keys, issuer root keys,
+mdoc IACA and document signer keys), organizations' verifier identity keys, their DIDComm
+keys and webhook signing secrets are sealed under keys derived from it, and each open offer's pre-authorized code is an
 HMAC under a key derived from it (the database holds the code's hash). ``reseal`` opens every sealed value with the
 previous secret and seals it again under the running configuration's, and recomputes the code
 hashes of open offers, in one transaction: either all of it moves to the new secret or none.
@@ -20,6 +20,9 @@ from dataclasses import dataclass
 from sqlalchemy import select
 
 from app import clock
+from app.didcomm_agent import settings as didcomm_settings
+from app.didcomm_agent.identities import open_keys, seal_keys
+from app.didcomm_agent.models import DidcommIdentity
 from app.extensions import db
 from app.issuance import settings as issuing_settings
 from app.issuance.models import (
@@ -50,6 +53,7 @@ class ResealReport:
     issuer_keys_in_token: int
     mdoc_keys: int
     verifier_keys: int
+    didcomm_keys: int
     webhook_secrets: int
     offer_codes: int
     offers_with_tx_code: int
@@ -71,6 +75,7 @@ def reseal(previous_secret: str) -> ResealReport:
     moved, already, in_token = _reseal_issuer_keys(old_key_kek, new_issuing.kek)
     mdoc_moved, mdoc_already, mdoc_in_token = _reseal_mdoc_keys(old_key_kek, new_issuing.kek)
     verifier_keys = _reseal_verifier_keys(old_key_kek, new_issuing.kek)
+    didcomm_keys = _reseal_didcomm_keys(previous_secret)
     secrets = _reseal_webhook_secrets(previous_secret)
     codes, with_tx_code = _rehash_open_offer_codes()
     db.session.flush()
@@ -80,6 +85,7 @@ def reseal(previous_secret: str) -> ResealReport:
         issuer_keys_in_token=in_token + mdoc_in_token,
         mdoc_keys=mdoc_moved,
         verifier_keys=verifier_keys,
+        didcomm_keys=didcomm_keys,
         webhook_secrets=secrets,
         offer_codes=codes,
         offers_with_tx_code=with_tx_code,
@@ -156,6 +162,31 @@ def _reseal_verifier_keys(old_kek: bytes, new_kek: bytes) -> int:
         if resealed is not None:
             key.sealed_private_key = resealed
             moved += 1
+    return moved
+
+
+def _reseal_didcomm_keys(previous_secret: str) -> int:
+    """Each organization's DIDComm private keys (one sealed document per DID)."""
+    old_kek = didcomm_settings.key_encryption_key(previous_secret)
+    new_kek = didcomm_settings.current().kek
+    moved = 0
+    for identity in db.session.scalars(
+        select(DidcommIdentity).order_by(DidcommIdentity.created_at)
+    ):
+        try:
+            open_keys(identity.sealed_keys, new_kek)
+            continue
+        except ValueError:
+            pass
+        try:
+            keys = open_keys(identity.sealed_keys, old_kek)
+        except ValueError:
+            raise ResealError(
+                f"the DIDComm keys of {identity.did[:40]}... open under neither the previous "
+                "nor the new secret"
+            ) from None
+        identity.sealed_keys = seal_keys(keys, new_kek)
+        moved += 1
     return moved
 
 

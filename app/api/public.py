@@ -15,7 +15,7 @@ from app.oid4vp.request import AuthorizationRequest
 from app.presentations import operations as presentations
 from app.verifications import operations as individuals
 from app.verifications import profile
-from app.verifications.models import Individual
+from app.verifications.models import OPENID4VP, Individual
 from app.web import payloads as p
 from app.web.idempotency import idempotent
 from app.web.links import links
@@ -77,7 +77,12 @@ def connect(individual_id: str):
         # A new link's status change reads the verification (its webhook event): joined.
         load=(joinedload(Individual.verification),),
     )
-    return json_response(render.individual(individual, links()))
+    body = render.individual(individual, links())
+    if individual.verification.protocols() != [OPENID4VP] and individual.connection_request_id:
+        # More than OpenID4VP offered: each protocol's link, by name (the first is also
+        # connection_url).
+        body["connection_urls"] = dict(links().connection_urls(individual.connection_request_id))
+    return json_response(body)
 
 
 @bp.get("/verifications/<individual_id>/verify")

@@ -69,6 +69,7 @@ def verification(row: Verification) -> dict[str, Any]:
         "trust_sources": list(row.trust_sources or []),
         "return_url": row.return_url,
         "recommended_wallets": list(row.recommended_wallets or []),
+        "wallet_protocols": row.protocols(),
         "retention_days": row.retention_days,
         "status_check_hours": row.status_check_hours,
         "created_at": _time(row.created_at),

@@ -69,6 +69,7 @@ JOB_MODULES: tuple[str, ...] = (
     "app.trust_sources.jobs",
     "app.idempotency.jobs",
     "app.staff.upload_jobs",
+    "app.didcomm_agent.jobs",
 )
 
 # The queues, each worked by its own threads (``flask jobs worker``).

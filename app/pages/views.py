@@ -18,6 +18,8 @@ from werkzeug.exceptions import HTTPException
 
 from app import clock
 from app.database import reading
+from app.didcomm import invitation as oob
+from app.didcomm.errors import DidcommError
 from app.errors import ApiError, CodeNotFound, NotFound
 from app.extensions import db
 from app.pages import state
@@ -29,7 +31,7 @@ from app.presentations.reasons import for_person
 from app.verifications.models import PresentationSubject, Status
 from app.web import language
 from app.web.links import links
-from app.web.requests import parse_id
+from app.web.requests import base_url, parse_id
 
 log = logging.getLogger(__name__)
 
@@ -126,6 +128,24 @@ def policy_page(token: str) -> ResponseReturnValue:
 def policy_status(token: str) -> ResponseReturnValue:
     """The polled status region of a policy request's page."""
     return status_update(state.of_policy(token, windows()))
+
+
+@bp.get("/didcomm/invitation")
+def didcomm_invitation() -> ResponseReturnValue:
+    """A DIDComm out-of-band invitation, the connection link of a verification that offers
+    DIDComm first: a wallet reads the invitation from the address itself; a browser that opens
+    it gets the same address as a QR code to scan with the wallet. The address shown is built
+    on the deployment's public URL, never on the request's Host header."""
+    value = request.args.get("_oob", "")
+    try:
+        invitation = oob.parse_oob(f"?_oob={value}")
+    except DidcommError:
+        raise NotFound() from None
+    url = f"{base_url()}{url_for('.didcomm_invitation')}?_oob={value}"
+    goal = invitation.get("body", {}).get("goal") if isinstance(invitation, dict) else None
+    return render(
+        "person/didcomm_invitation.html", url=url, goal=goal if isinstance(goal, str) else ""
+    )
 
 
 def windows() -> state.Windows:

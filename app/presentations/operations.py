@@ -105,6 +105,17 @@ def _notify(subject: PresentationSubject, status: Status) -> None:
         outbox.emit(event_type, subject, subject.verification.organization_id, subject.id)
 
 
+# What must exist before a link is handed out (the organization's DIDComm DID, which an
+# invitation comes from), registered by the parts that need it: this one imports none of them.
+_before_link: list[Callable[[Verification], None]] = []
+
+
+def before_link(prepare: Callable[[Verification], None]) -> None:
+    """Run ``prepare(verification)`` in the transaction that mints each new request."""
+    if prepare not in _before_link:
+        _before_link.append(prepare)
+
+
 def mint_presentation_request(
     subject: PresentationSubject, link_seconds: int, request_seconds: int
 ) -> PresentationRequest:
@@ -127,6 +138,8 @@ def mint_presentation_request(
         verifier_key_id=active_key_id(subject.verification.organization_id),
     )
     db.session.add(request)
+    for prepare in _before_link:
+        prepare(subject.verification)
     db.session.flush()
     return request
 

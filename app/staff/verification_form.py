@@ -84,6 +84,8 @@ class VerificationForm:
     return_url: str = ""
     # One wallet a line, "Name | https://address".
     recommended_wallets: str = ""
+    # The wallet protocols in order, comma-separated ("didcomm,openid4vp").
+    wallet_protocols: str = "openid4vp"
     retention_days: str = str(DEFAULT_RETENTION_DAYS)
     status_check_hours: str = str(DEFAULT_STATUS_CHECK_HOURS)
     # The highest row index the browser sent: the next added row takes the one after it.
@@ -111,6 +113,7 @@ class VerificationForm:
             recommended_wallets="\n".join(
                 f"{w['name']} | {w['url']}" for w in verification.recommended_wallets or []
             ),
+            wallet_protocols=",".join(verification.protocols()),
             retention_days=str(verification.retention_days),
             status_check_hours=str(verification.status_check_hours),
         )
@@ -145,6 +148,7 @@ class VerificationForm:
             trust_sources=[s for s in data.getlist("trust_sources") if s],
             return_url=data.get("return_url", "").strip(),
             recommended_wallets=data.get("recommended_wallets", ""),
+            wallet_protocols=data.get("wallet_protocols", "openid4vp").strip() or "openid4vp",
             retention_days=data.get("retention_days", "").strip(),
             status_check_hours=data.get("status_check_hours", "").strip(),
             last_index=max(rows, default=-1),
@@ -193,6 +197,7 @@ class VerificationForm:
             "trusted_issuers": parse_trusted_issuers(self.trusted_issuers),
             "trust_sources": self.trust_sources,
             "recommended_wallets": parse_recommended_wallets(self.recommended_wallets),
+            "wallet_protocols": [p.strip() for p in self.wallet_protocols.split(",") if p.strip()],
         }
         if self.return_url:
             body["return_url"] = self.return_url

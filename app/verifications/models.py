@@ -55,6 +55,9 @@ TRANSITIONS: dict[Status, frozenset[Status]] = {
 }
 
 
+OPENID4VP = "openid4vp"
+DIDCOMM = "didcomm"
+WALLET_PROTOCOLS = (OPENID4VP, DIDCOMM)
 DEFAULT_RETENTION_DAYS = 30
 MAX_RETENTION_DAYS = 3650
 DEFAULT_STATUS_CHECK_HOURS = 24
@@ -89,6 +92,9 @@ class Verification(IdMixin, TimestampMixin, db.Model):
     # Wallet apps the organization recommends ({"name", "url"}), shown to the person instead of
     # the apps named by the credential's format.
     recommended_wallets: Mapped[list[dict[str, str]] | None] = mapped_column(JSON, default=list)
+    # The wallet protocols the person is offered, in order: "openid4vp", "didcomm" (the
+    # Identus wallets'). The first one's link is the connection link. None reads as OpenID4VP.
+    wallet_protocols: Mapped[list[str] | None] = mapped_column(JSON, default=lambda: [OPENID4VP])
     # How long the claims of a decision are kept, in days after it; 0 keeps the decision only.
     retention_days: Mapped[int] = mapped_column(default=DEFAULT_RETENTION_DAYS)
     # How often a VERIFIED individual's credential status is checked again while its claims
@@ -104,6 +110,10 @@ class Verification(IdMixin, TimestampMixin, db.Model):
         """The purpose in the person's language where staff wrote one, else the description."""
         translated = (self.description_translations or {}).get(language, "")
         return translated.strip() or self.description
+
+    def protocols(self) -> list[str]:
+        """The wallet protocols offered, first one first (OpenID4VP for older records)."""
+        return list(self.wallet_protocols or [OPENID4VP])
 
     def requested_claims(self) -> list[str]:
         """Claims asked of the wallet: those wanted plus those conditions read, nothing else."""

@@ -16,13 +16,14 @@ from app.audit import operations as audit
 from app.database import read_row, reading
 from app.errors import InvalidRequest, NotFound
 from app.extensions import db
+from app.oid4vp.formats import JWT_VC_JSON as DIDCOMM_FORMAT
 from app.organizations.models import Organization
 from app.schemas.operations import get_schema, require_schema_entitlement
 from app.trust.policy import parse_pins
 from app.trust_sources import operations as trust_sources
 from app.trust_sources.operations import check_source_ids
 from app.verifications.conditions import check_conditions, echoed, known_attribute
-from app.verifications.models import Individual, Verification
+from app.verifications.models import DIDCOMM, WALLET_PROTOCOLS, Individual, Verification
 from app.verifications.profile import require_format_allowed
 from app.webhooks.models import WebhookEvent
 
@@ -134,6 +135,25 @@ def _apply(organization: Organization, verification: Verification, fields: dict[
         verification.trust_sources = check_source_ids(organization, fields["trust_sources"])
     elif verification.trust_sources is None:
         verification.trust_sources = []
+    if fields.get("wallet_protocols") is not None:
+        verification.wallet_protocols = check_wallet_protocols(fields["wallet_protocols"])
+    if DIDCOMM in verification.protocols() and schema.format != DIDCOMM_FORMAT:
+        raise InvalidRequest(
+            f"wallet_protocols: DIDComm carries W3C VC-JWT credentials only; this verification's "
+            f"schema is {schema.format} (choose a {DIDCOMM_FORMAT} schema, or openid4vp alone)",
+            code="PROTOCOL_NOT_AVAILABLE",
+        )
+
+
+def check_wallet_protocols(protocols: list[str]) -> list[str]:
+    """An ordered list of known protocols without repeats: the first one's link is the
+    connection link, so an order with a repeat would be ambiguous."""
+    unknown = [p for p in protocols if p not in WALLET_PROTOCOLS]
+    if unknown:
+        raise InvalidRequest(f"wallet_protocols: unknown protocol {unknown[0]!r}")
+    if not protocols or len(set(protocols)) != len(protocols):
+        raise InvalidRequest("wallet_protocols must name each protocol at most once, at least one")
+    return list(protocols)
 
 
 def verifications_using_source(organization: Organization, source_id: uuid.UUID) -> list[str]:

@@ -15,6 +15,7 @@ from flask import current_app, url_for
 
 from app import clock
 from app.deployment import VERIFIER_EXTENSION
+from app.didcomm_agent.operations import invitation_url
 from app.oid4vp.request import AuthorizationRequest, reference_link
 from app.oid4vp.verifier import Verifier
 from app.policies.models import PolicyRequest
@@ -22,6 +23,8 @@ from app.policies.tokens import policy_token
 from app.presentations.operations import verification_of
 from app.recently_used import RecentlyUsed
 from app.verifications.models import (
+    DIDCOMM,
+    OPENID4VP,
     Individual,
     PresentationRequest,
     PresentationSubject,
@@ -59,6 +62,31 @@ class Links:
         return self.base_url + url_for("pages.individual_page", individual_id=individual_id)
 
     def connection_url(self, request_id: uuid.UUID) -> str:
+        """The link of the verification's first wallet protocol: a DIDComm out-of-band
+        invitation (``/didcomm/invitation?_oob=``) or an OpenID4VP one."""
+        return self.connection_urls(request_id)[0][1]
+
+    def connection_urls(self, request_id: uuid.UUID) -> list[tuple[str, str]]:
+        """Each wallet protocol the verification offers, first one first, with its link."""
+        kept = kept_links()
+        key = ("protocols", self.base_url, request_id)
+        found = kept.get(key)
+        if found is None:
+            request, verification = verification_of(request_id)
+            found = []
+            for protocol in verification.protocols():
+                if protocol == DIDCOMM:
+                    url = invitation_url(request, verification)
+                    if url is not None:
+                        found.append((DIDCOMM, url))
+                else:
+                    found.append((OPENID4VP, self.openid4vp_url(request_id)))
+            if not found:
+                found.append((OPENID4VP, self.openid4vp_url(request_id)))
+            kept.put(key, found)
+        return found
+
+    def openid4vp_url(self, request_id: uuid.UUID) -> str:
         """The ``openid4vp://`` link for a presentation request: by reference when signed (by
         the organization's key or the deployment's, or when the deployment asks for it), else
         carrying the request itself.

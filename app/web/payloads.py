@@ -76,6 +76,11 @@ class IndividualOut(Out):
     status: Status
     validation_error: str | None
     connection_url: str | None
+    connection_urls: dict[str, str] | None = Field(
+        default=None,
+        description="Only in the connect answer of a verification that offers more than "
+        'OpenID4VP: each wallet protocol\'s link by protocol ("didcomm", "openid4vp").',
+    )
     page_url: str | None = Field(
         description="The person's page /i/{individual_id}: send the person here (it shows the "
         "QR code and the wallet button, then the outcome)."
@@ -166,6 +171,16 @@ RECOMMENDED_WALLETS = (
 )
 
 
+WALLET_PROTOCOLS = (
+    'The wallet protocols the person is offered, in order, without repeats: "openid4vp" '
+    '(OpenID4VP 1.0) and "didcomm" (DIDComm v2 with present-proof 3.0, what the Socious '
+    "Wallet and other Hyperledger Identus wallets speak; needs a jwt_vc_json schema). The "
+    "first one's link is connection_url; with both, the connect answer's connection_urls "
+    "names each and the person's page offers both."
+)
+WalletProtocol = Literal["openid4vp", "didcomm"]
+
+
 class RecommendedWallet(Body):
     name: str = Field(min_length=1, max_length=60)
     url: str = Field(max_length=500, pattern=r"^https://[^\s]+$")
@@ -188,6 +203,12 @@ class VerificationIn(Body):
     return_url: str | None = Field(default=None, max_length=2000, pattern=r"^https?://")
     recommended_wallets: list[RecommendedWallet] = Field(
         default_factory=list, max_length=5, description=RECOMMENDED_WALLETS
+    )
+    wallet_protocols: list[WalletProtocol] = Field(
+        default_factory=lambda: ["openid4vp"],
+        min_length=1,
+        max_length=2,
+        description=WALLET_PROTOCOLS,
     )
     retention_days: int = Field(
         default=DEFAULT_RETENTION_DAYS, ge=0, le=MAX_RETENTION_DAYS, description=RETENTION_DAYS
@@ -217,6 +238,9 @@ class VerificationPatch(Body):
     return_url: str | None = Field(default=None, max_length=2000, pattern=r"^https?://")
     recommended_wallets: list[RecommendedWallet] | None = Field(
         default=None, max_length=5, description=RECOMMENDED_WALLETS
+    )
+    wallet_protocols: list[WalletProtocol] | None = Field(
+        default=None, min_length=1, max_length=2, description=WALLET_PROTOCOLS
     )
     retention_days: int | None = Field(
         default=None, ge=0, le=MAX_RETENTION_DAYS, description=RETENTION_DAYS
@@ -258,6 +282,9 @@ class VerificationOut(Out):
     return_url: str | None
     recommended_wallets: list[RecommendedWalletOut] = Field(
         default_factory=list, description=RECOMMENDED_WALLETS
+    )
+    wallet_protocols: list[WalletProtocol] = Field(
+        default_factory=lambda: ["openid4vp"], description=WALLET_PROTOCOLS
     )
     retention_days: int
     status_check_hours: int

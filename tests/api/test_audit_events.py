@@ -450,6 +450,8 @@ NOT_AUDITED = {
     "CredentialCopy": "the wallet's copies; the credential itself is audited",
     "CredentialUpload": "a CSV upload's job bookkeeping; each credential it issues is audited",
     "DpopProofSeen": "replay protection of the wallet's proofs",
+    "DidcommIdentity": "made when a DIDComm link is first handed out, not by a member of staff",
+    "DidcommExchange": "the wallet's connection, made by the DIDComm job",
 }
 
 

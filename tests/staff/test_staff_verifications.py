@@ -510,3 +510,32 @@ def test_a_recommended_wallet_without_an_https_address_is_refused_by_name(browse
     assert response.status_code == 400
     page = text_of(response)
     assert "recommended_wallets" in page and "Acme Wallet http://wallet.example" in page
+
+
+def test_the_wallet_protocols_chosen_are_saved_in_order_and_shown_again(browser, client, owner):
+    schema = client.post(
+        "/schemas",
+        json={
+            "name": "Membership (W3C)",
+            "format": "jwt_vc_json",
+            "types": ["MembershipCredential"],
+            "attributes": [{"name": "member", "description": "Member", "type": "TEXT"}],
+        },
+        headers=owner.headers(),
+    ).get_json()
+    client.post(f"/schemas/{schema['id']}/publish", headers=owner.headers())
+    data = form_data(browser, schema_id=schema["id"], wallet_protocols="didcomm,openid4vp")
+    data.update({"claims": ["member"], "conditions-0-attribute": "", "conditions-0-value": ""})
+    data.update({"conditions-1-attribute": "", "conditions-1-value": ""})
+    verification_id = created_id(browser.post(NEW, data=data))
+
+    body = client.get(f"/verifications/{verification_id}", headers=owner.headers()).get_json()
+    assert body["wallet_protocols"] == ["didcomm", "openid4vp"]
+    edit = browser.get(f"/dashboard/verifications/{verification_id}").get_data(as_text=True)
+    assert 'value="didcomm,openid4vp" checked' in edit
+
+
+def test_didcomm_for_a_schema_it_cannot_carry_is_refused_with_the_reason(browser):
+    response = browser.post(NEW, data=form_data(browser, wallet_protocols="didcomm"))
+    assert response.status_code == 400
+    assert "DIDComm carries W3C VC-JWT credentials only" in text_of(response)

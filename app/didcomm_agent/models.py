@@ -1,0 +1,58 @@
+"""An organization's DIDComm identity and the exchanges it holds with wallets."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+
+from sqlalchemy import ForeignKey, LargeBinary, String, Text, UniqueConstraint
+from sqlalchemy.orm import Mapped, mapped_column
+
+from app import clock
+from app.extensions import db
+from app.models_base import IdMixin
+
+
+class DidcommIdentity(IdMixin, db.Model):
+    """An organization's did:peer:2 (X25519 ``#key-1``, Ed25519 ``#key-2``), whose service
+    names the endpoint holders POST to. The private keys are kept only sealed.
+
+    One per organization and endpoint: a deployment that moves to another ``PUBLIC_URL`` gets
+    a new DID naming the new address, while the old one still opens messages sent to it.
+    """
+
+    __tablename__ = "didcomm_identities"
+    __table_args__ = (UniqueConstraint("organization_id", "endpoint"),)
+
+    organization_id: Mapped[uuid.UUID] = mapped_column(
+        ForeignKey("organizations.id", ondelete="CASCADE"), index=True
+    )
+    endpoint: Mapped[str] = mapped_column(String(2000))
+    did: Mapped[str] = mapped_column(Text, unique=True)
+    # The private JWKs by key id, as JSON, sealed with AES-256-GCM (``operations.seal_keys``).
+    sealed_keys: Mapped[bytes] = mapped_column(LargeBinary)
+    created_at: Mapped[datetime] = mapped_column(default=clock.now)
+
+
+class DidcommExchange(IdMixin, db.Model):
+    """One presentation request answered over DIDComm: the invitation's thread (the
+    presentation request's id) joined to the holder that took it.
+
+    Made by the first connection request on an invitation: the unique presentation request
+    makes a wallet's repeated requests (the Socious Wallet sends up to three, each from a new
+    DID) and a flood of them all meet the first row, so the invitation is answered once.
+    """
+
+    __tablename__ = "didcomm_exchanges"
+
+    presentation_request_id: Mapped[uuid.UUID] = mapped_column(
+        ForeignKey("presentation_requests.id", ondelete="CASCADE"), unique=True
+    )
+    identity_id: Mapped[uuid.UUID] = mapped_column(
+        ForeignKey("didcomm_identities.id", ondelete="CASCADE"), index=True
+    )
+    holder_did: Mapped[str] = mapped_column(Text)
+    # The id of our request-presentation message: the presentation's thid names it.
+    request_message_id: Mapped[str] = mapped_column(String(100), unique=True)
+    created_at: Mapped[datetime] = mapped_column(default=clock.now)
+    presented_at: Mapped[datetime | None]
