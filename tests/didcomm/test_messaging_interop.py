@@ -36,7 +36,14 @@ def _oob_cases(ours: str) -> dict[str, str]:
     b64url = base64.urlsafe_b64encode(text).decode()
     assert set(b64url) & {"-", "_"}
     base = "https://verity.example/connect"
+    # One value per padding length (none, "=", "=="): the SDK's decoder must take each.
+    padded = {}
+    for n in range(3):
+        value = invitation.encode(invitation.make(ours, goal="x" * n, invitation_id="inv-pad"))
+        padded[f"padding_{len(value) - len(value.rstrip('='))}"] = f"{base}?_oob={value}"
+    assert sorted(padded) == ["padding_0", "padding_1", "padding_2"]
     return {
+        **padded,
         "ours": invitation.oob_url(base, made),
         "ours_with_query": invitation.oob_url(base + "?lang=en", made),
         "expired": invitation.oob_url(base, expired),
@@ -219,6 +226,11 @@ def test_sdk_parses_our_oob_url(sdk, ours):
         assert parsed["body"]["goal"] == "Prove you are over 18? -> ~ yes"
         assert parsed["body"]["accept"] == ["didcomm/v2"]
         assert invitation.is_safe(sdk.urls[case].split("_oob=", 1)[1])
+
+
+def test_sdk_reads_oob_values_with_any_padding(sdk):
+    for case in ("padding_0", "padding_1", "padding_2"):
+        assert sdk.oob[case].get("id") == "inv-pad", (case, sdk.oob[case])
 
 
 def test_sdk_refuses_expired_and_base64url_invitations(sdk):
