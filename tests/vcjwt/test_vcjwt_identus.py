@@ -26,6 +26,7 @@ from joserfc import jwt
 from joserfc.jwk import ECKey, OKPKey
 from trust.trust_support import LocalServer, did_jwk
 
+from app.api.wallet import trust_context
 from app.didcomm import prism
 from app.oid4vp.formats import JWT_VC_JSON, CredentialType
 from app.presentations.decide import Context, Rules, decide
@@ -481,3 +482,38 @@ def test_an_unresolvable_long_form_issuer_not_pinned_is_named_untrusted_by_its_s
         f"Credential issuer did:prism:{'1' * 64} is not trusted by this verification"
     )
     assert decision.issuer == f"did:prism:{'1' * 64}"
+
+
+# --------------------------------------------------------------------------- the deployment
+
+
+def test_the_deployments_pins_and_resolver_reach_every_decision(make_app, issuer):
+    canonical = short(issuer.did)
+    app = make_app(
+        PINNED_DID_DOCUMENTS=json.dumps([short_document(issuer.did)]),
+        DID_RESOLVER_URL="https://resolver.example",
+    )
+    with app.test_request_context("/"):
+        resolution = trust_context(DOMAIN, CHALLENGE).prism
+
+    assert resolution is not None
+    assert resolution.resolver_url == "https://resolver.example"
+    assert set(resolution.pinned) == {canonical}
+
+
+@pytest.mark.parametrize(
+    ("config", "reason"),
+    [
+        ({"PINNED_DID_DOCUMENTS": "[{}]"}, "entry 0 is not a DID document"),
+        ({"DID_RESOLVER_URL": "http://resolver.example"}, "must be an https:// URL"),
+        ({"DID_RESOLVER_URL": "resolver.example"}, "must be an https:// URL"),
+    ],
+)
+def test_a_pin_file_or_resolver_that_cannot_work_stops_the_start(make_app, config, reason):
+    with pytest.raises(RuntimeError, match=reason):
+        make_app(**config)
+
+
+def test_a_plain_http_resolver_is_a_development_setting(make_app):
+    app = make_app(DID_RESOLVER_URL="http://127.0.0.1:9", TRUST_ALLOW_PRIVATE=True)
+    assert app.extensions["prism"].resolver_url == "http://127.0.0.1:9"
