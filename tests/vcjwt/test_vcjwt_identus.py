@@ -15,6 +15,7 @@ from __future__ import annotations
 import base64
 import json
 import time
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -482,6 +483,16 @@ def test_an_unresolvable_long_form_issuer_not_pinned_is_named_untrusted_by_its_s
         f"Credential issuer did:prism:{'1' * 64} is not trusted by this verification"
     )
     assert decision.issuer == f"did:prism:{'1' * 64}"
+
+
+def test_the_cloud_agents_status_list_2021_entry_is_not_read_yet(holder, issuer):
+    token = present(holder, issue(issuer, holder.did))
+
+    decision = decide(token, rules([]), context())
+    assert decision.reason is not None
+    assert decision.reason.startswith("Credential status could not be checked: ")
+    fail_open = replace(context(), status_fail_open=True)
+    assert decide(token, rules([]), fail_open).verified
 
 
 # --------------------------------------------------------------------------- the deployment
