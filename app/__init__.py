@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from typing import Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 from flask import Flask
 from sqlalchemy import event
@@ -25,6 +26,9 @@ from app.extensions import db, migrate
 from app.throttle import throttle_voucher_exchange
 from app.web.converters import register_converters
 from app.web.cookies import LazyCookieSessionInterface
+
+if TYPE_CHECKING:
+    from app.trust import PrismResolution
 
 
 class Verity(Flask):
@@ -204,9 +208,28 @@ def register_trust(app: Flask) -> None:
     )
     pem = app.config["TRUST_ANCHORS_PEM"]
     app.extensions["trust_anchors"] = load_pem_anchors(pem) if pem else []
+    app.extensions["prism"] = prism_resolution(app.config)
     register_trust_sources(app)
     # The revocation re-check job reads kept status references with the same fetcher.
     retention_jobs.provide(kept_status_check)
+
+
+def prism_resolution(config: Mapping[str, Any]) -> PrismResolution:
+    """Where short-form did:prism issuers resolve (``app.trust.did_prism``): the pinned DID
+    documents and the DID resolver. A file that cannot be read, or a resolver address that is
+    not a URL the fetcher may reach, stops the start rather than fail every presentation."""
+    from app.trust import PrismResolution
+    from app.trust.did_prism import load_pinned
+
+    url = config.get("DID_RESOLVER_URL") or ""
+    schemes = ("https://", "http://") if config.get("TRUST_ALLOW_PRIVATE") else ("https://",)
+    if url and not url.startswith(schemes):
+        raise RuntimeError("DID_RESOLVER_URL must be an https:// URL")
+    try:
+        pinned = load_pinned(config.get("PINNED_DID_DOCUMENTS") or "")
+    except ValueError as exc:
+        raise RuntimeError(str(exc)) from None
+    return PrismResolution(pinned, url)
 
 
 def register_trust_sources(app: Flask) -> None:

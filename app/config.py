@@ -74,6 +74,10 @@ def from_environment() -> dict[str, Any]:
         # Development only: let outbound fetches reach loopback and private addresses (and http).
         "TRUST_ALLOW_PRIVATE": env("TRUST_ALLOW_PRIVATE", "0") == "1",
         "FETCH_TIMEOUT": float(env("FETCH_TIMEOUT", "5")),
+        # Short-form did:prism issuers (app/trust/did_prism.py): DID documents the operator
+        # pins (a JSON file), and a Universal Resolver-style DID resolver for the others.
+        "PINNED_DID_DOCUMENTS": _read(env("PINNED_DID_DOCUMENTS_FILE", "")),
+        "DID_RESOLVER_URL": env("DID_RESOLVER_URL", "").rstrip("/"),
         # Trust sources (trusted lists, Lists of Trusted Entities, VICALs): a list past its
         # next update is refused ("refuse") or still used ("use"); flagged either way.
         "TRUST_LIST_STALE": env("TRUST_LIST_STALE", "refuse"),

@@ -201,6 +201,16 @@ SETTINGS: tuple[Setting, ...] = (
         "seconds for one whole outbound fetch (issuer metadata, `did:web` documents, status lists): connecting, TLS, headers and body together, however slowly the server sends them. Name resolution counts against it but is bounded by the system resolver's own timeouts (it cannot be interrupted)",
     ),
     Setting(
+        ("PINNED_DID_DOCUMENTS_FILE",),
+        "unset",
+        "JSON file of DID documents for short-form `did:prism:<hash>` issuers (Hyperledger Identus), which only a PRISM node can resolve: one document or an array of them, each bare or as a DID resolver's answer (`{\"didDocument\": ...}`), with its `publicKeyJwk` keys listed under `assertionMethod`. Read at start (a malformed file stops it). A pinned document is used without any fetch and also wins over the keys a long-form `did:prism` carries. It says which key a DID signs with, for every organization; whether an organization trusts that issuer is still its verification's `trusted_issuers` (where it names the short form, which also matches the long form)",
+    ),
+    Setting(
+        ("DID_RESOLVER_URL",),
+        "unset",
+        "a DID resolver in the Universal Resolver's style for short-form `did:prism` issuers that are not pinned: `GET <url>/1.0/identifiers/<did>`, answering a resolution result with `didDocument` (or a bare DID document) whose `id` is that DID. Fetched like any issuer document (https, public addresses, `FETCH_TIMEOUT`, cached five minutes). Unset, with no pin either, such credentials are refused with a reason saying how to pin the issuer. Long-form `did:prism` DIDs resolve from their own text and need neither",
+    ),
+    Setting(
         ("TRUST_ALLOW_PRIVATE",),
         "`0`",
         "`1` lets outbound fetches reach loopback, private and link-local addresses and plain `http`: for development only (the deployment's own issuers never need it: they are read from the database)",

@@ -40,6 +40,7 @@ def trust_context(audience: str, nonce: str, **binding: Any) -> Context:
         anchors=current_app.extensions["trust_anchors"],
         status_fail_open=config["STATUS_FAIL_OPEN"],
         own_issuers=own_issuers(base_url()),
+        prism=current_app.extensions["prism"],
     )
 
 

@@ -20,8 +20,9 @@ from cryptography import x509
 from app.oid4vp.formats import CredentialType
 from app.presentations.reasons import untrusted_issuer
 from app.statuslist import StatusResult
-from app.trust import Fetcher, OwnIssuers, ResolvedIssuer
-from app.trust.policy import PEM_MARKER
+from app.trust import Fetcher, OwnIssuers, PrismResolution, ResolvedIssuer
+from app.trust.did_prism import short_form
+from app.trust.policy import PEM_MARKER, names_issuer
 from app.trust.sources import SourceTrust
 from app.trust.x5c import load_pem_anchors
 
@@ -69,7 +70,8 @@ class Context:
     answered by ``direct_post``, or the page's ``origin`` in the browser; ``response_jwk`` is
     the key the response was encrypted to, whose thumbprint the transcript also holds.
     ``own_issuers`` are this deployment's issuers, whose keys and status lists are read from
-    its database instead of fetched (``app.trust.own``).
+    its database instead of fetched (``app.trust.own``). ``prism`` is where short-form did:prism
+    issuers' documents come from (``app.trust.did_prism``; None: long forms only).
     ``session_transcript`` is one a channel built itself (``org-iso-mdoc``, ISO/IEC 18013-7
     Annex C); ``asked_elements`` the (namespace, element) pairs its DeviceRequest named, when
     disclosing any other is a refusal.
@@ -88,6 +90,7 @@ class Context:
     own_issuers: OwnIssuers | None = None
     session_transcript: bytes | None = None
     asked_elements: frozenset[tuple[str, str]] | None = None
+    prism: PrismResolution | None = None
 
 
 class Refused(Exception):
@@ -146,7 +149,12 @@ def status_reader(
 
 def untrusted_by_pins(issuer_name: str | None, rules: Rules) -> str | None:
     """A pinned verification names the issuer it does not trust, even if it could not resolve
-    it: the contract's untrusted-issuer sentence beats the resolution's own reason."""
-    if rules.trusted_issuers and issuer_name and issuer_name not in rules.trusted_issuers:
-        return untrusted_issuer(issuer_name)
+    it: the contract's untrusted-issuer sentence beats the resolution's own reason. A did:prism
+    is compared in its short form (``app.trust.policy``), and named so."""
+    if (
+        rules.trusted_issuers
+        and issuer_name
+        and not names_issuer(rules.trusted_issuers, issuer_name)
+    ):
+        return untrusted_issuer(short_form(issuer_name))
     return None

@@ -4,7 +4,7 @@ the issuer's signature on the one credential in it, its subject bound to the hol
 
 As for SD-JWT VC: a verification that pins its issuers says so when the credential names none
 (``NO_ISSUER_PINNED``), and names the issuer it does not trust even when that issuer could not
-be resolved.
+be resolved. A did:prism issuer is named and pinned by its short form (``app.trust.did_prism``).
 """
 
 from __future__ import annotations
@@ -21,7 +21,14 @@ from app.presentations.presented import (
 )
 from app.presentations.reasons import NO_ISSUER_PINNED
 from app.statuslist import bitstring_reference_to_keep, check_bitstring_status
+from app.trust.did_prism import short_form
 from app.vcjwt import NO_ISSUER, IssuerUnresolved, VcJwtError, verify_vp_jwt
+
+
+def _named(issuer: str | None) -> str | None:
+    """How a refusal names the issuer: a did:prism by its short form, the DID people know
+    (a long form is that DID with its creation operation appended)."""
+    return None if issuer is None else short_form(issuer)
 
 
 def read_vc_jwt(presentation: str, rules: Rules, context: Context) -> Presented:
@@ -34,13 +41,15 @@ def read_vc_jwt(presentation: str, rules: Rules, context: Context) -> Presented:
             fetcher=context.fetcher,
             anchors=rules.anchors(context),
             own=context.own_issuers,
+            prism=context.prism,
         )
     except IssuerUnresolved as exc:
-        raise Refused(untrusted_by_pins(exc.issuer, rules) or exc.reason, exc.issuer) from None
+        issuer = _named(exc.issuer)
+        raise Refused(untrusted_by_pins(exc.issuer, rules) or exc.reason, issuer) from None
     except VcJwtError as exc:
         if rules.trusted_issuers and exc.reason == NO_ISSUER:
             raise Refused(NO_ISSUER_PINNED) from None
-        raise Refused(exc.reason, exc.issuer) from None
+        raise Refused(exc.reason, _named(exc.issuer)) from None
     wanted = rules.credential.types
     status = verified.status
     return Presented(

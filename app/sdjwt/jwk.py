@@ -21,11 +21,14 @@ PublicKey = (
 # RFC 7518 §6.2.2, §6.3.2 and RFC 8037 §2: members that only a private key has.
 _PRIVATE_MEMBERS = frozenset({"d", "p", "q", "dp", "dq", "qi", "oth", "k"})
 
-# RFC 7518 §6.2.1.1: curve name, curve, and coordinate length in bytes (§6.2.1.2).
+# RFC 7518 §6.2.1.1: curve name, curve, and coordinate length in bytes (§6.2.1.2); RFC 8812
+# §3.1 registers "secp256k1" (the curve of ES256K, which Hyperledger Identus wallets sign
+# with). A key on it verifies only under ES256K: an allow-list without ES256K refuses it.
 EC_CURVES: dict[str, tuple[ec.EllipticCurve, int]] = {
     "P-256": (ec.SECP256R1(), 32),
     "P-384": (ec.SECP384R1(), 48),
     "P-521": (ec.SECP521R1(), 66),
+    "secp256k1": (ec.SECP256K1(), 32),
 }
 
 # RFC 7518 §3.3: "A key of size 2048 bits or larger MUST be used with these algorithms."
@@ -33,7 +36,8 @@ MIN_RSA_BITS = 2048
 
 
 def jwk_to_public_key(jwk: dict[str, Any]) -> PublicKey:
-    """Build the public key a JWK describes: EC P-256/384/521, OKP Ed25519/Ed448, or RSA."""
+    """Build the public key a JWK describes: EC P-256/384/521 or secp256k1, OKP Ed25519/Ed448,
+    or RSA."""
     if not isinstance(jwk, dict):
         raise SdJwtError("Key is not a JSON Web Key")
     kty = jwk.get("kty")

@@ -43,13 +43,17 @@ class _Algorithm:
     curve: str | None = None  # JWK curve name: for ECDSA, and for a fully-specified EdDSA
 
 
-# RFC 7518 §3.1 (ES*: §3.4, RS*: §3.3, PS*: §3.5), RFC 8037 §3.1 (EdDSA) and RFC 9864 §2.2
-# ("Ed25519": EdDSA with the Ed25519 curve only). Nothing else is implemented, so "none" and
-# "HS*" can never be accepted even if a caller allow-lists them.
+# RFC 7518 §3.1 (ES*: §3.4, RS*: §3.3, PS*: §3.5), RFC 8037 §3.1 (EdDSA), RFC 9864 §2.2
+# ("Ed25519": EdDSA with the Ed25519 curve only) and RFC 8812 §3.2 (ES256K: ECDSA over
+# secp256k1 with SHA-256, R || S as for ES256). Nothing else is implemented, so "none" and
+# "HS*" can never be accepted even if a caller allow-lists them. ES256K is not in
+# DEFAULT_ALGS: only a format whose wallets sign with it (W3C VC-JWT from Identus wallets)
+# allow-lists it.
 ALGORITHMS: dict[str, _Algorithm] = {
     "ES256": _Algorithm("EC", hashes.SHA256(), "P-256"),
     "ES384": _Algorithm("EC", hashes.SHA384(), "P-384"),
     "ES512": _Algorithm("EC", hashes.SHA512(), "P-521"),
+    "ES256K": _Algorithm("EC", hashes.SHA256(), "secp256k1"),
     "RS256": _Algorithm("RSA", hashes.SHA256()),
     "RS384": _Algorithm("RSA", hashes.SHA384()),
     "RS512": _Algorithm("RSA", hashes.SHA512()),
@@ -203,7 +207,10 @@ def _ecdsa_holds(
     key: ec.EllipticCurvePublicKey, spec: _Algorithm, signature: bytes, data: bytes
 ) -> bool:
     # RFC 7518 §3.4: the JWS signature is R || S, each exactly the coordinate length; a DER
-    # signature, or one of any other length, is not a JWS signature.
+    # signature, or one of any other length, is not a JWS signature. A high S is accepted for
+    # ES256K as for the NIST curves: RFC 8812 §3.2 does not require low S (Bitcoin's rule
+    # against malleability), and nothing here identifies a token by its signature bytes; the
+    # Identus SDK signs low S, which verifies either way.
     size = EC_CURVES[spec.curve][1]
     if len(signature) != 2 * size:
         return False

@@ -40,7 +40,7 @@ _KEY_TYPES = (
     ed25519.Ed25519PublicKey,
     ed448.Ed448PublicKey,
 )
-_METHODS = ("did:jwk", "did:web", "jwt-vc-issuer", "x5c")
+_METHODS = ("did:jwk", "did:web", "did:prism", "jwt-vc-issuer", "x5c")
 BITSTRING = "bitstring"
 CWT = "cwt"
 

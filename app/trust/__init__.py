@@ -2,6 +2,7 @@
 Protocol code: no database, no Flask; every outbound fetch goes through
 ``Fetcher``."""
 
+from app.trust.did_prism import PrismResolution
 from app.trust.errors import FetchError, TrustError
 from app.trust.fetch import Fetcher, TTLCache
 from app.trust.issuers import ResolvedIssuer, resolve_issuer_key
@@ -13,6 +14,7 @@ __all__ = [
     "FetchError",
     "Fetcher",
     "OwnIssuers",
+    "PrismResolution",
     "ResolvedIssuer",
     "TTLCache",
     "TrustError",

@@ -2,7 +2,8 @@
 
 ``resolve_issuer_key`` reads the (not yet verified) header and payload of an issuer-signed JWT
 and returns the key that must verify it, bound to an issuer identifier by one of the
-mechanisms SD-JWT VC 3.5 allows, plus the two DID methods. The caller verifies the signature
+mechanisms SD-JWT VC 3.5 allows, plus three DID methods (did:jwk, did:web and did:prism,
+``app.trust.did_prism``). The caller verifies the signature
 with that key; policy (which issuers a verification accepts) is ``app.trust.policy``.
 """
 
@@ -16,20 +17,20 @@ from typing import Any, Literal
 from cryptography import x509
 
 from app.sdjwt import PublicKey
-from app.trust import did, metadata, x5c
+from app.trust import did, did_prism, metadata, x5c
 from app.trust.errors import TrustError
 from app.trust.fetch import Fetcher
 from app.trust.own import OwnIssuers
 
-Method = Literal["did:jwk", "did:web", "jwt-vc-issuer", "x5c"]
+Method = Literal["did:jwk", "did:web", "did:prism", "jwt-vc-issuer", "x5c"]
 
 
 @dataclass(frozen=True)
 class ResolvedIssuer:
     """An issuer identifier and the key it signs with.
 
-    ``identifier`` is the ``iss`` URL, the DID, or for an x5c chain without ``iss`` the leaf
-    certificate's identity. ``certificates`` is the validated x5c path, leaf first and trust
+    ``identifier`` is the ``iss`` URL, the DID (a did:prism by its short form), or for an x5c
+    chain without ``iss`` the leaf certificate's identity. ``certificates`` is the validated x5c path, leaf first and trust
     anchor last (empty for other methods), so policy can pin anchors and intermediates.
     """
 
@@ -47,12 +48,14 @@ def resolve_issuer_key(
     anchors: Sequence[x509.Certificate],
     now: datetime,
     own: OwnIssuers | None = None,
+    prism: did_prism.PrismResolution | None = None,
 ) -> ResolvedIssuer:
     """Find and bind the issuer's key. An ``x5c`` header wins over ``iss`` (SD-JWT VC 3.5).
 
     An ``iss`` of this deployment (``own``) gets the keys its jwt-vc-issuer metadata would
     publish, read without a fetch (``app.trust.own``), and with ``x5c`` its chain is validated
-    against its organization's roots from the database."""
+    against its organization's roots from the database. ``prism`` says where short-form
+    did:prism documents come from (pinned, or a resolver); long forms need nothing."""
     iss = payload.get("iss")
     if iss is not None and (not isinstance(iss, str) or not iss):
         raise TrustError("Credential iss is not a string")
@@ -73,13 +76,16 @@ def resolve_issuer_key(
         return ResolvedIssuer(iss, did.resolve_did_jwk(iss, kid), "did:jwk")
     if iss.startswith(did.DID_WEB):
         return ResolvedIssuer(iss, did.resolve_did_web(iss, kid, fetcher), "did:web")
+    if iss.startswith(did_prism.PREFIX):
+        identifier, key = did_prism.resolve_issuer(iss, kid, fetcher, prism)
+        return ResolvedIssuer(identifier, key, "did:prism")
     if metadata.is_web_issuer(iss, fetcher):
         return ResolvedIssuer(
             iss, metadata.resolve_metadata_key(iss, kid, fetcher), "jwt-vc-issuer"
         )
     raise TrustError(
-        f"Issuer {iss} is neither an HTTPS URL nor a did:jwk or did:web DID, and the credential "
-        "has no x5c chain"
+        f"Issuer {iss} is neither an HTTPS URL nor a did:jwk, did:web or did:prism DID, and the "
+        "credential has no x5c chain"
     )
 
 

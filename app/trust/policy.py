@@ -14,6 +14,11 @@ A verification's ``trusted_issuers`` is a list of strings:
 
 An x5c issuer also matches an identifier entry equal to its identifier (its ``iss``, or its
 certificate identity when the credential has none).
+
+A did:prism is one DID in two spellings: the short form ``did:prism:<hash>`` (what a published
+DID is known by, and what organizations pin) and the long form ``did:prism:<hash>:<operation>``
+(the same DID carrying its creation operation). Both sides of the comparison are taken in the
+short form, so a pin of either matches a credential signed under either.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from app.trust.did_prism import short_form
 from app.trust.errors import TrustError
 from app.trust.issuers import ResolvedIssuer
 from app.trust.x5c import fingerprint, load_pem_anchors
@@ -72,7 +78,7 @@ def parse_pins(trusted_issuers: Sequence[str]) -> Pins:
         elif (digest := normalize_fingerprint(entry)) is not None:
             fingerprints.add(digest)
         else:
-            identifiers.add(entry)
+            identifiers.add(short_form(entry))
     return Pins(frozenset(identifiers), frozenset(fingerprints))
 
 
@@ -81,9 +87,16 @@ def is_trusted(resolved: ResolvedIssuer, trusted_issuers: Sequence[str]) -> bool
     if not trusted_issuers:
         return True
     pins = parse_pins(trusted_issuers)
-    if resolved.identifier in pins.identifiers:
+    if short_form(resolved.identifier) in pins.identifiers:
         return True
     return any(fingerprint(cert) in pins.fingerprints for cert in resolved.certificates)
+
+
+def names_issuer(trusted_issuers: Sequence[str], name: str) -> bool:
+    """Whether an identifier entry names the issuer ``name`` (as a credential gives it, not yet
+    resolved): the comparison ``is_trusted`` makes, without reading certificates."""
+    wanted = short_form(name)
+    return any(PEM_MARKER not in entry and short_form(entry) == wanted for entry in trusted_issuers)
 
 
 def require_trusted(resolved: ResolvedIssuer, trusted_issuers: Sequence[str]) -> None:

@@ -19,8 +19,11 @@ from app.vcjwt.errors import VcJwtError
 MAX_TOKEN = 64 * 1024
 # Clock skew allowed either way on every date, as for SD-JWT VC.
 LEEWAY_SECONDS = 30
-# Asymmetric signatures only (RFC 8725 §3.1): "none" and HMAC never verify here.
-ALLOWED_ALGS = DEFAULT_ALGS
+# Asymmetric signatures only (RFC 8725 §3.1): "none" and HMAC never verify here. ES256K
+# (RFC 8812) too: Hyperledger Identus wallets and cloud agents sign VC-JWTs with secp256k1
+# did:prism keys. It is not advertised to OpenID4VP wallets (``app.oid4vp.formats``), whose
+# profiles (HAIP) do not name it; it is accepted when a presentation arrives signed with it.
+ALLOWED_ALGS = (*DEFAULT_ALGS, "ES256K")
 # An XML Schema dateTimeStamp is about 30 characters; anything far longer is not one.
 MAX_DATE_LENGTH = 64
 
@@ -143,12 +146,14 @@ def one_or_many(value: Any) -> list[Any]:
     return value if isinstance(value, list) else [value]
 
 
-def check_context(document: dict[str, Any], first: str, label: str) -> None:
+def check_context(document: dict[str, Any], first: str | tuple[str, ...], label: str) -> None:
     """VCDM 1.1 §4.1 and 2.0 §4.3: ``@context`` is an ordered set whose first item is the data
-    model's base context. Nothing else of JSON-LD is processed: this verifier reads the JSON."""
+    model's base context (``first``: one, or the ones accepted). Nothing else of JSON-LD is
+    processed: this verifier reads the JSON."""
+    accepted = (first,) if isinstance(first, str) else first
     context = one_or_many(document.get("@context"))
-    if not context or context[0] != first:
-        raise VcJwtError(f"{label} @context does not start with {first}")
+    if not context or context[0] not in accepted:
+        raise VcJwtError(f"{label} @context does not start with {' or '.join(accepted)}")
 
 
 def types_of(document: dict[str, Any], required: str, label: str) -> tuple[str, ...]:

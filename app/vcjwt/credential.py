@@ -24,7 +24,7 @@ from typing import Any
 from cryptography import x509
 
 from app.sdjwt import SdJwtError, verify_jws
-from app.trust import Fetcher, ResolvedIssuer, TrustError, resolve_issuer_key
+from app.trust import Fetcher, PrismResolution, ResolvedIssuer, TrustError, resolve_issuer_key
 from app.trust.own import OwnIssuers
 from app.vcjwt.claims import (
     ALLOWED_ALGS,
@@ -95,16 +95,18 @@ def verify_credential_jwt(
     label: str = "Credential",
     audience: str | None = None,
     own: OwnIssuers | None = None,
+    prism: PrismResolution | None = None,
 ) -> VerifiedCredential:
     """Verify a JWT credential: issuer resolved as for SD-JWT VC (did:jwk, did:web, HTTPS
-    issuer metadata, x5c) and its signature checked first, then its shape and dates. ``label``
-    names the credential in reasons ("Credential has expired"); ``audience`` is the verifier
-    a presented credential reaches, which an ``aud`` claim, when the issuer set one, must name."""
+    issuer metadata, x5c) or as a did:prism (``prism``: where short forms resolve) and its
+    signature checked first, then its shape and dates. ``label`` names the credential in
+    reasons ("Credential has expired"); ``audience`` is the verifier a presented credential
+    reaches, which an ``aud`` claim, when the issuer set one, must name."""
     header, payload = read_jwt(token, label)
     shape = _shape(payload, label)
     check_typ(header, CREDENTIAL_TYPS[shape.data_model], label)
     issuer_name = _issuer_name(payload, shape, label)
-    issuer = _resolve(header, issuer_name, fetcher, anchors, now, own)
+    issuer = _resolve(header, issuer_name, fetcher, anchors, now, own, prism)
     try:
         verify_jws(token, issuer.key, ALLOWED_ALGS, label=label, decoded=(header, payload))
     except SdJwtError as exc:
@@ -157,10 +159,17 @@ def _resolve(
     anchors: Sequence[x509.Certificate],
     now: datetime,
     own: OwnIssuers | None,
+    prism: PrismResolution | None,
 ) -> ResolvedIssuer:
     try:
         return resolve_issuer_key(
-            header, {"iss": issuer_name}, fetcher=fetcher, anchors=anchors, now=now, own=own
+            header,
+            {"iss": issuer_name},
+            fetcher=fetcher,
+            anchors=anchors,
+            now=now,
+            own=own,
+            prism=prism,
         )
     except TrustError as exc:
         raise IssuerUnresolved(exc.reason, issuer_name) from exc

@@ -1,13 +1,19 @@
-"""The holder's key: the DID that signs the presentation is the key.
+"""The holder's key: the DID that signs the presentation holds the key.
 
-Two DID methods that resolve without fetching anything: did:jwk (the method-specific id is a
-base64url JWK) and did:key (a multibase base58btc multicodec public key; Ed25519, P-256 and
-P-384 keys). A holder is a wallet, not a published organization, so DID methods that need a
-registry or a web server (did:web and others) are not followed for holders: fetching a URL a
-presentation names, on every presentation, buys nothing a key-in-the-DID method does not give.
+Three DID methods that resolve without fetching anything: did:jwk (the method-specific id is a
+base64url JWK), did:key (a multibase base58btc multicodec public key; Ed25519, P-256 and
+P-384 keys), and the long form of did:prism (the DID carries the operation that creates it,
+hash-checked by ``app.didcomm.prism``), which Hyperledger Identus wallets make afresh for each
+credential. A holder is a wallet, not a published organization, so DID methods that need a
+registry or a web server (did:web, a short-form did:prism, and others) are not followed for
+holders: fetching a document a presentation names, on every presentation, buys nothing a
+key-in-the-DID method does not give.
 
-``kid`` in the presentation header, when present, must name the DID's one verification method;
-an embedded ``jwk`` header is never used as a key, only compared with the DID's.
+For did:jwk and did:key ``kid``, when present, must name the DID's one verification method. A
+did:prism has several keys, so ``kid`` is required and must name one its document lists under
+``authentication`` (DID Core 5.3.1), ``<did>#authentication-0`` as the Identus SDK writes it
+(or relative, ``#authentication-0``): secp256k1 (ES256K), Ed25519 or P-256. An embedded ``jwk``
+header is never used as a key, only compared with the DID's.
 """
 
 from __future__ import annotations
@@ -17,12 +23,16 @@ from typing import Any
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec, ed25519
 
+from app.didcomm import prism
+from app.didcomm.errors import PrismDidError
 from app.sdjwt import PublicKey, SdJwtError, jwk_to_public_key
 from app.sdjwt.encoding import decode_json_object
+from app.trust import TrustError, did_prism
 from app.vcjwt.errors import VcJwtError
 
 DID_JWK = "did:jwk:"
 DID_KEY = "did:key:"
+DID_PRISM = did_prism.PREFIX
 LABEL = "Presentation holder"
 BASE58_ALPHABET = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
 # A did:key is one key: a few dozen bytes. Bounding the text bounds the base58 arithmetic.
@@ -38,10 +48,17 @@ CURVES = {P256: ec.SECP256R1(), P384: ec.SECP384R1()}
 
 def holder_key(holder: str, header: dict[str, Any]) -> PublicKey:
     """The public key ``holder`` (a DID) names, checked against the header's ``kid``/``jwk``."""
-    if not holder.startswith((DID_JWK, DID_KEY)):
-        raise VcJwtError(f"{LABEL} is not a did:jwk or did:key DID, so its key cannot be found")
+    if not holder.startswith((DID_JWK, DID_KEY, DID_PRISM)):
+        raise VcJwtError(
+            f"{LABEL} is not a did:jwk, did:key or did:prism DID, so its key cannot be found"
+        )
     if any(mark in holder for mark in "#?/"):
         raise VcJwtError(f"{LABEL} is a DID URL, not a DID")
+    if holder.startswith(DID_PRISM):
+        key = _did_prism(holder, header.get("kid"))
+        if "jwk" in header:
+            _check_embedded(header["jwk"], key)
+        return key
     if holder.startswith(DID_JWK):
         key, fragment = _did_jwk(holder), "0"
     else:
@@ -58,6 +75,32 @@ def _did_jwk(did: str) -> PublicKey:
         return jwk_to_public_key(decode_json_object(did[len(DID_JWK) :], "did:jwk"))
     except SdJwtError as exc:
         raise VcJwtError(f"{LABEL} did:jwk does not hold a usable public key") from exc
+
+
+def _did_prism(did: str, kid: Any) -> PublicKey:
+    """Long-form did:prism: the ``authentication`` key ``kid`` names in the document the DID
+    resolves to from its own text."""
+    if did_prism.SHORT_FORM.match(did):
+        raise VcJwtError(
+            f"{LABEL} is a short-form did:prism, whose keys only a PRISM node knows; a wallet "
+            "signs presentations with the long form"
+        )
+    if kid is None:
+        raise VcJwtError(
+            "Presentation header names no key (kid), which a did:prism holder with several "
+            "keys must"
+        )
+    try:
+        parsed = prism.parse(did)
+        document = parsed.document()
+    except PrismDidError as exc:
+        raise VcJwtError(f"{LABEL} did:prism cannot be read: {exc.reason}") from exc
+    try:
+        return did_prism.key_of(
+            document, {did, parsed.canonical}, kid, did_prism.AUTHENTICATION, parsed.canonical
+        )
+    except TrustError as exc:
+        raise VcJwtError(f"{LABEL} key: {exc.reason}") from exc
 
 
 def _did_key(did: str) -> PublicKey:

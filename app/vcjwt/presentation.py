@@ -5,14 +5,19 @@ client_id, or ``origin:<origin>`` over the Digital Credentials API) bind it to t
 (OpenID4VP 1.0 §B.1.3.1.3 and §14.1). Two shapes, as for credentials:
 
 - VCDM 1.1 §6.3.1: the presentation is the ``vp`` claim, ``iss`` is the holder, and
-  ``vp.verifiableCredential`` holds the credential as a JWT string.
+  ``vp.verifiableCredential`` holds the credential as a JWT string. This is the shape
+  Hyperledger Identus wallets send (ES256K, signed by a long-form did:prism holder, no ``exp``,
+  ``aud`` the request's domain).
 - VCDM 2.0 with VC-JOSE-COSE §3.1.2: the payload is the presentation (``typ`` ``vp+jwt``),
   ``holder`` names the holder, and each credential is an ``EnvelopedVerifiableCredential``
   whose ``id`` is a ``data:application/vc+jwt,`` URL (VCDM 2.0 §5.13).
 
-Exactly one credential, and its subject must be the holder that signed: a presentation of
-someone else's credential proves nothing about the person presenting it. A credential
-embedded as plain JSON carries no proof and is refused.
+The holder is a DID that resolves without a fetch (did:jwk, did:key, long-form did:prism:
+``app.vcjwt.holder``). Exactly one credential, and its subject must be the holder that signed
+(compared as the same string: a long-form did:prism and its short form are not taken for each
+other here, since a published DID may have rotated the keys its long form carries): a
+presentation of someone else's credential proves nothing about the person presenting it. A
+credential embedded as plain JSON carries no proof and is refused.
 """
 
 from __future__ import annotations
@@ -25,7 +30,7 @@ from typing import Any
 from cryptography import x509
 
 from app.sdjwt import SdJwtError, verify_jws
-from app.trust import Fetcher, ResolvedIssuer
+from app.trust import Fetcher, PrismResolution, ResolvedIssuer
 from app.trust.own import OwnIssuers
 from app.vcjwt.claims import (
     ALLOWED_ALGS,
@@ -53,6 +58,17 @@ from app.vcjwt.holder import holder_key
 
 LABEL = "Presentation"
 PRESENTATION_TYPS = {VCDM_1: ("JWT",), VCDM_2: ("vp+jwt", "JWT")}
+# VCDM 1.1 §4.1 asks presentations, like credentials, to start with the credentials context.
+# Hyperledger Identus wallets (SDK 7) start theirs with https://www.w3.org/2018/presentations/v1
+# instead, a context W3C never published. Both are accepted for the presentation: its JSON-LD
+# is never expanded here, only ``type`` and ``verifiableCredential`` are read, and what is
+# proved (the credential inside, signed by its issuer) must still start with the credentials
+# context.
+IDENTUS_PRESENTATION_CONTEXT = "https://www.w3.org/2018/presentations/v1"
+PRESENTATION_CONTEXTS = {
+    VCDM_1: (CONTEXT[VCDM_1], IDENTUS_PRESENTATION_CONTEXT),
+    VCDM_2: (CONTEXT[VCDM_2],),
+}
 PRESENTATION_TYPE = "VerifiablePresentation"
 ENVELOPED = "EnvelopedVerifiableCredential"
 ENVELOPED_PREFIX = "data:application/vc+jwt,"
@@ -85,15 +101,23 @@ def verify_vp_jwt(
     fetcher: Fetcher,
     anchors: Sequence[x509.Certificate],
     own: OwnIssuers | None = None,
+    prism: PrismResolution | None = None,
 ) -> VerifiedVc:
     """Verify the presentation and the one credential in it, or raise ``VcJwtError``. An
-    issuer of this deployment (``own``) is read from its database, not fetched."""
+    issuer of this deployment (``own``) is read from its database, not fetched; ``prism``
+    says where a short-form did:prism issuer's document comes from."""
     if not (isinstance(audience, str) and audience and isinstance(nonce, str) and nonce):
         # An empty expectation would match a presentation made for nobody in particular.
         raise VcJwtError("Presentation cannot be checked without an audience and a nonce")
     holder, token_in_it = _verify_presentation(token, audience, nonce, now)
     credential = verify_credential_jwt(
-        token_in_it, fetcher=fetcher, anchors=anchors, now=now, audience=audience, own=own
+        token_in_it,
+        fetcher=fetcher,
+        anchors=anchors,
+        now=now,
+        audience=audience,
+        own=own,
+        prism=prism,
     )
     _check_subject(credential, holder)
     return VerifiedVc(
@@ -122,7 +146,7 @@ def _verify_presentation(token: Any, audience: str, nonce: str, now: datetime) -
     check_issued(payload, LABEL, now)
     starts, ends = [numeric_date(payload, "nbf", LABEL)], [numeric_date(payload, "exp", LABEL)]
     check_window(LABEL, now, starts=starts, ends=ends)
-    check_context(document, CONTEXT[data_model], LABEL)
+    check_context(document, PRESENTATION_CONTEXTS[data_model], LABEL)
     types_of(document, PRESENTATION_TYPE, LABEL)
     return holder, _only_credential(document, data_model)
 

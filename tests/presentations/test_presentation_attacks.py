@@ -362,8 +362,8 @@ SSRF_ISSUERS = [
     ),
     (
         "http://issuer.example/plain-http",
-        "Issuer http://issuer.example/plain-http is neither an HTTPS URL nor a did:jwk or "
-        "did:web DID, and the credential has no x5c chain",
+        "Issuer http://issuer.example/plain-http is neither an HTTPS URL nor a did:jwk, "
+        "did:web or did:prism DID, and the credential has no x5c chain",
     ),
     (
         "https://user:secret@issuer.example/issuer",

@@ -212,7 +212,10 @@ def _ec_jwk(**changes) -> dict:
             {**public_jwk(generate("EdDSA")), "d": "AAAA"},
             "Key contains private key material",
         ),
-        ({"kty": "EC", "crv": "secp256k1", "x": "AA", "y": "AA"}, "Key curve is not supported"),
+        (
+            {"kty": "EC", "crv": "brainpoolP256r1", "x": "AA", "y": "AA"},
+            "Key curve is not supported",
+        ),
         (_ec_jwk(x=b64(b"\x01" * 31)), "Key coordinates have the wrong length for the curve"),
         (_ec_jwk(y=b64(b"\x01" * 32)), "Key is not a valid point on its curve"),
         (_ec_jwk(y=None), "A key member is not base64url encoded"),

@@ -59,7 +59,9 @@ def test_a_credential_without_iss_or_x5c_has_no_issuer() -> None:
 
 @pytest.mark.parametrize("iss", ["urn:example:issuer", "http://issuer.example", "did:key:z6Mk"])
 def test_unsupported_issuer_identifiers_are_refused(iss: str) -> None:
-    with pytest.raises(TrustError, match="neither an HTTPS URL nor a did:jwk or did:web"):
+    with pytest.raises(
+        TrustError, match="neither an HTTPS URL nor a did:jwk, did:web or did:prism"
+    ):
         resolve({"alg": "ES256"}, {"iss": iss})
 
 

@@ -316,7 +316,7 @@ REFUSED: list[tuple[str, Callable[[Parties], object], str]] = [
     ("credential without a subject id", credential_about_nobody, "Credential is not bound"),
     ("kid naming another key", kid_naming_another_key, "kid) does not name the holder's key"),
     ("embedded jwk of another key", embedded_jwk_of_another_key, "jwk is not the holder's key"),
-    ("holder not a DID", holder_not_a_did, "is not a did:jwk or did:key DID"),
+    ("holder not a DID", holder_not_a_did, "is not a did:jwk, did:key or did:prism DID"),
     (
         "holder DID with another key",
         holder_key_not_the_dids,
