@@ -399,15 +399,34 @@ def sign_es256k(
     return signing_input + "." + b64url(r.to_bytes(32, "big") + s.to_bytes(32, "big"))
 
 
-def _public_key(jwk: dict[str, str]) -> ec.EllipticCurvePublicKey:
-    if jwk.get("kty") != "EC" or jwk.get("crv") != SECP256K1:
+def secp256k1_public_key(jwk: Any) -> ec.EllipticCurvePublicKey:
+    """The key of a secp256k1 JWK. Coordinates may be padded base64url and shorter than 32
+    bytes (the Identus cloud agent strips a leading zero byte and pads, Proof.scala)."""
+    if not isinstance(jwk, dict) or jwk.get("kty") != "EC" or jwk.get("crv") != SECP256K1:
         raise PrismDidError("The signing key is not a secp256k1 key.")
-    x = int.from_bytes(b64url_decode(jwk["x"]), "big")
-    y = int.from_bytes(b64url_decode(jwk["y"]), "big")
+    x, y = jwk.get("x"), jwk.get("y")
     try:
-        return ec.EllipticCurvePublicNumbers(x, y, ec.SECP256K1()).public_key()
+        if not isinstance(x, str) or not isinstance(y, str):
+            raise ValueError("no coordinates")
+        numbers = (int.from_bytes(b64url_decode(x), "big"), int.from_bytes(b64url_decode(y), "big"))
+        return ec.EllipticCurvePublicNumbers(*numbers, ec.SECP256K1()).public_key()
     except ValueError:
         raise PrismDidError("The signing key is not a point on secp256k1.") from None
+
+
+def es256k_holds(key: ec.EllipticCurvePublicKey, data: bytes, signature: bytes) -> bool:
+    """Whether ``signature`` (JWS ``r||s``, 64 bytes) is ES256K over ``data`` by ``key``. A high
+    S is accepted, as the cloud agent's signer (Nimbus JOSE) does not normalize it."""
+    if len(signature) != 64 or not isinstance(key.curve, ec.SECP256K1):
+        return False
+    der = encode_dss_signature(
+        int.from_bytes(signature[:32], "big"), int.from_bytes(signature[32:], "big")
+    )
+    try:
+        key.verify(der, data, ec.ECDSA(hashes.SHA256()))
+    except InvalidSignature:
+        return False
+    return True
 
 
 def verify_es256k(token: str, document: dict[str, Any], relationship: str) -> tuple[dict, dict]:
@@ -437,13 +456,7 @@ def verify_es256k(token: str, document: dict[str, Any], relationship: str) -> tu
         raise PrismDidError(f"The DID document has no key {kid}.")
     if len(signature) != 64:
         raise PrismDidError("The ES256K signature is not 64 bytes (r||s).")
-    der = encode_dss_signature(
-        int.from_bytes(signature[:32], "big"), int.from_bytes(signature[32:], "big")
-    )
-    try:
-        _public_key(method["publicKeyJwk"]).verify(
-            der, f"{parts[0]}.{parts[1]}".encode(), ec.ECDSA(hashes.SHA256())
-        )
-    except InvalidSignature:
-        raise PrismDidError("The JWS signature does not verify with the DID's key.") from None
+    key = secp256k1_public_key(method.get("publicKeyJwk"))
+    if not es256k_holds(key, f"{parts[0]}.{parts[1]}".encode(), signature):
+        raise PrismDidError("The JWS signature does not verify with the DID's key.")
     return header, payload

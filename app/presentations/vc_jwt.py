@@ -1,6 +1,7 @@
 """The W3C VC-JWT reader (``jwt_vc_json``): the holder's presentation bound to this request,
 the issuer's signature on the one credential in it, its subject bound to the holder, its dates
-(``app.vcjwt``); status from its Bitstring Status List entries (``app.statuslist``).
+(``app.vcjwt``); status from its Bitstring Status List or StatusList2021 entries
+(``app.statuslist``).
 
 As for SD-JWT VC: a verification that pins its issuers says so when the credential names none
 (``NO_ISSUER_PINNED``), and names the issuer it does not trust even when that issuer could not

@@ -1,5 +1,7 @@
-"""Revocation: IETF OAuth Token Status List, and W3C Bitstring Status List for W3C
-credentials. Protocol code: no database, no Flask; fetches go through ``app.trust.Fetcher``."""
+"""Revocation: IETF OAuth Token Status List, and W3C Bitstring Status List and StatusList2021
+(as the Hyperledger Identus cloud agent publishes it) for W3C credentials, both read by
+``check_bitstring_status``. Protocol code: no database, no Flask; fetches go through
+``app.trust.Fetcher``, and JSON-LD contexts are never fetched (``app.statuslist.jsonld``)."""
 
 from app.statuslist.bitstring import check_bitstring_status
 from app.statuslist.check import StatusReference, StatusResult, check_status, parse_reference

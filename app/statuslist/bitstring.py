@@ -11,9 +11,9 @@ whose subject is a ``BitstringStatusList`` for that purpose (§2.2), expand ``en
 index 0 being the left-most bit (§6.1 "Bitstring Encoding"). A ``refresh`` entry says nothing
 about validity and is skipped; any other purpose cannot be judged and fails closed.
 
-``StatusList2021Entry``, the draft this specification replaced, is refused with its own
-reason: its ``encodedList`` had no multibase prefix and its text left base64 and base64url
-open, so reading it would mean guessing the encoding of a revocation bit.
+``StatusList2021Entry`` entries, of the draft this specification replaced, are routed to
+``app.statuslist.statuslist2021`` (the lists the Hyperledger Identus cloud agent publishes:
+JSON-LD credentials with an embedded proof), so one ``credentialStatus`` may hold either.
 
 Verified lists are cached in the Fetcher's cache for their ``ttl`` (milliseconds, §2.2),
 bounded as for Token Status List and never past the list credential's own end of validity.
@@ -22,7 +22,6 @@ bounded as for Token Status List and never past the list credential's own end of
 from __future__ import annotations
 
 import re
-import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -32,6 +31,7 @@ from cryptography import x509
 
 from app.sdjwt import SdJwtError
 from app.sdjwt.encoding import b64url_decode
+from app.statuslist import statuslist2021
 from app.statuslist.check import (
     DEFAULT_CACHE_SECONDS,
     MAX_CACHE_SECONDS,
@@ -39,7 +39,14 @@ from app.statuslist.check import (
     StatusResult,
     fetch_jwt_list,
 )
-from app.statuslist.encoding import DEFAULT_MAX_DECOMPRESSED, INVALID, SUSPENDED, VALID
+from app.statuslist.encoding import (
+    DEFAULT_MAX_DECOMPRESSED,
+    INVALID,
+    SUSPENDED,
+    VALID,
+    inflate,
+    read_msb_first,
+)
 from app.statuslist.errors import StatusError
 from app.statuslist.own import own_entry
 from app.trust.fetch import Fetcher
@@ -48,7 +55,7 @@ from app.trust.own import OwnIssuers
 from app.vcjwt import VcJwtError, VerifiedCredential, verify_credential_jwt
 
 ENTRY_TYPE = "BitstringStatusListEntry"
-SUPERSEDED_ENTRY_TYPE = "StatusList2021Entry"
+STATUS_LIST_2021_ENTRY_TYPE = statuslist2021.ENTRY_TYPE
 LIST_CREDENTIAL_TYPE = "BitstringStatusListCredential"
 LIST_TYPE = "BitstringStatusList"
 # What a set bit means for each purpose this verifier judges, as Token Status List values so
@@ -64,8 +71,6 @@ MAX_STATUS_SIZE = 8
 INDEX = re.compile(r"[0-9]{1,10}")
 ACCEPT = "application/vc+jwt, application/jwt;q=0.9"
 LABEL = "Status list credential"
-# GZIP framing only (RFC 1952), as §2.2 requires: zlib's window bits plus 16.
-GZIP_WBITS = 16 + zlib.MAX_WBITS
 # This deployment's issuers serve each status list as a Bitstring Status List credential too.
 OWN_LIST_SUFFIX = "/bitstring"
 
@@ -76,6 +81,8 @@ class Entry:
     uri: str
     index: int
     size: int
+    # BitstringStatusListEntry, or StatusList2021Entry (read by app.statuslist.statuslist2021).
+    type: str = ENTRY_TYPE
 
 
 @dataclass(frozen=True)
@@ -93,13 +100,7 @@ class _VerifiedList:
                 f"Status list has {entries} entries, fewer than the {MIN_ENTRIES} the "
                 "specification requires"
             )
-        if entry.index >= entries:
-            raise StatusError(f"Status index {entry.index} is outside the status list")
-        value = 0
-        for position in range(entry.index * entry.size, (entry.index + 1) * entry.size):
-            bit = (self.bits[position // 8] >> (7 - position % 8)) & 1
-            value = (value << 1) | bit
-        return value
+        return read_msb_first(self.bits, entry.index, entry.size)
 
 
 def check_bitstring_status(
@@ -126,6 +127,11 @@ def check_bitstring_status(
             if not result.valid:
                 return result
             continue
+        if entry.type == STATUS_LIST_2021_ENTRY_TYPE:
+            result = _status_2021(entry, credential_issuer, fetcher, now)
+            if not result.valid:
+                return result
+            continue
         status_list = _cached(fetcher, entry.uri, credential_issuer, now)
         if status_list is None:
             status_list = _fetch_verified(entry.uri, credential_issuer, fetcher, anchors, now)
@@ -137,10 +143,21 @@ def check_bitstring_status(
     return result
 
 
+def _status_2021(
+    entry: Entry, issuer: ResolvedIssuer, fetcher: Fetcher, now: datetime
+) -> StatusResult:
+    if not statuslist2021.is_set(
+        entry.purpose, entry.uri, entry.index, issuer=issuer, fetcher=fetcher, now=now
+    ):
+        return StatusResult(VALID, False, entry.uri, entry.index)
+    return StatusResult(PURPOSES[entry.purpose], True, entry.uri, entry.index)
+
+
 def _own_entry(entry: Entry, issuer: ResolvedIssuer, own: OwnIssuers | None) -> int | None:
-    if own is None or not entry.uri.endswith(OWN_LIST_SUFFIX) or entry.size != 1:
+    # This deployment serves its lists as Bitstring Status List credentials only.
+    if own is None or entry.type != ENTRY_TYPE or not entry.uri.endswith(OWN_LIST_SUFFIX):
         return None
-    if entry.purpose != "revocation":
+    if entry.size != 1 or entry.purpose != "revocation":
         return None
     return own_entry(entry.uri.removesuffix(OWN_LIST_SUFFIX), entry.index, issuer, own)
 
@@ -158,13 +175,13 @@ def _entry(entry: Any) -> Entry:
     if not isinstance(entry, dict):
         raise StatusError("Credential status entry is not an object")
     kind = entry.get("type")
-    if kind == SUPERSEDED_ENTRY_TYPE:
-        raise StatusError(
-            f"Credential status type {SUPERSEDED_ENTRY_TYPE} (replaced by {ENTRY_TYPE}) is not "
-            "supported"
-        )
+    if kind == STATUS_LIST_2021_ENTRY_TYPE:
+        purpose, uri, index = statuslist2021.parse_entry(entry)
+        return Entry(purpose, uri, index, 1, STATUS_LIST_2021_ENTRY_TYPE)
     if kind != ENTRY_TYPE:
-        raise StatusError(f"Credential status type is not {ENTRY_TYPE}")
+        raise StatusError(
+            f"Credential status type is neither {ENTRY_TYPE} nor {STATUS_LIST_2021_ENTRY_TYPE}"
+        )
     purpose, uri = entry.get("statusPurpose"), entry.get("statusListCredential")
     index, size = entry.get("statusListIndex"), entry.get("statusSize", 1)
     if not isinstance(purpose, str) or not purpose:
@@ -259,17 +276,7 @@ def decode_encoded_list(encoded: Any, *, max_bytes: int = DEFAULT_MAX_DECOMPRESS
         compressed = b64url_decode(encoded[1:], "Status list encodedList")
     except SdJwtError as exc:
         raise StatusError("Status list encodedList is not base64url") from exc
-    inflater = zlib.decompressobj(GZIP_WBITS)
-    try:
-        # One byte more than allowed proves the list too large without inflating further.
-        data = inflater.decompress(compressed, max_bytes + 1)
-    except zlib.error as exc:
-        raise StatusError("Status list encodedList is not GZIP-compressed data") from exc
-    if len(data) > max_bytes or inflater.unconsumed_tail:
-        raise StatusError(f"Status list is larger than {max_bytes} bytes once decompressed")
-    if not inflater.eof or inflater.unused_data:
-        raise StatusError("Status list encodedList is truncated or has data after its end")
-    return data
+    return inflate(compressed, max_bytes=max_bytes, what="Status list encodedList", gzip=True)
 
 
 def _cache_seconds(credential: VerifiedCredential, now: datetime) -> float:

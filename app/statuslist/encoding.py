@@ -72,18 +72,43 @@ def status_list_from_bytes(
 
 
 def _inflate(compressed: bytes, max_bytes: int) -> bytes:
-    inflater = zlib.decompressobj()
+    return inflate(compressed, max_bytes=max_bytes, what="Status list lst")
+
+
+# GZIP framing (RFC 1952), as the W3C status lists require: zlib's window bits plus 16.
+GZIP_WBITS = 16 + zlib.MAX_WBITS
+
+
+def inflate(compressed: bytes, *, max_bytes: int, what: str, gzip: bool = False) -> bytes:
+    """Decompress a list in the ZLIB format (Token Status List) or, with ``gzip``, the GZIP
+    format (the W3C lists), never inflating more than ``max_bytes``. ``what`` names the
+    compressed value in reasons."""
+    inflater = zlib.decompressobj(GZIP_WBITS if gzip else zlib.MAX_WBITS)
     try:
         # Ask for one byte more than allowed: getting it proves the list is too large,
         # without ever inflating more than that.
         data = inflater.decompress(compressed, max_bytes + 1)
     except zlib.error as exc:
-        raise StatusError("Status list lst is not ZLIB-compressed data") from exc
+        form = "GZIP" if gzip else "ZLIB"
+        raise StatusError(f"{what} is not {form}-compressed data") from exc
     if len(data) > max_bytes or inflater.unconsumed_tail:
         raise StatusError(f"Status list is larger than {max_bytes} bytes once decompressed")
     if not inflater.eof or inflater.unused_data:
-        raise StatusError("Status list lst is truncated or has data after its end")
+        raise StatusError(f"{what} is truncated or has data after its end")
     return data
+
+
+def read_msb_first(data: bytes, index: int, size: int = 1) -> int:
+    """The ``size`` bits of entry ``index``, index 0 being the left-most (most significant)
+    bit of the first byte, as both W3C lists write them (Bitstring Status List §6.1,
+    StatusList2021 "Bitstring Encoding")."""
+    entries = len(data) * 8 // size
+    if not 0 <= index < entries:
+        raise StatusError(f"Status index {index} is outside the status list ({entries} entries)")
+    value = 0
+    for position in range(index * size, (index + 1) * size):
+        value = (value << 1) | ((data[position // 8] >> (7 - position % 8)) & 1)
+    return value
 
 
 def encode_status_list(values: Sequence[int], bits: int) -> dict[str, Any]:

@@ -11,8 +11,9 @@ decision (``app.statuslist.own``). The reference then says so (``"own": true``):
 by this service, and the re-check job may run where no base URL is configured (a local run
 issues under the address its requests came in on), so the mark, not the URL, decides.
 
-A W3C credential's Bitstring Status List entries are kept the same way (``kind`` "bitstring":
-each entry's purpose, list URL, index and size) and read again with ``check_bitstring_status``.
+A W3C credential's Bitstring Status List and StatusList2021 entries are kept the same way
+(``kind`` "bitstring": each entry's type, purpose, list URL, index and size) and read again
+with ``check_bitstring_status``, which routes each entry by its type.
 """
 
 from __future__ import annotations
@@ -81,18 +82,20 @@ def cwt_reference_to_keep(status_claim: Any, issuer: ResolvedIssuer) -> dict[str
 def bitstring_reference_to_keep(
     credential_status: Any, issuer: ResolvedIssuer
 ) -> dict[str, Any] | None:
-    """The same for a W3C ``credentialStatus`` (Bitstring Status List entries)."""
+    """The same for a W3C ``credentialStatus`` (Bitstring Status List or StatusList2021
+    entries)."""
     try:
         entries = parse_entries(credential_status)
     except StatusError:
         return None
     kept = [
         {
-            "type": ENTRY_TYPE,
+            "type": entry.type,
             "statusPurpose": entry.purpose,
             "statusListCredential": entry.uri,
             "statusListIndex": str(entry.index),
-            "statusSize": entry.size,
+            # StatusList2021 entries have one bit each and no statusSize.
+            **({"statusSize": entry.size} if entry.type == ENTRY_TYPE else {}),
         }
         for entry in entries
     ]

@@ -217,7 +217,7 @@ def test_a_kept_reference_reads_the_list_again_later(issuer: Issuer):
 
 
 def test_no_reference_is_kept_for_a_status_this_checker_cannot_read(issuer: Issuer):
-    entry = {**status_entry(issuer.url, 3), "type": "StatusList2021Entry"}
+    entry = {**status_entry(issuer.url, 3), "type": "RevocationList2020Status"}
 
     assert bitstring_reference_to_keep(entry, issuer.resolved()) is None
 
@@ -357,11 +357,12 @@ NO_STATEMENT: list[tuple[str, Callable[[Issuer, Parties], None], Callable[[str],
         "not a base-10 integer in a string",
     ),
     (
-        "StatusList2021Entry",
+        "StatusList2021Entry pointing at a Bitstring Status List",
         published(),
         entry(type="StatusList2021Entry"),
-        "StatusList2021Entry (replaced by BitstringStatusListEntry) is not supported",
+        "not a JSON document",
     ),
+    ("another entry type", published(), entry(type="RevocationList2020Status"), "is neither"),
     (
         "message purpose",
         published(purpose="message"),
