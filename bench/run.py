@@ -56,6 +56,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import didcomm
 import issuing
 import mdoc
 import presenting
@@ -89,6 +90,7 @@ TARGETS = {
     "signing": 0.5,
     "mdoc": 0.5,  # over the three raw ES256 verifications of an mdoc (issuer, device, chain)
     "isomdoc": 0.5,  # over one HPKE open plus those three verifications (org-iso-mdoc)
+    "didcomm": 0.5,  # over the raw crypto of one DIDComm presentation (bench/didcomm.py)
 }
 # Figures reported with no target: whole issuances over HTTP, over healthz by the same client.
 UNTARGETED = {"issue", "authcode", "batch", "metered", "mdocfirst"}
@@ -609,6 +611,8 @@ MDOC = Endpoint("mdoc", "mdoc   verify_device_response (mso_mdoc, 6 elements)", 
 MDOC_FIRST = Endpoint("mdocfirst", "mdoc   the same, a document signer not seen before", "")
 ISO_MDOC_FLOOR = Endpoint("floor", "floor  HPKE open + 3 x ES256 verify", "")
 ISO_MDOC = Endpoint("isomdoc", "isomdoc  open + verify an org-iso-mdoc response", "")
+DIDCOMM_FLOOR = Endpoint("floor", "floor  2 x X25519 + AES + 2 x ES256K verify", "")
+DIDCOMM = Endpoint("didcomm", "didcomm  open + verify a DIDComm presentation", "")
 SIGNING = Endpoint("signing", "signing  sign_sd_jwt_vc (SD-JWT VC, 6 disclosures)", "")
 INPROCESS_SLICE = 0.25  # CPU seconds of each slice
 
@@ -1156,6 +1160,15 @@ def measure_iso_mdoc(settings: Settings) -> presenting.InProcess:
     return measured
 
 
+def measure_didcomm(settings: Settings) -> presenting.InProcess:
+    """``floor | didcomm | floor | ... | floor``: a Socious Wallet presentation opened and
+    verified in this process."""
+    measured = didcomm.didcomm_rounds(settings.inprocess_rounds, INPROCESS_SLICE)
+    rates = ", ".join(f"{s.ops_per_second:.0f}" for s in measured.verify)
+    print(f"  didcomm  ops/s per round: {rates}", flush=True)
+    return measured
+
+
 def measure_signing(settings: Settings) -> presenting.InProcess:
     """``floor | signing | floor | ... | floor``: the issuer's signer in this process."""
     try:
@@ -1309,6 +1322,7 @@ def main() -> int:
             measure_mdoc(settings),
             measure_mdoc(settings, first_seen=True),
             measure_iso_mdoc(settings),
+            measure_didcomm(settings),
         )
         with database(settings, workdir) as (database_url, described):
             print(f"database: {described}", flush=True)
@@ -1333,7 +1347,7 @@ def bench(
     workdir: Path,
     in_process: presenting.InProcess,
     signing: presenting.InProcess,
-    mdoc_measured: tuple[presenting.InProcess, presenting.InProcess, presenting.InProcess],
+    mdoc_measured: tuple[presenting.InProcess, ...],
 ) -> dict[str, float]:
     env = server_environment(database_url)
     token = prepare_database(env)
@@ -1404,6 +1418,7 @@ def bench(
     ratios[MDOC.key] = report_in_process(mdoc_measured[0], MDOC_FLOOR, MDOC)
     ratios[MDOC_FIRST.key] = report_in_process(mdoc_measured[1], MDOC_FLOOR, MDOC_FIRST)
     ratios[ISO_MDOC.key] = report_in_process(mdoc_measured[2], ISO_MDOC_FLOOR, ISO_MDOC)
+    ratios[DIDCOMM.key] = report_in_process(mdoc_measured[3], DIDCOMM_FLOOR, DIDCOMM)
     ratios.update(report_presentations(presentation_runs, settings.clients))
     ratios.update(report_issuances(issuance_runs, settings.clients))
     if million_runs:

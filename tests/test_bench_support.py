@@ -121,3 +121,13 @@ def test_the_bench_org_iso_mdoc_response_opens_verifies_and_its_floor_checks_its
     document = verify()  # derives the recipient key, opens the response, verifies the mdoc
     assert document.doctype == bench_mdoc.DOCTYPE
     assert document.namespaces[bench_mdoc.NAMESPACE]["birth_date"] == "1984-01-26"
+
+
+def test_the_bench_didcomm_presentation_opens_verifies_and_its_floor_checks_its_signatures():
+    from bench import didcomm as bench_didcomm
+
+    floor, verify = bench_didcomm.didcomm_operations()
+    floor()  # the raw agreements, decryption and two ES256K checks: they raise if anything is wrong
+    verified = verify()  # opens the envelope, takes the attachment, verifies the VP and its VC
+    assert verified.issuer.method == "did:prism"
+    assert verified.subject == {"type": "verification", "country": "DE"}

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import base64
+import re
 
 _B58 = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
 _B58_INDEX = {c: i for i, c in enumerate(_B58)}
+_B64URL = re.compile(r"[A-Za-z0-9_-]*=*")
 
 
 def b58encode(data: bytes) -> str:
@@ -38,7 +40,9 @@ def b64url(data: bytes) -> str:
 
 def b64url_decode(text: str) -> bytes:
     """Strict base64url, padding optional; raises ``ValueError`` on anything else."""
-    if not all(c.isalnum() or c in "-_=" for c in text):
+    # One regular expression over the text: a check per character in Python cost a sixth of
+    # opening a DIDComm presentation (bench/didcomm.py), and admitted non-ASCII letters.
+    if not _B64URL.fullmatch(text):
         raise ValueError("not base64url")
     stripped = text.rstrip("=")
     return base64.urlsafe_b64decode(stripped + "=" * (-len(stripped) % 4))

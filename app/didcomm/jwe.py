@@ -25,6 +25,7 @@ every message the wallet sends us names its sender, so it is authcrypted), NIST 
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 from dataclasses import dataclass
@@ -64,9 +65,17 @@ _RAW_PUBLIC = serialization.Encoding.Raw, serialization.PublicFormat.Raw
 
 
 def _okp(public: bytes, private: X25519PrivateKey | None = None) -> OKPKey:
+    return _okp_of(public, private.private_bytes(*_RAW_PRIVATE) if private is not None else None)
+
+
+@functools.lru_cache(maxsize=256)
+def _okp_of(public: bytes, private: bytes | None) -> OKPKey:
+    """joserfc's key object for raw X25519 bytes, kept for the keys that come back (ours on
+    every message, a holder's for its whole exchange): importing one costs as much as an
+    X25519 agreement (bench/didcomm.py)."""
     jwk = {"kty": "OKP", "crv": "X25519", "x": b64url(public)}
     if private is not None:
-        jwk["d"] = b64url(private.private_bytes(*_RAW_PRIVATE))
+        jwk["d"] = b64url(private)
     return OKPKey.import_key(jwk)
 
 

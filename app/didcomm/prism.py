@@ -16,6 +16,7 @@ and VDR keys manage the DID and are not in its document.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 from collections.abc import Callable, Iterator
@@ -303,8 +304,12 @@ class PrismDid:
         }
 
 
+@functools.lru_cache(maxsize=512)
 def parse(did: str) -> PrismDid:
-    """Read a long-form did:prism, checking that its hash is the SHA-256 of its operation."""
+    """Read a long-form did:prism, checking that its hash is the SHA-256 of its operation.
+
+    Kept per process for the last 512 DIDs: an issuer's DID comes back with every credential
+    it issued (the result is immutable; a DID that fails to parse is not kept)."""
     if not isinstance(did, str) or not did.startswith(PREFIX):
         raise PrismDidError("The DID is not a did:prism.")
     parts = did[len(PREFIX) :].split(":")
