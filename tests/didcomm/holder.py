@@ -40,6 +40,7 @@ class Holder:
         self._lines: list[dict[str, Any]] = []
         self._changed = threading.Condition()
         self._stderr: collections.deque[str] = collections.deque(maxlen=200)
+        self._reading = True  # stdout still open
         self._process = subprocess.Popen(
             [node, "holder.mjs", mediator_did, f"--poll-ms={poll_ms}"],
             cwd=SDK_DIR,
@@ -108,8 +109,9 @@ class Holder:
     def wait_for(self, event: str, timeout: float = 30, **fields: Any) -> dict[str, Any]:
         """The first ``event`` whose fields include ``fields``, waiting up to ``timeout`` s."""
         return self._wait(
-            lambda line: line.get("event") == event
-            and all(line.get(k) == v for k, v in fields.items()),
+            lambda line: (
+                line.get("event") == event and all(line.get(k) == v for k, v in fields.items())
+            ),
             timeout,
             f"{event} {fields}",
         )
@@ -152,15 +154,12 @@ class Holder:
                     if match(line):
                         return line
                 left = deadline - time.monotonic()
-                if left <= 0 or self._process.poll() is not None and not self._reading:
+                if left <= 0 or (self._process.poll() is not None and not self._reading):
                     events = [e.get("event") or e.get("id") for e in self._lines]
                     raise HolderError(
-                        f"waited {timeout} s for {what}; the holder said {events}\n"
-                        f"{self.stderr()}"
+                        f"waited {timeout} s for {what}; the holder said {events}\n{self.stderr()}"
                     )
                 self._changed.wait(min(left, 0.5))
-
-    _reading = True
 
     def _read_stdout(self) -> None:
         assert self._process.stdout is not None

@@ -30,7 +30,7 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, ClassVar
 
 from app.didcomm import messaging, peer_did
 from app.didcomm.encoding import b64url_decode
@@ -93,7 +93,9 @@ class Mediator:
         self._thread: threading.Thread | None = None
 
     def start(self) -> Mediator:
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        )
         self._thread.start()
         return self
 
@@ -217,7 +219,11 @@ class Mediator:
     def _recipients(self, host: str | None, body: dict[str, Any]) -> list[str]:
         keys = self._state.keylists.get(host or "", set())
         wanted = body.get("recipient_did")
-        return [_did_of(wanted)] if isinstance(wanted, str) and _did_of(wanted) in keys else sorted(keys)
+        return (
+            [_did_of(wanted)]
+            if isinstance(wanted, str) and _did_of(wanted) in keys
+            else sorted(keys)
+        )
 
     def _status(self, msg, sender):
         body = msg.get("body") or {}
@@ -232,7 +238,9 @@ class Mediator:
         body = msg.get("body") or {}
         limit = body.get("limit") if isinstance(body.get("limit"), int) else 10
         with self._changed:
-            waiting = [q for r in self._recipients(sender, body) for q in self._state.queues.get(r, ())]
+            waiting = [
+                q for r in self._recipients(sender, body) for q in self._state.queues.get(r, ())
+            ]
         if not waiting:
             return self._status(msg, sender)
         attachments = [
@@ -252,7 +260,7 @@ class Mediator:
                 queue[:] = [q for q in queue if q.id not in ids]
         return self._status(msg, sender)
 
-    _handlers: dict[str, Callable[..., dict[str, Any] | None]] = {
+    _handlers: ClassVar[dict[str, Callable[..., dict[str, Any] | None]]] = {
         COORDINATE + "mediate-request": _mediate_request,
         COORDINATE + "keylist-update": _keylist_update,
         FORWARD: _forward,
@@ -275,7 +283,7 @@ def _attached_jwe(attachment: dict[str, Any]) -> dict[str, Any]:
 
 def _handler_for(mediator: Mediator) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:  # noqa: N802 (http.server's naming)
+        def do_POST(self) -> None:
             raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
             try:
                 answer = mediator.handle(raw)
@@ -300,7 +308,7 @@ def _handler_for(mediator: Mediator) -> type[BaseHTTPRequestHandler]:
             self.end_headers()
             self.wfile.write(body)
 
-        def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+        def log_message(self, format: str, *args: Any) -> None:
             pass
 
     return Handler
