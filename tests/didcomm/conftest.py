@@ -17,8 +17,8 @@
     ``holder.events(name)``, ``holder.errors()``. On a request-presentation it presents the
     stored credential whose ``credentialSubject.type`` is ``verification`` (the wallet's
     choice with SDK 7, see DIDCOMM.md §1.5); with none it reports an error event.
-    It polls the mediator every 0.5 s (the SDK's ``startFetchingMessages(period)``; the
-    wallet keeps 5 s), so a message forwarded to it arrives within about a second.
+    It polls the mediator every 0.2 s (the SDK's ``startFetchingMessages(period)``; the
+    wallet keeps 5 s), so a message forwarded to it arrives in well under a second.
 
 ``peer`` (function): :class:`didcomm.peer.Peer`, a DIDComm party on loopback with its own
     did:peer:2, sending with ``messaging.for_holder`` (``peer.send(msg, to_did)``), making

@@ -31,7 +31,7 @@ class Holder:
     wallet keeps the default 5000, the tests use less to wait less.
     """
 
-    def __init__(self, mediator_did: str, *, poll_ms: int = 500, start_timeout: float = 60):
+    def __init__(self, mediator_did: str, *, poll_ms: int = 200, start_timeout: float = 60):
         ensure_node_modules(SDK_DIR, "@hyperledger/identus-sdk")
         node = shutil.which("node")
         if node is None:

@@ -130,7 +130,8 @@ def test_a_request_presentation_through_the_mediator_is_answered_with_the_kyc_cr
     issuer = prism.make()
     credential = kyc_credential(issuer, holder_prism)
     stored = holder.store_credential(credential)
-    assert stored["subject"] == holder_prism
+    assert (stored["issuer"], stored["subject"]) == (issuer.did, holder_prism)
+    assert stored["claims"][0]["type"] == "verification"
     _, url = peer.invitation_url()
     holder.accept(url)
     holder_did = peer.wait_for(CONNECTION_REQUEST).message["from"]
@@ -142,6 +143,7 @@ def test_a_request_presentation_through_the_mediator_is_answered_with_the_kyc_cr
     # The wallet reads the challenge where SDK 6 put it; with SDK 7 that fails and it falls
     # back to the KYC ('verification') credential (DIDCOMM.md §1.5).
     assert (asked["wallet_parsed_challenge"], asked["challenge_type"]) == (False, "verification")
+    assert asked["credential"]["subject"] == holder_prism
     presentation = peer.wait_for(PRESENTATION, where=lambda m: m.get("thid") == request["id"])
     assert presentation.sender == holder_did
     [attachment] = presentation.message["attachments"]

@@ -88,6 +88,7 @@ class MemoryStore {
 const apollo = new SDK.Apollo();
 const pluto = new SDK.Pluto(new MemoryStore(), apollo);
 const agent = SDK.Agent.initialize({ mediatorDID: SDK.Domain.DID.fromString(mediatorDID), pluto });
+const credentialSummary = (c) => ({ issuer: c.issuer, subject: c.subject, claims: c.claims });
 const messageSummary = (m) => ({
   id: m.id,
   piuri: m.piuri,
@@ -122,7 +123,7 @@ async function answerRequest(message) {
     ...messageSummary(message),
     challenge_type: challenge.type,
     wallet_parsed_challenge: challenge.parsed,
-    credential: credential?.id ?? null,
+    credential: credential ? credentialSummary(credential) : null,
   });
   if (!credential) {
     out({ event: "error", during: "request", thid: message.thid ?? message.id, message: "No credential selected" });
@@ -131,7 +132,7 @@ async function answerRequest(message) {
   const presentation = await agent.createPresentationForRequestProof(request, credential);
   const sent = presentation.makeMessage();
   await agent.sendMessage(sent);
-  out({ event: "presented", id: sent.id, thid: sent.thid ?? null, to: sent.to?.toString() ?? null, credential: credential.id });
+  out({ event: "presented", id: sent.id, thid: sent.thid ?? null, to: sent.to?.toString() ?? null });
 }
 
 async function answerPing(message) {
@@ -170,9 +171,7 @@ const commands = {
   async store_credential({ jwt }) {
     const credential = SDK.JWTCredential.fromJWS(jwt);
     await pluto.storeCredential(credential);
-    return {
-      credential: { id: credential.id, issuer: credential.issuer, subject: credential.subject, claims: credential.claims },
-    };
+    return { credential: credentialSummary(credential) };
   },
   async accept({ url }) {
     const invitation = await agent.parseOOBInvitation(new URL(url));
