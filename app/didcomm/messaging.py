@@ -165,6 +165,8 @@ def unpack(
 ) -> Unpacked:
     """Decrypt and check a message from outside, or raise a :class:`MessageError` subclass
     whose ``reason`` says why it was refused."""
+    if isinstance(raw, str):
+        raw = raw.encode()
     if len(raw) > MAX_MESSAGE_BYTES:
         raise TooLarge(f"The message is larger than {MAX_MESSAGE_BYTES} bytes.")
     try:

@@ -135,6 +135,13 @@ def test_refuses_more_than_the_size_limit(verity, holder):
     with pytest.raises(TooLarge) as caught:
         unpack_as(verity, raw)
     assert str(messaging.MAX_MESSAGE_BYTES) in caught.value.reason
+    # Counted in bytes, also when given text: 100 KiB of three-byte characters is too much.
+    wide = hello()
+    wide["body"]["text"] = "\u20ac" * (100 * 1024)
+    text = json.dumps(wide, ensure_ascii=False)
+    assert len(text) < messaging.MAX_MESSAGE_BYTES < len(text.encode())
+    with pytest.raises(TooLarge):
+        unpack_as(verity, text)
 
 
 @pytest.mark.parametrize("raw", [b"not json", b"\xff\xfe", b"[1, 2]", b'"jwe"'])

@@ -2,9 +2,10 @@
 // messaging interop tests, through its own DIDCommWrapper (the didcomm Rust/WASM library the
 // wallet packs and unpacks with) and its own invitation parser.
 //
-// Two rounds over stdin/stdout, one JSON object per line:
+// Over stdin/stdout, one JSON object per line: first
 //   in  {"ours": <Verity did:peer:2>, "oob": [<url>, ...]}
 //   out {"mediator", "holder": SDK-made DIDs, "packed": {...}: SDK messages to ours, "oob": [...]}
+// then, until stdin closes, any number of
 //   in  {"unpack": {<name>: <JWE string>, ...}}   (made by Verity for the SDK's DIDs)
 //   out {<name>: {"message": {...}} or {"error": "..."}}
 import readline from "node:readline";
@@ -91,14 +92,15 @@ for (const url of first.oob) {
 }
 say({ mediator: mediator.toString(), holder: holder.toString(), packed, oob });
 
-const second = await next();
-const out = {};
-for (const [name, jwe] of Object.entries(second.unpack)) {
-  try {
-    out[name] = { message: plain(await didcomm.unpack(jwe)) };
-  } catch (e) {
-    out[name] = error(e);
+for await (const line of lines) {
+  const out = {};
+  for (const [name, jwe] of Object.entries(JSON.parse(line).unpack)) {
+    try {
+      out[name] = { message: plain(await didcomm.unpack(jwe)) };
+    } catch (e) {
+      out[name] = error(e);
+    }
   }
+  say(out);
 }
-say(out);
 process.exit(0);
