@@ -1,0 +1,224 @@
+// A stand-in for the Socious Wallet: the Hyperledger Identus SDK 7.0.0's own Agent, unmodified,
+// started against the mediator DID given as the first argument (or HOLDER_MEDIATOR_DID), with an
+// in-memory Pluto store. Driven by the tests over line-delimited JSON:
+//
+//   stdin  {"id":1,"cmd":"prism_did"}                  -> {"id":1,"ok":true,"did":...}
+//          {"id":2,"cmd":"peer_did"}                   -> {"id":2,"ok":true,"did":...}
+//          {"id":3,"cmd":"store_credential","jwt":...} -> {"id":3,"ok":true,"credential":{...}}
+//          {"id":4,"cmd":"accept","url":...}           -> {"id":4,"ok":true,"invitation":{...}}
+//          {"id":5,"cmd":"stop"}                       -> {"id":5,"ok":true}, then exit
+//          (a failed command answers {"id":n,"ok":false,"error":...})
+//   stdout {"event":"ready",...} once mediation is granted, then events as they happen:
+//          connected, message, request, presented, error.
+//
+// Everything the SDK or this script logs goes to stderr, so stdout carries only these lines.
+// What happens on a message is what the wallet does (socious-wallet src/services/agent.tsx
+// handleMessages): a request-presentation is answered with createPresentationForRequestProof
+// and sendMessage, choosing the credential the way the wallet does. One addition the wallet
+// lacks: a trust ping asking for a response gets one, so the tests can see the SDK send.
+import SDK from "@hyperledger/identus-sdk";
+import { randomUUID } from "node:crypto";
+import { createInterface } from "node:readline";
+
+const out = (obj) => process.stdout.write(JSON.stringify(obj) + "\n");
+const describeError = (error) => `${error?.name ?? "Error"}: ${error?.message ?? error}`;
+for (const level of ["log", "info", "debug", "warn", "trace"]) {
+  console[level] = (...args) => process.stderr.write(args.map(String).join(" ") + "\n");
+}
+// In a browser (where the wallet runs) an unhandled rejection is only logged; Node would exit.
+process.on("unhandledRejection", (error) => out({ event: "error", during: "background", message: describeError(error) }));
+
+const argv = process.argv.slice(2);
+const mediatorDID = argv.find((a) => !a.startsWith("--")) ?? process.env.HOLDER_MEDIATOR_DID;
+const pollArg = argv.find((a) => a.startsWith("--poll-ms="));
+const pollMs = Number(pollArg?.split("=")[1] ?? process.env.HOLDER_POLL_MS ?? 5000);
+if (!mediatorDID) {
+  out({ event: "error", during: "start", message: "no mediator DID given" });
+  process.exit(2);
+}
+
+// Pluto.Store in memory: rows by table; a selector is Mango-like (fields AND'ed, $and/$or/$nor,
+// a few operators), which is all the SDK's repositories send.
+function matches(row, selector = {}) {
+  return Object.entries(selector).every(([key, want]) => {
+    if (key === "$and") return want.every((s) => matches(row, s));
+    if (key === "$or") return want.some((s) => matches(row, s));
+    if (key === "$nor") return !want.some((s) => matches(row, s));
+    const have = row[key];
+    if (want !== null && typeof want === "object" && !Array.isArray(want)) {
+      return Object.entries(want).every(([op, value]) => {
+        if (op === "$eq") return have === value;
+        if (op === "$ne") return have !== value;
+        if (op === "$in") return value.includes(have);
+        if (op === "$nin") return !value.includes(have);
+        if (op === "$exists") return (have !== undefined) === value;
+        throw new Error(`query operator ${op} not supported by the test store`);
+      });
+    }
+    return have === want;
+  });
+}
+
+class MemoryStore {
+  tables = new Map();
+  rows(table) {
+    if (!this.tables.has(table)) this.tables.set(table, []);
+    return this.tables.get(table);
+  }
+  async query(table, query) {
+    const found = this.rows(table).filter((row) => matches(row, query?.selector));
+    const skip = query?.skip ?? 0;
+    return found.slice(skip, query?.limit === undefined ? undefined : skip + query.limit).map((r) => ({ ...r }));
+  }
+  async insert(table, model) {
+    model.uuid ??= randomUUID();
+    this.rows(table).push({ ...model });
+  }
+  async update(table, model) {
+    const rows = this.rows(table);
+    const index = rows.findIndex((row) => row.uuid === model.uuid);
+    if (index === -1) throw new Error(`no ${table} row ${model.uuid}`);
+    rows[index] = { ...model };
+  }
+  async delete(table, uuid) {
+    this.tables.set(table, this.rows(table).filter((row) => row.uuid !== uuid));
+  }
+}
+
+const apollo = new SDK.Apollo();
+const pluto = new SDK.Pluto(new MemoryStore(), apollo);
+const agent = SDK.Agent.initialize({ mediatorDID: SDK.Domain.DID.fromString(mediatorDID), pluto });
+const credentialSummary = (c) => ({ issuer: c.issuer, subject: c.subject, claims: c.claims });
+const messageSummary = (m) => ({
+  id: m.id,
+  piuri: m.piuri,
+  from: m.from?.toString() ?? null,
+  to: m.to?.toString() ?? null,
+  thid: m.thid ?? null,
+  body: m.body,
+});
+
+// The wallet's choice: it reads the challenge from attachments[0].data.data.options.challenge
+// (SDK 6's shape; SDK 7 gives data.json, so this throws and the type stays 'verification').
+function walletChallengeType(request) {
+  const data = request.attachments[0]?.data;
+  try {
+    const challenge = JSON.parse(data.data.options.challenge);
+    const type = challenge.type || "verification";
+    return { type: type.toLowerCase() === "kyc" ? "verification" : type, parsed: true };
+  } catch {
+    return { type: "verification", parsed: false };
+  }
+}
+
+async function answerRequest(message) {
+  const request = SDK.RequestPresentation.fromMessage(message);
+  const challenge = walletChallengeType(request);
+  const credentials = await pluto.getAllCredentials();
+  // Wallet: the 'verification' (KYC) credential, or for other types the one the person picks;
+  // the person here picks the first whose claims' type matches.
+  const credential = credentials.find((c) => c.claims[0]?.type === challenge.type);
+  out({
+    event: "request",
+    ...messageSummary(message),
+    challenge_type: challenge.type,
+    wallet_parsed_challenge: challenge.parsed,
+    credential: credential ? credentialSummary(credential) : null,
+  });
+  if (!credential) {
+    out({ event: "error", during: "request", thid: message.thid ?? message.id, message: "No credential selected" });
+    return;
+  }
+  const presentation = await agent.createPresentationForRequestProof(request, credential);
+  const sent = presentation.makeMessage();
+  await agent.sendMessage(sent);
+  out({ event: "presented", id: sent.id, thid: sent.thid ?? null, to: sent.to?.toString() ?? null });
+}
+
+async function answerPing(message) {
+  const pong = new SDK.Domain.Message({}, undefined, "https://didcomm.org/trust-ping/2.0/ping-response", message.to, message.from, [], message.id);
+  await agent.sendMessage(pong);
+}
+
+agent.addListener(SDK.ListenerKey.MESSAGE, async (messages) => {
+  for (const message of messages) {
+    out({ event: "message", ...messageSummary(message) });
+    try {
+      if (message.piuri === SDK.RequestPresentation.type) await answerRequest(message);
+      if (message.piuri === "https://didcomm.org/trust-ping/2.0/ping" && message.body?.response_requested) {
+        await answerPing(message);
+      }
+    } catch (error) {
+      out({ event: "error", during: message.piuri, thid: message.thid ?? message.id, message: describeError(error) });
+    }
+  }
+});
+agent.addListener(SDK.ListenerKey.CONNECTION, (pair) => {
+  out({ event: "connected", host: pair.host.toString(), receiver: pair.receiver.toString(), name: pair.name });
+});
+
+const commands = {
+  async prism_did() {
+    // As the SDK does for a credential offer (plugins/internal/oea/jwt/CredentialOffer.ts):
+    // secp256k1 master-0 and authentication-0, keys kept in Pluto.
+    const did = await agent.runTask(new SDK.CreatePrismDID({ authenticationKeyCurve: SDK.Domain.Curve.SECP256K1 }));
+    return { did: did.toString() };
+  },
+  async peer_did() {
+    const did = await agent.createNewPeerDID([], true);
+    return { did: did.toString() };
+  },
+  async store_credential({ jwt }) {
+    const credential = SDK.JWTCredential.fromJWS(jwt);
+    await pluto.storeCredential(credential);
+    return { credential: credentialSummary(credential) };
+  },
+  async accept({ url }) {
+    const invitation = await agent.parseOOBInvitation(new URL(url));
+    await agent.acceptInvitation(invitation);
+    return { invitation: { id: invitation.id, from: invitation.from } };
+  },
+  async stop() {
+    await agent.stop();
+    return {};
+  },
+};
+
+try {
+  await agent.start();
+  if (pollMs !== 5000) {
+    // The SDK's own setting (Agent.startFetchingMessages(period)); the wallet keeps 5 s.
+    agent.stopFetchingMessages();
+    await agent.startFetchingMessages(pollMs);
+  }
+  const mediator = agent.connections.mediator?.asMediator();
+  if (agent.connections.mediator?.state !== SDK.Connection.State.GRANTED) {
+    throw new Error("mediation was not granted");
+  }
+  out({ event: "ready", mediator: mediatorDID, host: mediator.hostDID.toString(), routing: mediator.routingDID.toString(), poll_ms: pollMs });
+} catch (error) {
+  out({ event: "error", during: "start", message: describeError(error) });
+  process.exit(1);
+}
+
+const lines = createInterface({ input: process.stdin });
+for await (const line of lines) {
+  if (!line.trim()) continue;
+  let request;
+  try {
+    request = JSON.parse(line);
+  } catch {
+    out({ event: "error", during: "command", message: `not JSON: ${line}` });
+    continue;
+  }
+  const command = commands[request.cmd];
+  try {
+    if (!command) throw new Error(`unknown command ${request.cmd}`);
+    out({ id: request.id, ok: true, ...(await command(request)) });
+  } catch (error) {
+    out({ id: request.id, ok: false, error: describeError(error) });
+  }
+  if (request.cmd === "stop") break;
+}
+await agent.stop().catch(() => {});
+process.exit(0);
