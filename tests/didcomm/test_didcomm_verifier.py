@@ -457,3 +457,58 @@ def test_with_both_protocols_the_persons_page_offers_the_invitation_first(served
     assert 0 <= page.index(links["didcomm"]) < page.index(links["openid4vp"].replace("&", "&amp;"))
     assert 'id="dc-api"' not in page.split("other-kind-openid4vp")[0]
     assert "other-kind-openid4vp" in page
+
+
+def _tampered(vc: str) -> str:
+    head, body, signature = vc.split(".")
+    claims = json.loads(base64.urlsafe_b64decode(body + "=" * (-len(body) % 4)))
+    claims["vc"]["credentialSubject"]["country"] = "FR"
+    return f"{head}.{b64u(json.dumps(claims).encode())}.{signature}"
+
+
+@pytest.mark.parametrize(
+    ("make_vc", "reason"),
+    [
+        (
+            lambda issuer, holder: credential(issuer, did_jwk(ECKey.generate_key("P-256"))),
+            "Credential subject is not the holder who signed the presentation",
+        ),
+        (
+            lambda issuer, holder: _tampered(credential(issuer, holder.did, country="DE")),
+            "Credential signature does not verify",
+        ),
+        (
+            lambda issuer, holder: jwt.encode(
+                {"alg": "ES256", "typ": "JWT"},
+                {
+                    "iss": did_jwk(issuer),
+                    "sub": holder.did,
+                    "exp": int(time.time()) - 60,
+                    "vc": {
+                        "@context": [V1],
+                        "type": ["VerifiableCredential", TYPE],
+                        "credentialSubject": {"id": holder.did, "country": "DE"},
+                    },
+                },
+                issuer,
+            ),
+            "Credential has expired",
+        ),
+    ],
+    ids=["someone else's", "tampered", "expired"],
+)
+def test_a_refused_credential_over_didcomm_fails_with_its_reason(served, holder, make_vc, reason):
+    client = served.test_client()
+    opened = open_didcomm(served, client)
+    asked = connect(served, client, holder, opened)
+    options = options_of(asked)
+    vc = make_vc(ECKey.generate_key("P-256"), holder)
+
+    present(served, client, holder, asked, presentation(holder, vc, **options_of_vp(options)))
+
+    body = lookup(served, client, opened)
+    assert (body["status"], body["validation_error"]) == ("FAILED", reason)
+
+
+def options_of_vp(options: dict[str, str]) -> dict[str, str]:
+    return {"nonce": options["challenge"], "aud": options["domain"]}
