@@ -11,7 +11,9 @@ itself, through a mediator, is ``test_sdk_verifier.py``'s.
 from __future__ import annotations
 
 import base64
+import html
 import json
+import re
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -512,3 +514,32 @@ def test_a_refused_credential_over_didcomm_fails_with_its_reason(served, holder,
 
 def options_of_vp(options: dict[str, str]) -> dict[str, str]:
     return {"nonce": options["challenge"], "aud": options["domain"]}
+
+
+def test_a_policy_request_completes_over_didcomm_from_its_page(served, holder):
+    client = served.test_client()
+    staff = make_staff(served)
+    verification = make_verification(
+        client,
+        staff,
+        schema_id=identity_schema(client, staff),
+        claims=["given_name"],
+        attributes=[],
+        wallet_protocols=["didcomm"],
+    )
+    headers = {"apikey": make_apikey(served, staff.organization_id)}
+    created = client.post(
+        "/policy-requests", json={"verification_id": verification["id"]}, headers=headers
+    ).get_json()
+    page = client.get(f"/p/{created['token']}").get_data(as_text=True)
+    url = re.search(r'id="open-wallet"[^>]*href="([^"]+)"', page).group(1)
+    opened = Opened(staff, verification, {}, oob.parse_oob(html.unescape(url)))
+
+    asked = connect(served, client, holder, opened)
+    vc = credential(ECKey.generate_key("P-256"), holder.did, given_name="Erika")
+    present(
+        served, client, holder, asked, presentation(holder, vc, **options_of_vp(options_of(asked)))
+    )
+
+    status = client.get(f"/policy-requests/{created['id']}/status", headers=headers).get_json()
+    assert (status["status"], status["claims"]) == ("VERIFIED", {"given_name": "Erika"})
