@@ -38,6 +38,8 @@ log = logging.getLogger(__name__)
 bp = Blueprint("pages", __name__)
 bp.after_request(protect)
 
+# What the Socious Wallet's scanner appends to a scanned address (see ``didcomm_invitation``).
+SCANNER_SUFFIX = "/fetch"
 FRAGMENTS = {"pages.individual_status", "pages.policy_status", "pages.offer_status"}
 # htmx reads its settings from a meta tag. Nothing evaluated, no inline <style>, and error
 # statuses (404, 410) are swapped in, so their fragment (which does not poll) ends the polling;
@@ -137,11 +139,19 @@ def didcomm_invitation() -> ResponseReturnValue:
     it gets the same address as a QR code to scan with the wallet. The address shown is built
     on the deployment's public URL, never on the request's Host header."""
     value = request.args.get("_oob", "")
+    # The Socious Wallet's scanner reads every QR code as a link shortener's: it asks for
+    # "<scanned>/fetch" and opens the "long_url" of the JSON answer (socious-wallet
+    # src/pages/Scan/index.tsx). Appended to this address, "/fetch" lands at the end of the
+    # _oob value, whose alphabet ([A-Za-z0-9=]) has no "/": so that question is answered here.
+    scanned = value.endswith(SCANNER_SUFFIX)
+    value = value.removesuffix(SCANNER_SUFFIX)
     try:
         invitation = oob.parse_oob(f"?_oob={value}")
     except DidcommError:
         raise NotFound() from None
     url = f"{base_url()}{url_for('.didcomm_invitation')}?_oob={value}"
+    if scanned:
+        return {"long_url": url}
     goal = invitation.get("body", {}).get("goal") if isinstance(invitation, dict) else None
     return render(
         "person/didcomm_invitation.html", url=url, goal=goal if isinstance(goal, str) else ""

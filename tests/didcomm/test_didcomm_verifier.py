@@ -543,3 +543,15 @@ def test_a_policy_request_completes_over_didcomm_from_its_page(served, holder):
 
     status = client.get(f"/policy-requests/{created['id']}/status", headers=headers).get_json()
     assert (status["status"], status["claims"]) == ("VERIFIED", {"given_name": "Erika"})
+
+
+def test_the_socious_wallets_scanner_reads_the_invitation_as_a_short_link(served):
+    """The wallet asks ``<scanned>/fetch`` for ``long_url`` and needs ``_oob`` in it."""
+    client = served.test_client()
+    opened = open_didcomm(served, client)
+    url = opened.individual["connection_url"]
+
+    answer = client.get(url.removeprefix("https://verity.test") + "/fetch")
+
+    assert answer.status_code == 200
+    assert answer.get_json() == {"long_url": url}
