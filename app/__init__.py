@@ -175,19 +175,22 @@ def register_webhooks(app: Flask) -> None:
 
 
 def register_didcomm() -> None:
-    """The DIDComm agent reads the running application's settings, and decides presentations
-    with the same trust context as OpenID4VP answers."""
+    """The DIDComm agent reads the running application's settings, decides presentations with
+    the same trust context as OpenID4VP answers, and hands credential offers to the issuance."""
     from flask import current_app
 
     from app.api.wallet import trust_context
     from app.didcomm_agent import settings as didcomm_settings
     from app.didcomm_agent.identities import prepare
+    from app.issuance import didcomm as issuance_didcomm
     from app.presentations.operations import before_link
     from app.web.requests import base_url
 
     didcomm_settings.provide(lambda: didcomm_settings.from_config(current_app.config, base_url()))
     didcomm_settings.provide_context(trust_context)
     before_link(prepare)
+    # Credential offers taken over DIDComm are the issuance's own threads.
+    issuance_didcomm.register()
 
 
 def register_jobs(app: Flask) -> None:

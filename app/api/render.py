@@ -198,6 +198,7 @@ def credential(row: Credential, links: IssuerLinks, tx_code: str | None = None) 
         "claims": row.claims,
         "status": status,
         "issuer": links.issuer(row.organization_id),
+        "protocol": row.protocol,
         "offer_url": links.offer_url(row) if open_offer else None,
         "offer_page": links.offer_page(row),
         "offer_expires_at": _time(row.offer_expires_at),

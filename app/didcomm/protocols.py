@@ -155,3 +155,75 @@ def problem_report(about: dict[str, Any], sender: str, code: str, comment: str) 
         {"code": code, "comment": comment},
         pthid=thread_of(about) or about.get("id"),
     )
+
+
+# -- issue-credential 3.0 ---------------------------------------------------------------------
+
+ISSUE_CREDENTIAL_3 = "https://didcomm.org/issue-credential/3.0"
+OFFER_CREDENTIAL = f"{ISSUE_CREDENTIAL_3}/offer-credential"
+REQUEST_CREDENTIAL = f"{ISSUE_CREDENTIAL_3}/request-credential"
+ISSUE_CREDENTIAL = f"{ISSUE_CREDENTIAL_3}/issue-credential"
+CREDENTIAL_PREVIEW = f"{ISSUE_CREDENTIAL_3}/credential-preview"
+
+
+def offer_credential(
+    sender: str,
+    recipient: str,
+    *,
+    attributes: list[tuple[str, str]],
+    challenge: str,
+    domain: str,
+    thread: str | None = None,
+) -> dict[str, Any]:
+    """An offer as the Identus cloud agent writes it and the SDK 7.0.0 reads it: a
+    ``credential_preview`` whose attributes are non-empty strings (``validateCredentialPreview``),
+    and a ``prism/jwt`` attachment whose options the wallet's request JWT must carry (its
+    ``nonce`` the challenge, its ``aud`` the domain)."""
+    return _envelope(
+        OFFER_CREDENTIAL,
+        sender,
+        recipient,
+        {
+            "goal_code": "Offer Credential",
+            "credential_preview": {
+                "type": CREDENTIAL_PREVIEW,
+                "body": {"attributes": [{"name": n, "value": v} for n, v in attributes]},
+            },
+        },
+        thid=thread,
+        attachments=[
+            {
+                "id": _new_id(),
+                "media_type": "application/json",
+                "format": PRISM_JWT,
+                "data": {"json": {"options": {"challenge": challenge, "domain": domain}}},
+            }
+        ],
+    )
+
+
+def requested_jwt(message: dict[str, Any]) -> str:
+    """The JWT of a request-credential: its ``prism/jwt`` attachment, base64 (the SDK writes
+    the standard alphabet without padding)."""
+    return presented_jwt(message)
+
+
+def issue_credential(request: dict[str, Any], sender: str, credential_jwt: str) -> dict[str, Any]:
+    """The credential, on the request's thread: a ``prism/jwt`` attachment whose data is the
+    VC-JWT in standard base64 without padding (what the SDK's decoder takes)."""
+    encoded = base64.b64encode(credential_jwt.encode("ascii")).decode("ascii").rstrip("=")
+    return _envelope(
+        ISSUE_CREDENTIAL,
+        sender,
+        request["from"],
+        {},
+        thid=thread_of(request) or request.get("id"),
+        attachments=[
+            {
+                "id": _new_id(),
+                "media_type": PRISM_JWT,
+                "format": PRISM_JWT,
+                "data": {"base64": encoded},
+            }
+        ],
+    )

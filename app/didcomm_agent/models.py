@@ -5,7 +5,7 @@ from __future__ import annotations
 import uuid
 from datetime import datetime
 
-from sqlalchemy import ForeignKey, LargeBinary, String, Text, UniqueConstraint
+from sqlalchemy import CheckConstraint, ForeignKey, LargeBinary, String, Text, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column
 
 from app import clock
@@ -35,24 +35,37 @@ class DidcommIdentity(IdMixin, db.Model):
 
 
 class DidcommExchange(IdMixin, db.Model):
-    """One presentation request answered over DIDComm: the invitation's thread (the
-    presentation request's id) joined to the holder that took it.
+    """One invitation taken over DIDComm: its thread joined to the holder that took it, for a
+    presentation request (the invitation's id is the request's) or a credential offer (the
+    invitation's id is the offer's token).
 
-    Made by the first connection request on an invitation: the unique presentation request
-    makes a wallet's repeated requests (the Socious Wallet sends up to three, each from a new
-    DID) and a flood of them all meet the first row, so the invitation is answered once.
+    Made by the first connection request on an invitation: the unique invitation makes a
+    wallet's repeated requests (the Socious Wallet sends up to three, each from a new DID) and
+    a flood of them all meet the first row, so the invitation is answered once.
     """
 
     __tablename__ = "didcomm_exchanges"
+    __table_args__ = (
+        CheckConstraint(
+            "(presentation_request_id IS NULL) <> (credential_id IS NULL)", name="one_subject"
+        ),
+    )
 
-    presentation_request_id: Mapped[uuid.UUID] = mapped_column(
-        ForeignKey("presentation_requests.id", ondelete="CASCADE"), unique=True
+    invitation_id: Mapped[str] = mapped_column(String(100), unique=True)
+    presentation_request_id: Mapped[uuid.UUID | None] = mapped_column(
+        ForeignKey("presentation_requests.id", ondelete="CASCADE"), index=True
+    )
+    credential_id: Mapped[uuid.UUID | None] = mapped_column(
+        ForeignKey("credentials.id", ondelete="CASCADE"), index=True
     )
     identity_id: Mapped[uuid.UUID] = mapped_column(
         ForeignKey("didcomm_identities.id", ondelete="CASCADE"), index=True
     )
     holder_did: Mapped[str] = mapped_column(Text)
-    # The id of our request-presentation message: the presentation's thid names it.
+    # The id of our request-presentation or offer-credential message: the answer's thid.
     request_message_id: Mapped[str] = mapped_column(String(100), unique=True)
+    # An offer's challenge, which the wallet's request-credential JWT must carry as its nonce
+    # (a presentation's is its request's nonce).
+    challenge: Mapped[str | None] = mapped_column(String(100))
     created_at: Mapped[datetime] = mapped_column(default=clock.now)
     presented_at: Mapped[datetime | None]

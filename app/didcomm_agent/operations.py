@@ -119,6 +119,25 @@ def open_message(raw: bytes) -> Opened:
     return Opened(identities[recipient], unpacked.message, unpacked.sender_kid.split("#", 1)[0])
 
 
+# Threads other parts run over the same agent (the issuance's credential offers) are theirs:
+# they register here, and this part imports none of them.
+InvitationHandler = Callable[[Opened, str], bool]
+_invitation_handlers: list[InvitationHandler] = []
+_message_handlers: dict[str, Callable[[Opened], None]] = {}
+
+
+def handles_invitations(handler: InvitationHandler) -> None:
+    """``handler(opened, invitation_id)`` answers a connection request on an invitation that
+    is not a presentation request's, returning whether the invitation was its own."""
+    if handler not in _invitation_handlers:
+        _invitation_handlers.append(handler)
+
+
+def handles(kind: str, handler: Callable[[Opened], None]) -> None:
+    """``handler(opened)`` acts on messages of type ``kind``."""
+    _message_handlers[kind] = handler
+
+
 def handle(raw: bytes, context: Callable[[str, str], Context]) -> None:
     """Act on one message that ``open_message`` accepted: the job queue's side."""
     try:
@@ -133,19 +152,26 @@ def handle(raw: bytes, context: Callable[[str, str], Context]) -> None:
         _on_presentation(opened, context)
     elif kind == protocols.PING:
         if opened.message.get("body", {}).get("response_requested", True):
-            _send(opened.identity, protocols.ping_response(opened.message, opened.identity.did))
+            send(opened.identity, protocols.ping_response(opened.message, opened.identity.did))
+    elif kind in _message_handlers:
+        _message_handlers[kind](opened)
     elif kind == protocols.PROBLEM_REPORT:
         log.info("didcomm problem report from a wallet: %s", opened.message.get("body"))
     else:
-        _report(opened, "e.p.msg.unsupported", f"Verity does not handle {kind!r} messages.")
+        report(opened, "e.p.msg.unsupported", f"Verity does not handle {kind!r} messages.")
 
 
 def _on_connection_request(opened: Opened) -> None:
-    request = _invited_request(opened.message.get("thid") or opened.message.get("pthid"))
+    thread = opened.message.get("thid") or opened.message.get("pthid")
+    request = _invited_request(thread)
+    theirs = request is None and isinstance(thread, str)
+    if theirs and any(handler(opened, thread) for handler in _invitation_handlers):
+        return
     if request is None or request.consumed_at is not None or request.expires_at <= clock.now():
-        _report(opened, "e.p.req.expired", "This invitation has expired or was already used.")
+        report(opened, "e.p.req.expired", "This invitation has expired or was already used.")
         return
     exchange = DidcommExchange(
+        invitation_id=str(request.id),
         presentation_request_id=request.id,
         identity_id=opened.identity.id,
         holder_did=opened.sender,
@@ -153,7 +179,7 @@ def _on_connection_request(opened: Opened) -> None:
     )
     _, verification = presentations.verification_of(request.id)
     if verification.organization_id != opened.identity.organization_id:
-        _report(opened, "e.p.req.unknown", "This invitation is not from this organization.")
+        report(opened, "e.p.req.unknown", "This invitation is not from this organization.")
         return
     asking = protocols.request_presentation(
         opened.identity.did,
@@ -163,16 +189,25 @@ def _on_connection_request(opened: Opened) -> None:
         name=verification.name,
     )
     exchange.request_message_id = asking["id"]
+    if not claim_invitation(exchange):
+        return
+    send(opened.identity, protocols.connection_response(opened.message, opened.identity.did))
+    send(opened.identity, asking)
+
+
+def claim_invitation(exchange: DidcommExchange) -> bool:
+    """Keep the exchange of the first connection request on its invitation; False for any
+    later one (a retry from a new DID, or a flood): it was answered once, which is all it
+    gets. The unique invitation decides concurrent requests."""
     try:
         with db.session.begin_nested():
             db.session.add(exchange)
     except IntegrityError:
-        # The wallet asked again on the same invitation (a retry from a new DID, or a flood):
-        # it was answered once, which is all it gets.
-        log.info("didcomm connection request on an answered invitation %s dropped", request.id)
-        return
-    _send(opened.identity, protocols.connection_response(opened.message, opened.identity.did))
-    _send(opened.identity, asking)
+        log.info(
+            "didcomm connection request on answered invitation %s dropped", exchange.invitation_id
+        )
+        return False
+    return True
 
 
 def _invited_request(thread: Any) -> PresentationRequest | None:
@@ -192,11 +227,15 @@ def _on_presentation(opened: Opened, context: Callable[[str, str], Context]) -> 
         if thread
         else None
     )
-    if exchange is None or exchange.identity_id != opened.identity.id:
-        _report(opened, "e.p.msg.unknown-thread", "This presentation answers no request of ours.")
+    if (
+        exchange is None
+        or exchange.identity_id != opened.identity.id
+        or exchange.presentation_request_id is None
+    ):
+        report(opened, "e.p.msg.unknown-thread", "This presentation answers no request of ours.")
         return
     if exchange.holder_did != opened.sender:
-        _report(opened, "e.p.msg.unknown-sender", "This presentation comes from another DID.")
+        report(opened, "e.p.msg.unknown-sender", "This presentation comes from another DID.")
         return
     try:
         presentation = protocols.presented_jwt(opened.message)
@@ -207,20 +246,20 @@ def _on_presentation(opened: Opened, context: Callable[[str, str], Context]) -> 
             pending, presentation, context(pending.audience, pending.nonce)
         )
     except Malformed as exc:
-        _report(opened, "e.p.msg.invalid", exc.reason)
+        report(opened, "e.p.msg.invalid", exc.reason)
         return
     except InvalidRequest as exc:
-        _report(opened, "e.p.req.answered", exc.message)
+        report(opened, "e.p.req.answered", exc.message)
         return
     exchange.presented_at = clock.now()
 
 
-def _report(opened: Opened, code: str, comment: str) -> None:
+def report(opened: Opened, code: str, comment: str) -> None:
     """Tell the wallet why nothing came of its message (it may show it), and log it."""
     log.info("didcomm problem report %s: %s", code, comment)
     if opened.message.get("type") == protocols.PROBLEM_REPORT:
         return  # never answer a problem report with another
-    _send(
+    send(
         opened.identity,
         protocols.problem_report(opened.message, opened.identity.did, code, comment),
     )
@@ -229,7 +268,7 @@ def _report(opened: Opened, code: str, comment: str) -> None:
 # -- sending ---------------------------------------------------------------------------------
 
 
-def _send(identity: DidcommIdentity, message: dict[str, Any]) -> None:
+def send(identity: DidcommIdentity, message: dict[str, Any]) -> None:
     """Encrypt ``message`` to its recipient, wrapped for the recipient's mediator, and hand
     it to the deliveries queue (``jobs.deliver`` sends it, retrying with backoff)."""
     recipient = message["to"][0]

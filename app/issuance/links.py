@@ -37,7 +37,12 @@ class IssuerLinks:
         return f"{self.issuer(credential.organization_id)}/offers/{credential.offer_token}"
 
     def offer_url(self, credential: Credential) -> str | None:
-        """What the QR code and the same-device button carry."""
+        """What the QR code and the same-device button carry: the ``openid-credential-offer``
+        link, or for a DIDComm offer its out-of-band invitation."""
+        if credential.protocol == "didcomm":
+            from app.issuance.didcomm import invitation_url
+
+            return invitation_url(credential)
         uri = self.offer_uri(credential)
         if uri is None:
             return None

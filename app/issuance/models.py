@@ -38,6 +38,10 @@ if TYPE_CHECKING:
 TX_CODE_LENGTH = 6
 
 
+OPENID4VCI = "openid4vci"
+DIDCOMM = "didcomm"
+
+
 class CredentialStatus(enum.StrEnum):
     """OFFERED -> ISSUED -> REVOKED; OFFERED -> EXPIRED (offer not taken in time);
     OFFERED -> REVOKED (offer withdrawn before a wallet took it)."""
@@ -85,6 +89,9 @@ class Credential(IdMixin, TimestampMixin, db.Model):
     )
     status_list: Mapped[int] = mapped_column(default=0)
     status_index: Mapped[int]
+    # How the wallet takes it: "openid4vci", or "didcomm" (issue-credential 3.0, the Identus
+    # wallets'), whose invitation's id is the offer's token.
+    protocol: Mapped[str] = mapped_column(String(20), default=OPENID4VCI, server_default=OPENID4VCI)
     # The current offer: its token is the path of /o/<token> and /issuers/<org>/offers/<token>.
     offer_token: Mapped[str | None] = mapped_column(String(64), unique=True)
     pre_authorized_code_hash: Mapped[str | None] = mapped_column(String(64), unique=True)

@@ -14,7 +14,7 @@ import secrets
 import uuid
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 from sqlalchemy import and_, delete, func, or_, select
@@ -23,16 +23,20 @@ from sqlalchemy.exc import IntegrityError
 from app import clock
 from app.errors import ApiError, Conflict, InvalidRequest, NotFound
 from app.extensions import db
-from app.issuance import settings
+from app.issuance import didcomm, settings
 from app.issuance.claims import check_claims
+from app.issuance.didcomm import WALLET_KYC_TYPE
 from app.issuance.links import IssuerLinks
 from app.issuance.models import (
+    DIDCOMM,
+    OPENID4VCI,
     TX_CODE_LENGTH,
     AccessToken,
     Credential,
     CredentialCopy,
     CredentialStatus,
 )
+from app.oid4vp.formats import JWT_VC_JSON
 from app.organizations.models import Organization
 from app.organizations.operations import require_paid_plan
 from app.recipients.models import Recipient
@@ -64,6 +68,12 @@ class IssueCredential(BaseModel):
     recipient_id: uuid.UUID
     claims: list[ClaimIn] = Field(max_length=MAX_CLAIMS)
     tx_code: bool = False
+    protocol: Literal["openid4vci", "didcomm"] = Field(
+        default=OPENID4VCI,
+        description="How the person's wallet takes the credential: OpenID4VCI 1.0, or DIDComm "
+        "(issue-credential 3.0, what the Socious Wallet and other Hyperledger Identus wallets "
+        "speak; needs a jwt_vc_json schema, and no tx_code).",
+    )
 
 
 @dataclass(frozen=True)
@@ -133,7 +143,32 @@ def _checked(organization: Organization, body: IssueCredential) -> Schema:
     problems = check_claims(schema, [claim.model_dump() for claim in body.claims])
     if problems:
         raise InvalidRequest("; ".join(problems))
+    if body.protocol == DIDCOMM:
+        _check_didcomm(schema, body)
     return schema
+
+
+def _check_didcomm(schema: Schema, body: IssueCredential) -> None:
+    """What a DIDComm offer cannot carry: another format than a VC-JWT (what Identus wallets
+    take), a transaction code (the protocol has none), or a credential the Socious Wallet would
+    drop on receipt."""
+    if schema.format != JWT_VC_JSON:
+        raise InvalidRequest(
+            f"protocol: DIDComm carries W3C VC-JWT credentials only; schema {schema.name} is "
+            f"{schema.format} (choose a {JWT_VC_JSON} schema, or openid4vci)",
+            code="PROTOCOL_NOT_AVAILABLE",
+        )
+    if body.tx_code:
+        raise InvalidRequest(
+            "tx_code: a DIDComm offer has no transaction code; the invitation is single use",
+            code="PROTOCOL_NOT_AVAILABLE",
+        )
+    if any(c.name == "type" and c.value == WALLET_KYC_TYPE for c in body.claims):
+        raise InvalidRequest(
+            f'claims: type "{WALLET_KYC_TYPE}" is the Socious Wallet\'s identity check: it keeps '
+            "one such credential and drops any other, so this one would be dropped on receipt",
+            code="WALLET_WOULD_DROP",
+        )
 
 
 def _offer(organization: Organization, body: IssueCredential, schema: Schema) -> IssuedOffer:
@@ -146,9 +181,12 @@ def _offer(organization: Organization, body: IssueCredential, schema: Schema) ->
         claims=[claim.model_dump() for claim in body.claims],
         vct=schema.vct,
         recorded_status=CredentialStatus.OFFERED,
+        protocol=body.protocol,
     )
     tx_code = _new_offer(credential, with_tx_code=body.tx_code)
     _store_with_status_entry(credential)
+    if credential.protocol == DIDCOMM:
+        didcomm.prepare_offer(credential)
     outbox.emit("credential.offered", credential, organization.id, credential.id)
     return IssuedOffer(credential, tx_code)
 
@@ -218,6 +256,9 @@ def _new_offer(credential: Credential, *, with_tx_code: bool) -> str | None:
     credential.offer_token = secrets.token_urlsafe(32)
     credential.pre_authorized_code_hash = hash_secret(pre_authorized_code(credential.offer_token))
     credential.issuer_state_hash = hash_secret(issuer_state(credential.offer_token))
+    if credential.protocol == DIDCOMM:
+        # Taken over DIDComm only: no OpenID4VCI grant can redeem this offer.
+        credential.pre_authorized_code_hash = credential.issuer_state_hash = None
     credential.code_used_at = None
     credential.tx_code_failures = 0
     credential.offer_expires_at = now + timedelta(seconds=current.offer_seconds)

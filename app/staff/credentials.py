@@ -192,6 +192,7 @@ def issuable_schemas(organization: Organization) -> list[Schema]:
 def form_values() -> dict[str, str]:
     values = {name: request.values.get(name, "") for name in FORM_FIELDS}
     values["tx_code"] = "on" if request.values.get("tx_code") else ""
+    values["protocol"] = "didcomm" if request.values.get("protocol") == "didcomm" else "openid4vci"
     for name, value in request.values.items():
         if name.startswith(CLAIM_PREFIX):
             values[name] = value
@@ -270,6 +271,7 @@ def issue_body(organization: Organization, values: dict[str, str]) -> IssueCrede
             "recipient_id": values["recipient_id"],
             "claims": claims,
             "tx_code": bool(values["tx_code"]),
+            "protocol": values.get("protocol") or "openid4vci",
         }
     )
 
@@ -468,6 +470,7 @@ def upload_bodies(organization: Organization, values: dict[str, str]) -> Bodies:
                 "recipient_id": str(recipients[row.line]),
                 "claims": claims,
                 "tx_code": bool(values["tx_code"]),
+                "protocol": values.get("protocol") or "openid4vci",
             }
             found.add(row.line, body)
     return found

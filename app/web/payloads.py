@@ -528,6 +528,11 @@ class CredentialOut(Out):
     claims: list[CredentialClaimOut]
     status: Literal["OFFERED", "ISSUED", "REVOKED", "EXPIRED"]
     issuer: str
+    protocol: Literal["openid4vci", "didcomm"] = Field(
+        default="openid4vci",
+        description="How the wallet takes it; a DIDComm offer's offer_url is its out-of-band "
+        "invitation (<PUBLIC_URL>/didcomm/invitation?_oob=...).",
+    )
     offer_url: str | None
     offer_page: str | None
     offer_expires_at: datetime | None

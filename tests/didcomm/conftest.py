@@ -24,6 +24,10 @@
     did:peer:2, sending with ``messaging.for_holder`` (``peer.send(msg, to_did)``), making
     invitations (``peer.invitation_url()``), recording what arrives (``peer.wait_for``).
 
+``served`` (function): Verity on a real loopback port with a job worker thread
+    (:class:`Served`: ``app``, ``base``), ``PUBLIC_URL`` the bound address and the outbound
+    guard open to loopback (the mediator's address).
+
 For the verifier's end-to-end tests, put them in this directory (so these fixtures apply) and
 serve the Flask app on a real loopback port, since the SDK (another process) POSTs to it:
 bind the server first, then build the app with ``PUBLIC_URL`` = the bound base URL, so its
@@ -41,10 +45,15 @@ the servers shut down in teardown.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import threading
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
 
 import pytest
+from werkzeug.serving import make_server
 
+from app.jobs.queue import queue_of
 from didcomm.holder import Holder
 from didcomm.mediator import Mediator
 from didcomm.peer import Peer
@@ -66,3 +75,49 @@ def holder(mediator: Mediator) -> Iterator[Holder]:
 def peer() -> Iterator[Peer]:
     with Peer() as running:
         yield running
+
+
+class _Late:
+    """The WSGI entry bound before the app exists: PUBLIC_URL needs the port."""
+
+    app: Any = None
+
+    def __call__(self, environ: dict, start_response: Callable) -> Any:
+        return self.app(environ, start_response)
+
+
+@dataclass
+class Served:
+    app: Any
+    base: str
+
+
+@pytest.fixture
+def served(make_app) -> Iterator[Served]:
+    """Verity on a real loopback port, with a job worker thread: the SDK posts to it from
+    another process, and the messages it takes are handled on the queue."""
+    entry_point = _Late()
+    server = make_server("127.0.0.1", 0, entry_point, threaded=True)
+    base = f"http://127.0.0.1:{server.server_port}"
+    app = make_app(PUBLIC_URL=base, TRUST_ALLOW_PRIVATE=True)
+    entry_point.app = app
+    stop = threading.Event()
+    threads = [
+        threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}),
+        threading.Thread(target=_work, args=(app, stop)),
+    ]
+    for thread in threads:
+        thread.start()
+    yield Served(app, base)
+    stop.set()
+    server.shutdown()
+    server.server_close()
+    for thread in threads:
+        thread.join(timeout=10)
+
+
+def _work(app, stop: threading.Event) -> None:
+    queue = queue_of(app)
+    while not stop.is_set():
+        if not queue.run_pending():
+            stop.wait(0.05)

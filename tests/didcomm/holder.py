@@ -85,6 +85,11 @@ class Holder:
         """``parseOOBInvitation`` + ``acceptInvitation``: the invitation's id and from."""
         return self.call("accept", url=url)["invitation"]
 
+    def pick(self, credential_type: str | None) -> None:
+        """Present the credential whose claims' ``type`` is this one, as a person picks one in
+        the wallet (None: the wallet's own choice, the KYC credential)."""
+        self.call("pick", type=credential_type)
+
     def call(self, cmd: str, timeout: float = 60, **args: Any) -> dict[str, Any]:
         command_id = next(self._ids)
         if self._process.stdin is None or self._process.poll() is not None:

@@ -14,7 +14,6 @@ one with a holder of its own.)
 
 from __future__ import annotations
 
-import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -24,62 +23,14 @@ import pytest
 from factories import make_apikey, make_staff, make_verification
 from statuslist.statuslist2021_support import entry, sign_secp256k1, unsigned_list
 from trust.trust_support import LocalServer
-from werkzeug.serving import make_server
 
 from app.didcomm import prism
-from app.jobs.queue import queue_of
 from didcomm.holder import Holder
 from didcomm.mediator import Mediator
 
 LIST_PATH = "/cloud-agent/credential-status/list-1"
 KYC_TYPE = "VerifiableCredential"
 TIMEOUT = 30
-
-
-class _Late:
-    """The WSGI entry bound before the app exists: PUBLIC_URL needs the port."""
-
-    app: Any = None
-
-    def __call__(self, environ: dict, start_response: Callable) -> Any:
-        return self.app(environ, start_response)
-
-
-@dataclass
-class Served:
-    app: Any
-    base: str
-
-
-@pytest.fixture
-def served(make_app) -> Iterator[Served]:
-    """Verity on a real loopback port, with a job worker thread: the SDK posts to it from
-    another process, and the messages it takes are handled on the queue."""
-    entry_point = _Late()
-    server = make_server("127.0.0.1", 0, entry_point, threaded=True)
-    base = f"http://127.0.0.1:{server.server_port}"
-    app = make_app(PUBLIC_URL=base, TRUST_ALLOW_PRIVATE=True)
-    entry_point.app = app
-    stop = threading.Event()
-    threads = [
-        threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}),
-        threading.Thread(target=_work, args=(app, stop)),
-    ]
-    for thread in threads:
-        thread.start()
-    yield Served(app, base)
-    stop.set()
-    server.shutdown()
-    server.server_close()
-    for thread in threads:
-        thread.join(timeout=10)
-
-
-def _work(app, stop: threading.Event) -> None:
-    queue = queue_of(app)
-    while not stop.is_set():
-        if not queue.run_pending():
-            stop.wait(0.05)
 
 
 @pytest.fixture
@@ -173,7 +124,7 @@ def kyc_verification(client, staff, trusted: list[str]) -> dict[str, Any]:
 
 
 def verify_with_the_sdk(
-    served: Served, wallet: Holder, credential: Callable[[str], str], trusted: list[str]
+    served, wallet: Holder, credential: Callable[[str], str], trusted: list[str]
 ) -> dict[str, Any]:
     """What an organization's backend does, with the SDK as the person's wallet: the lookup
     once the individual leaves REQUESTED."""

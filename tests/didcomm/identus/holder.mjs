@@ -6,10 +6,12 @@
 //          {"id":2,"cmd":"peer_did"}                   -> {"id":2,"ok":true,"did":...}
 //          {"id":3,"cmd":"store_credential","jwt":...} -> {"id":3,"ok":true,"credential":{...}}
 //          {"id":4,"cmd":"accept","url":...}           -> {"id":4,"ok":true,"invitation":{...}}
-//          {"id":5,"cmd":"stop"}                       -> {"id":5,"ok":true}, then exit
+//          {"id":5,"cmd":"pick","type":...}            -> present the credential of that type
+//          {"id":6,"cmd":"stop"}                       -> {"id":6,"ok":true}, then exit
 //          (a failed command answers {"id":n,"ok":false,"error":...})
 //   stdout {"event":"ready",...} once mediation is granted, then events as they happen:
-//          connected, message, request, presented, error.
+//          connected, message, request, presented, requested_credential, received, dropped,
+//          error.
 //
 // Everything the SDK or this script logs goes to stderr, so stdout carries only these lines.
 // What happens on a message is what the wallet does (socious-wallet src/services/agent.tsx
@@ -116,8 +118,10 @@ async function answerRequest(message) {
   const challenge = walletChallengeType(request);
   const credentials = await pluto.getAllCredentials();
   // Wallet: the 'verification' (KYC) credential, or for other types the one the person picks;
-  // the person here picks the first whose claims' type matches.
-  const credential = credentials.find((c) => c.claims[0]?.type === challenge.type);
+  // the person here picks the first whose claims' type matches, unless a test chose one
+  // (the "pick" command: the credential whose claims hold that type) as a person would.
+  const wanted = picked ?? challenge.type;
+  const credential = credentials.find((c) => c.claims[0]?.type === wanted);
   out({
     event: "request",
     ...messageSummary(message),
@@ -135,6 +139,38 @@ async function answerRequest(message) {
   out({ event: "presented", id: sent.id, thid: sent.thid ?? null, to: sent.to?.toString() ?? null });
 }
 
+// The wallet's offer handling (agent.tsx): the cloud agent's flat preview is moved under body,
+// then the SDK makes the request-credential (a new did:prism signs it) and sends it.
+async function answerOffer(message) {
+  const preview = message.body?.credential_preview;
+  if (preview && preview.attributes && !preview.body) {
+    message.body.credential_preview = { ...preview, body: { attributes: preview.attributes } };
+  }
+  const offer = SDK.OfferCredential.fromMessage(message);
+  const request = await agent.prepareRequestCredentialWithIssuer(offer);
+  const sent = request.makeMessage();
+  await agent.sendMessage(sent);
+  out({ event: "requested_credential", id: sent.id, thid: sent.thid ?? null });
+}
+
+// The wallet's rule on an issued credential (agent.tsx): without a KYC credential (claims type
+// 'verification') it keeps only that one; with one, it drops any other of that type.
+async function takeIssued(message) {
+  const issued = SDK.IssueCredential.fromMessage(message);
+  const credentials = await pluto.getAllCredentials();
+  const kyc = credentials.find((c) => c.claims[0]?.type === "verification");
+  const data = issued.attachments[0].data;
+  const jwt = Buffer.from(data.base64, "base64").toString("utf8");
+  const decoded = JSON.parse(Buffer.from(jwt.split(".")[1], "base64url").toString("utf8"));
+  const type = decoded.vc?.credentialSubject?.type;
+  if (kyc ? type === "verification" : type !== "verification") {
+    out({ event: "dropped", thid: message.thid ?? null, type: type ?? null });
+    return;
+  }
+  const credential = await agent.processIssuedCredentialMessage(issued);
+  out({ event: "received", thid: message.thid ?? null, credential: credentialSummary(credential) });
+}
+
 async function answerPing(message) {
   const pong = new SDK.Domain.Message({}, undefined, "https://didcomm.org/trust-ping/2.0/ping-response", message.to, message.from, [], message.id);
   await agent.sendMessage(pong);
@@ -145,6 +181,8 @@ agent.addListener(SDK.ListenerKey.MESSAGE, async (messages) => {
     out({ event: "message", ...messageSummary(message) });
     try {
       if (message.piuri === SDK.RequestPresentation.type) await answerRequest(message);
+      if (message.piuri === SDK.OfferCredential.type) await answerOffer(message);
+      if (message.piuri === SDK.IssueCredential.type) await takeIssued(message);
       if (message.piuri === "https://didcomm.org/trust-ping/2.0/ping" && message.body?.response_requested) {
         await answerPing(message);
       }
@@ -157,7 +195,13 @@ agent.addListener(SDK.ListenerKey.CONNECTION, (pair) => {
   out({ event: "connected", host: pair.host.toString(), receiver: pair.receiver.toString(), name: pair.name });
 });
 
+let picked = null;
+
 const commands = {
+  async pick({ type }) {
+    picked = type ?? null;
+    return { picked };
+  },
   async prism_did() {
     // As the SDK does for a credential offer (plugins/internal/oea/jwt/CredentialOffer.ts):
     // secp256k1 master-0 and authentication-0, keys kept in Pluto.
