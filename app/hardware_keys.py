@@ -28,10 +28,16 @@ from cryptography.hazmat.primitives.asymmetric.utils import (
 )
 
 P256 = "secp256r1"
+SECP256K1 = "secp256k1"
 
 
 class TokenKeyError(RuntimeError):
     """The token cannot be used as configured, or a key is not in it."""
+
+
+class CurveNotSupported(TokenKeyError):
+    """The token does not make keys on the curve asked for (secp256k1 is optional in
+    PKCS#11: many HSMs offer only the NIST curves)."""
 
 
 @dataclass(frozen=True)
@@ -77,31 +83,57 @@ class Token:
         self._pid: int | None = None
         self._session: Any = None
 
-    def generate_signing_key(self, label: str) -> TokenSigningKey:
-        """A new P-256 key pair stored in the token under ``label``; the private half is
-        sensitive and not extractable, so no call can read it back out."""
+    def generate_signing_key(self, label: str, curve: str = P256) -> TokenSigningKey:
+        """A new EC key pair (P-256 unless ``curve`` names another) stored in the token under
+        ``label``; the private half is sensitive and not extractable, so no call can read it
+        back out. ``CurveNotSupported`` when the token refuses the curve."""
         from pkcs11 import Attribute, KeyType
+        from pkcs11.exceptions import (
+            DomainParamsInvalid,
+            MechanismInvalid,
+            MechanismParamInvalid,
+            TemplateInconsistent,
+        )
         from pkcs11.util.ec import encode_named_curve_parameters
 
         with self._lock:
             session = self._open()
             parameters = session.create_domain_parameters(
                 KeyType.EC,
-                {Attribute.EC_PARAMS: encode_named_curve_parameters(P256)},
+                {Attribute.EC_PARAMS: encode_named_curve_parameters(curve)},
                 local=True,
             )
             identifier = label.encode("utf-8")
-            parameters.generate_keypair(
-                store=True,
-                label=label,
-                id=identifier,
-                private_template={
-                    Attribute.SENSITIVE: True,
-                    Attribute.EXTRACTABLE: False,
-                    Attribute.PRIVATE: True,
-                },
-            )
+            try:
+                parameters.generate_keypair(
+                    store=True,
+                    label=label,
+                    id=identifier,
+                    private_template={
+                        Attribute.SENSITIVE: True,
+                        Attribute.EXTRACTABLE: False,
+                        Attribute.PRIVATE: True,
+                    },
+                )
+            except (
+                DomainParamsInvalid,
+                MechanismInvalid,
+                MechanismParamInvalid,
+                TemplateInconsistent,
+            ):
+                raise CurveNotSupported(
+                    f"token {self.settings.token_label!r} does not make {curve} keys"
+                ) from None
         return self.signing_key(label)
+
+    def destroy_key(self, label: str) -> None:
+        """Remove the key pair stored under ``label`` (a key made and found unusable)."""
+        from pkcs11 import ObjectClass
+
+        with self._lock:
+            session = self._open()
+            for object_class in (ObjectClass.PRIVATE_KEY, ObjectClass.PUBLIC_KEY):
+                session.get_key(object_class=object_class, label=label).destroy()
 
     def signing_key(self, label: str) -> TokenSigningKey:
         """The key stored under ``label``, with its public half read from the token."""

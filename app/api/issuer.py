@@ -21,7 +21,7 @@ from app import mail
 from app.api.common import base_url, documented
 from app.database import read_only
 from app.extensions import db
-from app.issuance import authorization, dpop, wallet
+from app.issuance import authorization, dpop, prism_issuer, wallet
 from app.issuance.links import IssuerLinks
 from app.oid4vci.errors import CredentialError, TokenError
 from app.oid4vci.request import AuthorizationCodeRequest, parse_token_request
@@ -34,6 +34,8 @@ from app.verifier_identity import operations as verifier_identity
 bp = Blueprint("issuer", __name__)
 
 NO_STORE = {"Cache-Control": "no-store"}
+# Seconds a StatusList2021 list may be reused: Identus verifiers fetch it for every check.
+CREDENTIAL_STATUS_MAX_AGE = 60
 DPOP_ENDPOINTS = frozenset({"issuer.par", "issuer.token", "issuer.nonce", "issuer.credential"})
 
 
@@ -392,6 +394,24 @@ def bitstring_status_list(org_id: str, number: int) -> Response:
         raise _Missing("No such status list")
     response = Response(signed, mimetype="application/vc+jwt")
     response.headers["Cache-Control"] = "no-cache"
+    response.headers["Access-Control-Allow-Origin"] = "*"
+    return response
+
+
+@bp.get("/issuers/<org_id>/credential-status/<int:number>")
+@read_only
+@documented(
+    "The same status list as a StatusList2021Credential (JSON-LD, EcdsaSecp256k1Signature2019 "
+    "by the issuer's did:prism), for the credentials it issued over DIDComm",
+    tags=("issuer",),
+)
+def credential_status_list(org_id: str, number: int) -> Response:
+    """Signed at each fetch; HTTP caches keep it a minute at most."""
+    document = prism_issuer.status_list_document(_issuer(org_id).id, number, _links())
+    if document is None:
+        raise _Missing("No such status list")
+    response = jsonify(document)
+    response.headers["Cache-Control"] = f"public, max-age={CREDENTIAL_STATUS_MAX_AGE}"
     response.headers["Access-Control-Allow-Origin"] = "*"
     return response
 

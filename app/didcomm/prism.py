@@ -19,7 +19,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -364,20 +364,33 @@ def _new_secp256k1() -> ec.EllipticCurvePrivateKey:
 def make(
     key_ids: dict[str, int] | None = None,
     new_key: Callable[[], ec.EllipticCurvePrivateKey] = _new_secp256k1,
+    given: Mapping[str, ec.EllipticCurvePrivateKey] | None = None,
 ) -> NewPrismDid:
     """A new long-form did:prism with secp256k1 keys, ``master-0`` and ``issuing-0`` by default.
 
     Only keys the SDK accepts are used (see :func:`sdk_accepts`); others are drawn again.
+    ``given`` names keys made elsewhere (in a PKCS#11 token) to use for some key ids; each must
+    be one the SDK accepts.
     """
     usages = key_ids or {"master-0": MASTER, "issuing-0": ISSUING}
+    given = given or {}
     if MASTER not in usages.values():
         raise PrismDidError("A did:prism needs a master key.")
+    if set(given) - set(usages):
+        raise PrismDidError(
+            f"Keys given for ids the DID does not have: {sorted(set(given) - set(usages))}"
+        )
     private: dict[str, ec.EllipticCurvePrivateKey] = {}
     public: list[PublicKey] = []
     for key_id, usage in usages.items():
-        key = new_key()
-        while not sdk_accepts(key.public_key()):
+        if key_id in given:
+            key = given[key_id]
+            if not isinstance(key.curve, ec.SECP256K1) or not sdk_accepts(key.public_key()):
+                raise PrismDidError(f"Key {key_id} is not a secp256k1 key the SDK accepts.")
+        else:
             key = new_key()
+            while not sdk_accepts(key.public_key()):
+                key = new_key()
         x, y = _coordinates(key.public_key())
         private[key_id] = key
         public.append(PublicKey(key_id, usage, SECP256K1, x=x, y=y))

@@ -30,6 +30,11 @@ class IssuerLinks:
     def status_list_uri(self, organization_id: uuid.UUID, number: int) -> str:
         return f"{self.issuer(organization_id)}/status-lists/{number}"
 
+    def credential_status_uri(self, organization_id: uuid.UUID, number: int) -> str:
+        """List ``number`` as a StatusList2021 credential signed by the organization's
+        did:prism, for credentials issued over DIDComm (``app.issuance.prism_issuer``)."""
+        return f"{self.issuer(organization_id)}/credential-status/{number}"
+
     def offer_uri(self, credential: Credential) -> str | None:
         """The Credential Offer by reference (§4.1.3 ``credential_offer_uri``)."""
         if credential.offer_token is None:

@@ -27,6 +27,7 @@ from sqlalchemy import (
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from app import clock
+from app.didcomm import prism
 from app.extensions import db
 from app.models_base import IdMixin, TimestampMixin
 
@@ -192,6 +193,44 @@ class IssuerKey(IdMixin, db.Model):
     # certificate first, then any intermediates; never the root. None until the first
     # signature makes one (or staff upload one).
     certificate_chain_pem: Mapped[str | None] = mapped_column(Text)
+
+
+class PrismIssuer(IdMixin, db.Model):
+    """An organization's issuer DID for credentials issued over DIDComm: a long-form did:prism
+    (``app.didcomm.prism``) with a secp256k1 ``master-0`` and an ISSUING key ``issuing-0``.
+
+    The DID is its own document (the long form carries the operation that would create it), so
+    only the ISSUING key's private half is kept: sealed like an issuer key, or in the PKCS#11
+    token under ``token_key_label``. The master key is thrown away once the DID is made:
+    nothing here updates or deactivates the DID, and a DID never published needs no master
+    signature. One per organization: the unique constraint decides a race to make it.
+    """
+
+    __tablename__ = "prism_issuers"
+
+    organization_id: Mapped[uuid.UUID] = mapped_column(
+        ForeignKey("organizations.id", ondelete="CASCADE"), unique=True
+    )
+    did: Mapped[str] = mapped_column(Text, unique=True)
+    sealed_private_key: Mapped[bytes | None] = mapped_column(LargeBinary)
+    token_key_label: Mapped[str | None] = mapped_column(String(128))
+    created_at: Mapped[datetime] = mapped_column(default=clock.now)
+
+    ISSUING_KEY_ID = "issuing-0"
+
+    @property
+    def short_form(self) -> str:
+        """``did:prism:<hash>``: the DID as it would be published, and as verifiers name it."""
+        return self.did.rsplit(":", 1)[0]
+
+    @property
+    def issuing_kid(self) -> str:
+        """The key id credentials and status lists are signed under (``<long DID>#issuing-0``)."""
+        return f"{self.did}#{self.ISSUING_KEY_ID}"
+
+    def document(self) -> dict[str, Any]:
+        """The DID document, resolved from the long form itself."""
+        return prism.resolve(self.did)
 
 
 class IssuerRoot(IdMixin, db.Model):

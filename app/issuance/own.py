@@ -85,3 +85,20 @@ def list_started(organization_id: uuid.UUID, number: int) -> bool:
             )
         )
     )
+
+
+def revoked_indices(organization_id: uuid.UUID, number: int) -> list[int]:
+    """The revoked bits of list ``number``: every copy of a revoked credential, since a batch
+    is revoked as a whole. Every form of a list (JWT, CWT, Bitstring, StatusList2021) reads
+    them here."""
+    return list(
+        db.session.scalars(
+            select(CredentialCopy.status_index)
+            .join(Credential, Credential.id == CredentialCopy.credential_id)
+            .where(
+                CredentialCopy.organization_id == organization_id,
+                CredentialCopy.status_list == number,
+                Credential.recorded_status == CredentialStatus.REVOKED,
+            )
+        )
+    )

@@ -41,6 +41,9 @@ class IssuingSettings:
     key_store: str = "database"
     token: TokenSettings | None = None
     country: str = "UT"
+    # ``PUBLIC_URL``: where issuer identifiers and status lists are reached, for code that
+    # runs outside a request (the DIDComm jobs).
+    public_url: str = ""
 
     @cached_property
     def kek(self) -> bytes:
@@ -82,6 +85,7 @@ def from_config(config: Mapping[str, Any]) -> IssuingSettings:
         key_store=config.get("KEY_STORE") or "database",
         token=token_settings(config) if config.get("PKCS11_MODULE") else None,
         country=country_code(config.get("ISSUER_COUNTRY") or "UT"),
+        public_url=(config.get("PUBLIC_URL") or "").rstrip("/"),
     )
 
 

@@ -32,7 +32,7 @@ from app.issuance.operations import (
     pre_authorized_code,
     tx_code_hash,
 )
-from app.issuance.own import list_started
+from app.issuance.own import list_started, revoked_indices
 from app.mdoc.issuing import cose_key, issue_mdoc
 from app.mdoc.status_list import sign_status_list_cwt
 from app.oid4vci.credential import sign_sd_jwt_vc
@@ -792,24 +792,8 @@ def _list_now(organization: Organization, number: int, signer: object | None) ->
     current = settings.current()
     now = int(clock.now().timestamp())
     return _ListNow(
-        revoked=_revoked_indices(organization, number),
+        revoked=revoked_indices(organization.id, number),
         issued_at=now,
         ttl=current.status_list_ttl,
         expires_at=now + current.status_list_valid_seconds,
-    )
-
-
-def _revoked_indices(organization: Organization, number: int) -> list[int]:
-    """The revoked bits of list ``number``: every copy of a revoked credential, since a batch
-    is revoked as a whole. All three forms of a list (JWT, CWT, Bitstring) read them here."""
-    return list(
-        db.session.scalars(
-            select(CredentialCopy.status_index)
-            .join(Credential, Credential.id == CredentialCopy.credential_id)
-            .where(
-                CredentialCopy.organization_id == organization.id,
-                CredentialCopy.status_list == number,
-                Credential.recorded_status == CredentialStatus.REVOKED,
-            )
-        )
     )

@@ -36,7 +36,9 @@ import json
 from typing import Any
 
 from cryptography.exceptions import InvalidSignature
+from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.asymmetric import ec, ed25519
+from cryptography.hazmat.primitives.asymmetric.utils import decode_dss_signature
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 
 from app.didcomm import PrismDidError, prism
@@ -53,6 +55,43 @@ DATA_URI_PREFIX = "data:application/json;base64,"
 ED25519_MULTICODEC = b"\xed\x01"
 PRISM_PREFIX = "did:prism:"
 _TO_STANDARD = str.maketrans("-_", "+/")
+# The detached JWS header the agent writes (Proof.scala), byte for byte.
+JWS_HEADER = b'{"b64":false,"crit":["b64"],"alg":"ES256K"}'
+# Order of the secp256k1 group: signatures are written with s <= N/2 ("low-S").
+_SECP256K1_N = 0xFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFEBAAEDCE6AF48A03BBFD25E8CD0364141
+
+
+def sign_secp256k1_2019(
+    document: dict[str, Any],
+    key: ec.EllipticCurvePrivateKey,
+    verification_method: str,
+    created: str,
+) -> dict[str, Any]:
+    """``document`` with an ``EcdsaSecp256k1Signature2019`` proof made as the agent makes it
+    (see the module docstring), so what ``verify_list_proof`` and the agent check holds. The
+    signature is low-S, which every secp256k1 verifier accepts. A token key signs too: it
+    returns DER like any ``cryptography`` key."""
+    if not isinstance(key.curve, ec.SECP256K1):
+        raise ValueError("EcdsaSecp256k1Signature2019 is signed with a secp256k1 key")
+    unsigned = {name: value for name, value in document.items() if name != "proof"}
+    header = _b64url(JWS_HEADER)
+    signing_input = header.encode("ascii") + b"." + canonize(unsigned).encode("utf-8")
+    r, s = decode_dss_signature(key.sign(signing_input, ec.ECDSA(hashes.SHA256())))
+    if s > _SECP256K1_N // 2:
+        s = _SECP256K1_N - s
+    signature = _b64url(r.to_bytes(32, "big") + s.to_bytes(32, "big"))
+    proof = {
+        "type": SECP256K1_2019,
+        "proofPurpose": "assertionMethod",
+        "verificationMethod": verification_method,
+        "created": created,
+        "jws": f"{header}..{signature}",
+    }
+    return {**unsigned, "proof": proof}
+
+
+def _b64url(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode("ascii")
 
 
 def verify_list_proof(document: dict[str, Any], issuer: ResolvedIssuer) -> None:

@@ -24,7 +24,10 @@ has no ``ttl``), never past its ``expirationDate``.
 
 from __future__ import annotations
 
+import base64
+import gzip
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -43,6 +46,8 @@ ENTRY_TYPE = "StatusList2021Entry"
 LIST_CREDENTIAL_TYPE = "StatusList2021Credential"
 LIST_TYPE = "StatusList2021"
 CREDENTIALS_V1 = "https://www.w3.org/2018/credentials/v1"
+# The status list context the agent names (VCStatusList2021.scala).
+LIST_CONTEXT = "https://w3c.github.io/vc-bitstring-status-list/contexts/2021/v1.jsonld"
 PURPOSES = ("revocation", "suspension")
 # §3.2: at least 16KB uncompressed.
 MIN_BITS = 131_072
@@ -212,3 +217,59 @@ def decode_encoded_list(encoded: Any, *, max_bytes: int = DEFAULT_MAX_DECOMPRESS
     except ValueError:
         raise StatusError("Status list encodedList is not base64") from None
     return inflate(compressed, max_bytes=max_bytes, what="Status list encodedList", gzip=True)
+
+
+def entry(uri: str, index: int) -> dict[str, Any]:
+    """A ``credentialStatus`` entry for bit ``index`` of the revocation list at ``uri``, as the
+    agent writes it (CredentialServiceImpl.scala), the index as a string as §2.1 has it."""
+    return {
+        "id": f"{uri}#{index}",
+        "type": ENTRY_TYPE,
+        "statusPurpose": "Revocation",
+        "statusListIndex": str(index),
+        "statusListCredential": uri,
+    }
+
+
+def unsigned_list(
+    *,
+    uri: str,
+    issuer: str,
+    revoked: Iterable[int],
+    size: int,
+    issued_at: datetime,
+    expires_at: datetime | None = None,
+) -> dict[str, Any]:
+    """A revocation ``StatusList2021Credential`` with ``size`` entries (at least
+    ``MIN_BITS``), ``revoked`` set, to be signed (``ldproof.sign_secp256k1_2019``). Shaped as
+    the agent shapes its lists, with dates as the draft has them (xsd:dateTime, where the
+    agent writes seconds) and the subject named ``<uri>#list`` (§2.1's example)."""
+    if size < MIN_BITS or size % 8:
+        raise ValueError(f"A list has a multiple of 8 entries, at least {MIN_BITS}")
+    data = bytearray(size // 8)
+    for index in revoked:
+        if isinstance(index, bool) or not isinstance(index, int) or not 0 <= index < size:
+            raise ValueError(f"Status index {index!r} is outside a list of {size} entries")
+        data[index >> 3] |= 0x80 >> (index & 7)  # index 0 is the left-most bit (§5.5)
+    # base64url, padded, as the agent writes it (java.util.Base64's URL encoder).
+    encoded = base64.urlsafe_b64encode(gzip.compress(bytes(data), compresslevel=9, mtime=0))
+    document: dict[str, Any] = {
+        "@context": [CREDENTIALS_V1, LIST_CONTEXT],
+        "type": ["VerifiableCredential", LIST_CREDENTIAL_TYPE],
+        "id": uri,
+        "issuer": issuer,
+        "issuanceDate": _xsd(issued_at),
+    }
+    if expires_at is not None:
+        document["expirationDate"] = _xsd(expires_at)
+    document["credentialSubject"] = {
+        "id": f"{uri}#list",
+        "type": LIST_TYPE,
+        "statusPurpose": "Revocation",
+        "encodedList": encoded.decode("ascii"),
+    }
+    return document
+
+
+def _xsd(moment: datetime) -> str:
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
