@@ -178,8 +178,10 @@ def offer_credential(
     """An offer as the Identus cloud agent writes it and the SDK 7.0.0 reads it: a
     ``credential_preview`` whose attributes are non-empty strings (``validateCredentialPreview``),
     and a ``prism/jwt`` attachment whose options the wallet's request JWT must carry (its
-    ``nonce`` the challenge, its ``aud`` the domain)."""
-    return _envelope(
+    ``nonce`` the challenge, its ``aud`` the domain). The offer starts its thread (``thid`` its
+    own id, as the cloud agent writes it): the SDK puts the offer's ``thid`` on its request,
+    and nothing else would tie the request to the offer."""
+    message = _envelope(
         OFFER_CREDENTIAL,
         sender,
         recipient,
@@ -200,6 +202,8 @@ def offer_credential(
             }
         ],
     )
+    message.setdefault("thid", message["id"])
+    return message
 
 
 def requested_jwt(message: dict[str, Any]) -> str:

@@ -12,6 +12,7 @@ Identus-shaped issuer of its own.
 
 from __future__ import annotations
 
+import json
 import time
 import uuid
 from collections.abc import Iterator
@@ -77,9 +78,16 @@ def membership_schema(client, staff) -> str:
 def offer(client, staff, schema_id: str, **changes: Any):
     recipient = client.post(
         "/recipients",
-        json={"first_name": "Ada", "last_name": "Lovelace", "email": "ada@example.test"},
-        headers=staff.headers(),
-    ).get_json()
+        json={
+            "first_name": "Ada",
+            "last_name": "Lovelace",
+            "email": "ada@example.test",
+            "customer_id": f"member-{uuid.uuid4()}",
+        },
+        headers={"apikey": make_apikey(client.application, staff.organization_id)},
+    )
+    assert recipient.status_code == 201, recipient.get_json()
+    recipient = recipient.get_json()
     return client.post(
         "/credentials",
         json={
@@ -136,7 +144,11 @@ def test_issued_over_didcomm_presented_verified_revoked_presented_failed(served,
     assert credential["protocol"] == "didcomm"
     assert credential["offer_url"].startswith(f"{served.base}/didcomm/invitation?_oob=")
     wallet.accept(credential["offer_url"])
-    received = wallet.wait_for("received", timeout=TIMEOUT)["credential"]
+    try:
+        received = wallet.wait_for("received", timeout=TIMEOUT)["credential"]
+    except Exception:
+        print(json.dumps(wallet.events("message"), indent=1)[-3000:])
+        raise
 
     did = issuer_did(served.app, staff.organization_id)
     assert received["issuer"] == did
