@@ -64,6 +64,7 @@ def test_after_resealing_the_same_key_signs_webhooks_sign_and_sent_links_work(ma
         "issuer_keys_already_sealed": 0,
         "issuer_keys_in_token": 0,
         "mdoc_keys": 0,
+        "prism_keys": 0,
         "verifier_keys": 1,
         "didcomm_keys": 0,
         "webhook_secrets": 1,
