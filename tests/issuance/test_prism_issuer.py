@@ -373,3 +373,37 @@ def test_a_credential_of_one_organization_naming_anothers_list_is_refused(app):
                 now=now(),
                 own=own_issuers(base),
             )
+
+
+# ---------------------------------------------------------------------------------- shown
+
+
+def test_the_issuer_metadata_names_the_did_once_it_is_made(app):
+    org = make_org(app)
+    client = app.test_client()
+    path = f"/.well-known/openid-credential-issuer/issuers/{org.id}"
+    assert "verity_did_prism" not in client.get(path).get_json()  # reading makes none
+    with app.app_context():
+        issuer = prism_issuer.prism_issuer_of(uuid.UUID(org.id))
+        db.session.commit()
+        did, short = issuer.did, issuer.short_form
+    shown = client.get(path).get_json()["verity_did_prism"]
+    assert shown == {"did": did, "short_form": short, "did_document": prism.resolve(did)}
+
+
+def test_the_dashboard_shows_the_did_and_its_document(app):
+    from staff.staff_support import sign_in
+
+    org = make_org(app)
+    browser = app.test_client()
+    assert sign_in(browser, org.staff.token).status_code == 302
+    page = browser.get(f"/dashboard/organizations/{org.id}").get_data(as_text=True)
+    assert 'data-testid="did-prism-none"' in page
+    with app.app_context():
+        issuer = prism_issuer.prism_issuer_of(uuid.UUID(org.id))
+        db.session.commit()
+        did, short = issuer.did, issuer.short_form
+    page = browser.get(f"/dashboard/organizations/{org.id}").get_data(as_text=True)
+    assert f'<code class="uri" data-testid="did-prism">{did}</code>' in page
+    assert f'<code data-testid="did-prism-short">{short}</code>' in page
+    assert "<summary>DID document</summary>" in page and f"{did}#issuing-0" in page
