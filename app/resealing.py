@@ -1,7 +1,7 @@
 """Re-seal what is stored under ``ISSUER_KEY_SECRET`` when that secret changes.
 
 Five things depend on it: the issuing private keys (issuer signing keys, issuer root keys,
-mdoc IACA and document signer keys), organizations' verifier identity keys, their DIDComm
+mdoc IACA and document signer keys, the ISSUING keys of organizations' did:prism issuers), organizations' verifier identity keys, their DIDComm
 keys and webhook signing secrets are sealed under keys derived from it, and each open offer's pre-authorized code is an
 HMAC under a key derived from it (the database holds the code's hash). ``reseal`` opens every sealed value with the
 previous secret and seals it again under the running configuration's, and recomputes the code
@@ -31,6 +31,7 @@ from app.issuance.models import (
     IssuerKey,
     IssuerRoot,
     MdocSigner,
+    PrismIssuer,
 )
 from app.issuance.operations import pre_authorized_code
 from app.oid4vci.keys import SealedKeyError, key_encryption_key, open_private_key
@@ -52,6 +53,7 @@ class ResealReport:
     issuer_keys_already_sealed: int
     issuer_keys_in_token: int
     mdoc_keys: int
+    prism_keys: int
     verifier_keys: int
     didcomm_keys: int
     webhook_secrets: int
@@ -74,6 +76,7 @@ def reseal(previous_secret: str) -> ResealReport:
     old_key_kek = key_encryption_key(previous_secret)
     moved, already, in_token = _reseal_issuer_keys(old_key_kek, new_issuing.kek)
     mdoc_moved, mdoc_already, mdoc_in_token = _reseal_mdoc_keys(old_key_kek, new_issuing.kek)
+    prism_moved, prism_already, prism_in_token = _reseal_prism_keys(old_key_kek, new_issuing.kek)
     verifier_keys = _reseal_verifier_keys(old_key_kek, new_issuing.kek)
     didcomm_keys = _reseal_didcomm_keys(previous_secret)
     secrets = _reseal_webhook_secrets(previous_secret)
@@ -81,9 +84,10 @@ def reseal(previous_secret: str) -> ResealReport:
     db.session.flush()
     return ResealReport(
         issuer_keys=moved,
-        issuer_keys_already_sealed=already + mdoc_already,
-        issuer_keys_in_token=in_token + mdoc_in_token,
+        issuer_keys_already_sealed=already + mdoc_already + prism_already,
+        issuer_keys_in_token=in_token + mdoc_in_token + prism_in_token,
         mdoc_keys=mdoc_moved,
+        prism_keys=prism_moved,
         verifier_keys=verifier_keys,
         didcomm_keys=didcomm_keys,
         webhook_secrets=secrets,
@@ -136,6 +140,24 @@ def _reseal_mdoc_keys(old_kek: bytes, new_kek: bytes) -> tuple[int, int, int]:
             else:
                 setattr(signer, column, resealed)
                 moved += 1
+    return moved, already, in_token
+
+
+def _reseal_prism_keys(old_kek: bytes, new_kek: bytes) -> tuple[int, int, int]:
+    """The ISSUING key of each organization's did:prism issuer (``PrismIssuer``): moved,
+    already under the new secret, in the token."""
+    moved = already = in_token = 0
+    for issuer in db.session.scalars(select(PrismIssuer).order_by(PrismIssuer.created_at)):
+        if issuer.sealed_private_key is None:
+            in_token += issuer.token_key_label is not None
+            continue
+        name = f"the did:prism issuing key of organization {issuer.organization_id}"
+        resealed = _resealed_key(issuer.sealed_private_key, old_kek, new_kek, name)
+        if resealed is None:
+            already += 1
+        else:
+            issuer.sealed_private_key = resealed
+            moved += 1
     return moved, already, in_token
 
 

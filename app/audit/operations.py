@@ -62,6 +62,7 @@ RECORD_TYPES = {
     "VerifierProfile": "verifier_identity",
     "VerifierKey": "verifier_key",
     "MdocSigner": "mdoc_signer",
+    "PrismIssuer": "prism_issuer",
     "Organization": "organization",
     "Membership": "membership",
     "OrganizationCode": "organization_code",

@@ -16,7 +16,7 @@ from sqlalchemy import exists, select
 from app.extensions import db
 from app.issuance import certificates, keys, settings
 from app.issuance.mdoc_signer import existing_signer
-from app.issuance.models import Credential, CredentialCopy, CredentialStatus
+from app.issuance.models import Credential, CredentialCopy, CredentialStatus, PrismIssuer
 from app.organizations.models import Organization
 from app.statuslist import INVALID, VALID
 from app.trust import OwnIssuers
@@ -30,6 +30,7 @@ def own_issuers(base_url: str) -> OwnIssuers:
         status_entry,
         read_mdoc_signer=mdoc_signer_certificate,
         read_roots=issuer_roots,
+        read_prism_did=prism_did,
     )
 
 
@@ -44,6 +45,13 @@ def published_keys(organization_id: uuid.UUID) -> list[dict[str, Any]] | None:
     if not db.session.scalar(select(exists().where(Organization.id == organization_id))):
         return None
     return keys.published_keys(organization_id)
+
+
+def prism_did(organization_id: uuid.UUID) -> str | None:
+    """The organization's did:prism issuer (long form); None before it was made."""
+    return db.session.scalar(
+        select(PrismIssuer.did).where(PrismIssuer.organization_id == organization_id)
+    )
 
 
 def issuer_roots(organization_id: uuid.UUID) -> list[x509.Certificate]:

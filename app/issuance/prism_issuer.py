@@ -163,10 +163,3 @@ def status_list_document(
     )
     created = now.isoformat().replace("+00:00", "Z")
     return sign_secp256k1_2019(document, signing_key(issuer), issuer.issuing_kid, created)
-
-
-def prism_did_of(organization_id: uuid.UUID) -> str | None:
-    """The organization's did:prism (long form), or None before it was made: what the own
-    status list shortcut compares a credential's issuer with (``app.trust.own``)."""
-    issuer = existing_prism_issuer(organization_id)
-    return issuer.did if issuer is not None else None

@@ -21,7 +21,15 @@ from sqlalchemy.exc import IntegrityError
 
 from app import clock
 from app.extensions import db
-from app.issuance import attestation, certificates, dpop, keys, mdoc_signer, settings
+from app.issuance import (
+    attestation,
+    certificates,
+    dpop,
+    keys,
+    mdoc_signer,
+    prism_issuer,
+    settings,
+)
 from app.issuance.authorization import issue_access_token
 from app.issuance.links import IssuerLinks
 from app.issuance.models import AccessToken, CNonce, Credential, CredentialCopy, CredentialStatus
@@ -74,6 +82,8 @@ from app.webhooks import outbox
 
 MAX_TX_CODE_FAILURES = 5
 VALUE_TYPES = {"NUMBER": "number", "BOOLEAN": "boolean"}
+# The issuer metadata member naming the did:prism its DIDComm credentials are issued under.
+PRISM_ISSUER_MEMBER = "verity_did_prism"
 
 log = logging.getLogger(__name__)
 
@@ -131,12 +141,23 @@ def issuer_metadata(
 ) -> dict[str, Any]:
     """The issuer is shown by the organization's name and ``logo_uri``."""
     display = IssuerDisplay(organization.name, logo_uri, type_metadata.DISPLAY_LOCALE)
-    return credential_issuer_metadata(
+    metadata = credential_issuer_metadata(
         links.issuer(organization.id),
         configurations(organization),
         display,
         settings.current().batch_size,
     )
+    # The DID its DIDComm credentials are issued under, once made (read only, like the
+    # keys): an extension member (§12.2.4 lets an issuer add its own), named for this service
+    # so no wallet takes it for a parameter of the specification.
+    did = prism_issuer.existing_prism_issuer(organization.id)
+    if did is not None:
+        metadata[PRISM_ISSUER_MEMBER] = {
+            "did": did.did,
+            "short_form": did.short_form,
+            "did_document": did.document(),
+        }
+    return metadata
 
 
 def oauth_metadata(organization: Organization, links: IssuerLinks) -> dict[str, Any]:

@@ -21,6 +21,7 @@ from app.errors import (
     NotFound,
     describe_validation_error,
 )
+from app.issuance import prism_issuer
 from app.organizations import operations as org_ops
 from app.organizations.models import Membership, Role
 from app.staff.blueprint import bp, navigate
@@ -113,6 +114,8 @@ def detail_page(member: Membership, status: int = 200, **extra: Any) -> Response
         member=member,
         members=org_ops.members_of(organization),
         is_acting=acting,
+        # Read only: the DID is made by the first credential issued over DIDComm.
+        prism_issuer=prism_issuer.existing_prism_issuer(organization.id) if acting else None,
         can_manage=member.role in MANAGING_ROLES,
         wallet_attestation_choices=WALLET_ATTESTATION_CHOICES,
         upgrade=upgrade_prompt(organization, GATED_ACTION) if acting else None,

@@ -48,7 +48,7 @@ from app.statuslist.encoding import (
     read_msb_first,
 )
 from app.statuslist.errors import StatusError
-from app.statuslist.own import own_entry
+from app.statuslist.own import own_entry, own_prism_entry
 from app.trust.fetch import Fetcher
 from app.trust.issuers import ResolvedIssuer
 from app.trust.own import OwnIssuers
@@ -115,8 +115,9 @@ def check_bitstring_status(
     """The status of the credential whose ``credentialStatus`` this is: the first entry that
     is not VALID, else VALID. Raises StatusError when no statement can be made; the caller
     decides whether that fails the presentation. A list of this deployment's own issuer
-    (``own``: ``<issuer>/status-lists/<n>/bitstring``, the same bits as Token Status List
-    ``n``) is read as it is now (``app.statuslist.own``)."""
+    (``own``: ``<issuer>/status-lists/<n>/bitstring``, or ``<issuer>/credential-status/<n>``
+    for its did:prism, the same bits as Token Status List ``n``) is read as it is now
+    (``app.statuslist.own``)."""
     result: StatusResult | None = None
     for entry in parse_entries(credential_status):
         if entry.purpose in SKIPPED_PURPOSES:
@@ -154,8 +155,13 @@ def _status_2021(
 
 
 def _own_entry(entry: Entry, issuer: ResolvedIssuer, own: OwnIssuers | None) -> int | None:
-    # This deployment serves its lists as Bitstring Status List credentials only.
-    if own is None or entry.type != ENTRY_TYPE or not entry.uri.endswith(OWN_LIST_SUFFIX):
+    # This deployment serves its lists as Bitstring Status List credentials, and as
+    # StatusList2021 credentials for what its did:prism issuers issue over DIDComm.
+    if own is None:
+        return None
+    if entry.type == STATUS_LIST_2021_ENTRY_TYPE:
+        return own_prism_entry(entry.uri, entry.index, entry.purpose, issuer, own)
+    if entry.type != ENTRY_TYPE or not entry.uri.endswith(OWN_LIST_SUFFIX):
         return None
     if entry.size != 1 or entry.purpose != "revocation":
         return None

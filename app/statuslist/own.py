@@ -6,6 +6,10 @@ the database as it is now, so a revocation counts at the very next check instead
 list's ``ttl``. The list must be one of that same issuer's: a credential of one organization
 pointing at another's list is refused, as a fetched list signed by another issuer would be
 (Token Status List 8.3 step 3). A list anywhere else is left to ``check_status``.
+
+A credential issued over DIDComm names its organization's did:prism as issuer and a
+StatusList2021 list ``<issuer>/credential-status/<n>`` (``own_prism_entry``): answered the
+same way, when the DID is the very one that organization issues under.
 """
 
 from __future__ import annotations
@@ -14,9 +18,10 @@ from cryptography import x509
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 
 from app.statuslist.errors import StatusError
+from app.trust.did_prism import short_form
 from app.trust.errors import TrustError
 from app.trust.issuers import ResolvedIssuer
-from app.trust.own import STATUS_LISTS_PATH, OwnIssuers
+from app.trust.own import CREDENTIAL_STATUS_PATH, STATUS_LISTS_PATH, OwnIssuers
 
 DER = Encoding.DER
 
@@ -40,6 +45,34 @@ def own_entry(uri: str, idx: int, issuer: ResolvedIssuer, own: OwnIssuers) -> in
     except TrustError as exc:
         raise StatusError(exc.reason) from exc
     status = own.read_status(organization, number, idx)
+    if status is None:
+        raise StatusError(f"Status list {uri} does not exist or has no entry {idx}")
+    return status
+
+
+def own_prism_entry(
+    uri: str, idx: int, purpose: str, issuer: ResolvedIssuer, own: OwnIssuers
+) -> int | None:
+    """The status at ``idx`` of this deployment's StatusList2021 list ``uri`` for a
+    credential whose issuer is a did:prism; None when either is not this deployment's (a
+    did:prism of elsewhere, a list elsewhere). The list must be of the organization whose
+    did:prism issued the credential, like a fetched list must be signed by it."""
+    if own.read_prism_did is None or issuer.method != "did:prism" or not own.names(uri):
+        return None
+    iss, found, _ = uri.rpartition(CREDENTIAL_STATUS_PATH)
+    if not found:
+        return None
+    try:
+        organization = own.organization(iss)
+    except TrustError as exc:
+        raise StatusError(exc.reason) from exc
+    did = own.read_prism_did(organization)
+    if did is None or short_form(did) != short_form(issuer.identifier):
+        raise StatusError(f"Status list {uri} is not a list of the credential's issuer")
+    if purpose != "revocation":
+        raise StatusError(f"Status list {uri} is a revocation list, not a {purpose} list")
+    number = own.list_number(iss, uri, CREDENTIAL_STATUS_PATH)
+    status = None if number is None else own.read_status(organization, number, idx)
     if status is None:
         raise StatusError(f"Status list {uri} does not exist or has no entry {idx}")
     return status

@@ -28,6 +28,8 @@ from app.trust.metadata import select_key
 
 ISSUERS_PATH = "/issuers/"
 STATUS_LISTS_PATH = "/status-lists/"
+# The same lists as StatusList2021 credentials signed by the organization's did:prism.
+CREDENTIAL_STATUS_PATH = "/credential-status/"
 _LIST_NUMBER = re.compile(r"^(0|[1-9][0-9]{0,8})$")
 
 # An organization's published issuer keys (JWKs: the current key and each retired one a
@@ -41,6 +43,8 @@ SignerReader = Callable[[uuid.UUID], bytes | None]
 # The organization's issuer root certificates (current and replaced): the anchors its own
 # credentials' x5c chains lead to.
 RootReader = Callable[[uuid.UUID], Sequence[x509.Certificate]]
+# The organization's did:prism issuer (long form), or None before it was made.
+PrismDidReader = Callable[[uuid.UUID], str | None]
 
 
 def _no_roots(organization: uuid.UUID) -> Sequence[x509.Certificate]:
@@ -57,6 +61,7 @@ class OwnIssuers:
     read_status: StatusReader
     read_mdoc_signer: SignerReader | None = None
     read_roots: RootReader = _no_roots
+    read_prism_did: PrismDidReader | None = None
 
     def names(self, url: str) -> bool:
         """Whether ``url`` lies under this deployment's issuers path (an issuer identifier or
@@ -88,10 +93,10 @@ class OwnIssuers:
         read from the database, so no other anchor can vouch for this deployment's issuer."""
         return self.read_roots(self.organization(iss))
 
-    def list_number(self, iss: str, uri: str) -> int | None:
+    def list_number(self, iss: str, uri: str, path: str = STATUS_LISTS_PATH) -> int | None:
         """The number of ``uri`` as one of issuer ``iss``'s own status lists; None when
-        ``uri`` is not under that issuer's status lists path."""
-        prefix = iss + STATUS_LISTS_PATH
+        ``uri`` is not under that issuer's status lists ``path``."""
+        prefix = iss + path
         if not uri.startswith(prefix):
             return None
         number = uri[len(prefix) :]

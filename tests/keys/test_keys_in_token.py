@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import base64
 import json
+import uuid
 
 import pkcs11
 import pytest
@@ -264,3 +265,74 @@ def test_the_root_in_the_token_certifies_the_issuer_key_in_the_token(token_app, 
 def header_key_x(leaf) -> str:
     numbers = leaf.public_key().public_numbers()
     return base64.urlsafe_b64encode(numbers.x.to_bytes(32, "big")).rstrip(b"=").decode()
+
+
+# ----------------------------------------------------------------- the did:prism issuing key
+
+
+def test_the_did_prism_issuing_key_is_made_and_signs_in_the_token(token_app, softhsm):
+    """SoftHSM2 makes secp256k1 keys: the ISSUING key is kept there like the other issuer
+    keys, and its ES256K signatures (DER from the token, written r||s low-S) verify."""
+    from issuance.test_prism_issuer import verify_es256k, verify_independently
+
+    from app.issuance import prism_issuer
+
+    org = make_org(token_app)
+    with token_app.app_context():
+        token = prism_issuer.sign_credential(uuid.UUID(org.id), {"iss": "x", "n": 1})
+        issuer = prism_issuer.existing_prism_issuer(uuid.UUID(org.id))
+        db.session.commit()
+        assert issuer.sealed_private_key is None and issuer.token_key_label
+        label, did = issuer.token_key_label, issuer.did
+    assert private_objects(softhsm, label) == [(True, False, False)]
+    header, claims = verify_es256k(token, did)
+    assert header["kid"] == f"{did}#issuing-0" and claims == {"iss": "x", "n": 1}
+    answer = token_app.test_client().get(f"/issuers/{org.id}/credential-status/0")
+    assert answer.status_code == 200
+    verify_independently(answer.get_json(), did)
+
+
+def test_a_token_key_the_sdk_refuses_is_destroyed_and_drawn_again(token_app, softhsm, monkeypatch):
+    from app.didcomm import prism
+    from app.hardware_keys import Token
+    from app.issuance import prism_issuer
+
+    made: list[str] = []
+    generate = Token.generate_signing_key
+
+    def recorded(self, label, curve="secp256r1"):
+        made.append(label)
+        return generate(self, label, curve)
+
+    accepts = prism.sdk_accepts
+    asked: list[object] = []
+
+    def first_refused(key) -> bool:
+        # The token's first key is taken for one the SDK refuses.
+        asked.append(key)
+        return len(asked) > 1 and accepts(key)
+
+    monkeypatch.setattr(Token, "generate_signing_key", recorded)
+    monkeypatch.setattr(prism, "sdk_accepts", first_refused)
+    org = make_org(token_app)
+    with token_app.app_context():
+        issuer = prism_issuer.prism_issuer_of(uuid.UUID(org.id))
+        db.session.commit()
+        assert len(made) == 2 and issuer.token_key_label == made[1]
+    assert private_objects(softhsm, made[0]) == []
+    assert private_objects(softhsm, made[1]) == [(True, False, False)]
+
+
+def test_a_token_without_secp256k1_leaves_the_did_prism_key_sealed(token_app, monkeypatch):
+    from app.hardware_keys import CurveNotSupported, Token
+    from app.issuance import prism_issuer
+
+    def refuses(self, label, curve="secp256r1"):
+        raise CurveNotSupported(f"no {curve}")
+
+    monkeypatch.setattr(Token, "generate_signing_key", refuses)
+    org = make_org(token_app)
+    with token_app.app_context():
+        issuer = prism_issuer.prism_issuer_of(uuid.UUID(org.id))
+        db.session.commit()
+        assert issuer.sealed_private_key is not None and issuer.token_key_label is None

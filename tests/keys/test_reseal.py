@@ -64,6 +64,7 @@ def test_after_resealing_the_same_key_signs_webhooks_sign_and_sent_links_work(ma
         "issuer_keys_already_sealed": 0,
         "issuer_keys_in_token": 0,
         "mdoc_keys": 0,
+        "prism_keys": 0,
         "verifier_keys": 1,
         "didcomm_keys": 0,
         "webhook_secrets": 1,
@@ -170,3 +171,28 @@ def test_after_resealing_the_mdoc_keys_sign_mdocs_and_certify_a_new_document_sig
     again = json.loads(reseal(after).stdout)
     # Only mdocs were issued: the two mdoc keys are all there is, now under the new secret.
     assert again["mdoc_keys"] == 0 and again["issuer_keys_already_sealed"] == 2
+
+
+def test_after_resealing_the_did_prism_issuer_signs_under_the_same_did(make_app):
+    import uuid
+
+    from issuance.test_prism_issuer import verify_es256k
+
+    from app.issuance import prism_issuer
+
+    before = make_app(ISSUER_KEY_SECRET=OLD)
+    org = make_org(before)
+    with before.app_context():
+        did = prism_issuer.prism_issuer_of(uuid.UUID(org.id)).did
+        db.session.commit()
+
+    after = make_app(ISSUER_KEY_SECRET=NEW)
+    result = reseal(after)
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["prism_keys"] == 1
+    with after.app_context():
+        token = prism_issuer.sign_credential(uuid.UUID(org.id), {"n": 1})
+        assert prism_issuer.existing_prism_issuer(uuid.UUID(org.id)).did == did
+    assert verify_es256k(token, did)[1] == {"n": 1}
+    again = json.loads(reseal(after).stdout)
+    assert again["prism_keys"] == 0 and again["issuer_keys_already_sealed"] == 1
