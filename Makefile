@@ -106,6 +106,8 @@ wrk:
 		DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq wrk >/dev/null; }
 
 # The whole loop on a throwaway SQLite database: issue, receive, present, VERIFIED; then stop.
+# With Node.js, also a Socious Wallet holder (the Identus SDK, `npm ci` on first use) verified
+# over DIDComm through a loopback mediator, by a second instance with TRUST_ALLOW_PRIVATE.
 demo: $(RUNTIME)
 	$(BIN)/python demo/run.py $(if $(KEEP),--keep)
 

@@ -1,9 +1,13 @@
 """``make demo`` runs ``demo/run.py``: the whole loop on a throwaway database with ``make run``'s
-settings (``PUBLIC_URL`` the address served, no ``TRUST_ALLOW_PRIVATE``): VERIFIED, then FAILED at once when
-the credential is revoked, with nothing left running or on disk."""
+settings (``PUBLIC_URL`` the address served, no ``TRUST_ALLOW_PRIVATE``): VERIFIED, then FAILED
+at once when the credential is revoked; then a Socious Wallet holder (the Identus SDK, in Node,
+which CI has) verified over DIDComm by a second service on the same database, the one with
+``TRUST_ALLOW_PRIVATE`` since the wallet's mediator is on loopback. Nothing is left running or
+on disk."""
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 import sys
@@ -33,6 +37,18 @@ def test_the_demo_issues_presents_verified_revokes_presents_failed_then_cleans_u
         r"^  again\s+FAILED \(Credential has been revoked by its issuer\)$", out, re.MULTILINE
     ), out
     assert re.search(r"^  outcome\s+VERIFIED, then FAILED once revoked$", out, re.MULTILINE), out
+    # Node.js is there (as in CI), so the DIDComm run happened, never skipped.
+    didcomm = re.search(
+        r"^  didcomm\s+VERIFIED \(Socious Wallet SDK 7\.0\.0 over DIDComm\), claims (\{.*\})$",
+        out,
+        re.MULTILINE,
+    )
+    assert didcomm, out
+    assert json.loads(didcomm.group(1)) == {
+        "country": "GB",
+        "first_name": "Ada",
+        "last_name": "Lovelace",
+    }
     assert re.search(r"^  credential\s+ISSUED: ", out, re.MULTILINE), out
     assert re.search(r"^  sign-in token\s+vs_\S+$", out, re.MULTILINE), out
     dashboard = re.search(r"^  dashboard\s+(http://127\.0\.0\.1:\d+)/dashboard", out, re.MULTILINE)
