@@ -183,13 +183,15 @@ def register_didcomm() -> None:
     from app.didcomm_agent import settings as didcomm_settings
     from app.didcomm_agent.identities import prepare
     from app.issuance import didcomm as issuance_didcomm
+    from app.presentations import didcomm as presentations_didcomm
     from app.presentations.operations import before_link
     from app.web.requests import base_url
 
     didcomm_settings.provide(lambda: didcomm_settings.from_config(current_app.config, base_url()))
     didcomm_settings.provide_context(trust_context)
     before_link(prepare)
-    # Credential offers taken over DIDComm are the issuance's own threads.
+    # The agent's threads are the parts': presentation requests and credential offers.
+    presentations_didcomm.register()
     issuance_didcomm.register()
 
 

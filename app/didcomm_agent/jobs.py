@@ -18,7 +18,7 @@ log = logging.getLogger(__name__)
 
 @jobs.job(name=operations.HANDLE_JOB, queue=jobs.DELIVERIES)
 def handle(raw: str) -> None:
-    operations.handle(base64.b64decode(raw), settings.context())
+    operations.handle(base64.b64decode(raw))
 
 
 @jobs.job(name=operations.DELIVER_JOB, queue=jobs.DELIVERIES)

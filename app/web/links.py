@@ -15,11 +15,11 @@ from flask import current_app, url_for
 
 from app import clock
 from app.deployment import VERIFIER_EXTENSION
-from app.didcomm_agent.operations import invitation_url
 from app.oid4vp.request import AuthorizationRequest, reference_link
 from app.oid4vp.verifier import Verifier
 from app.policies.models import PolicyRequest
 from app.policies.tokens import policy_token
+from app.presentations.didcomm import invitation_url
 from app.presentations.operations import verification_of
 from app.recently_used import RecentlyUsed
 from app.verifications.models import (
