@@ -14,6 +14,8 @@ one with a holder of its own.)
 
 from __future__ import annotations
 
+import base64
+import json
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -198,3 +200,19 @@ def test_an_expired_credential_fails(served, wallet, issuer):
     lookup = verify_with_the_sdk(served, wallet, expired, [issuer.short_form])
 
     assert (lookup["status"], lookup["validation_error"]) == ("FAILED", "Credential has expired")
+
+
+def test_a_tampered_credential_fails(served, wallet, issuer):
+    def tampered(subject: str) -> str:
+        head, body, signature = issuer.credential(subject).split(".")
+        claims = json.loads(base64.urlsafe_b64decode(body + "=" * (-len(body) % 4)))
+        claims["vc"]["credentialSubject"]["country"] = "FR"
+        changed = base64.urlsafe_b64encode(json.dumps(claims).encode()).rstrip(b"=").decode()
+        return f"{head}.{changed}.{signature}"
+
+    lookup = verify_with_the_sdk(served, wallet, tampered, [issuer.short_form])
+
+    assert (lookup["status"], lookup["validation_error"]) == (
+        "FAILED",
+        "Credential signature does not verify",
+    )
