@@ -199,7 +199,7 @@ class Service:
 def started(env: dict[str, str], port: int, log_path: Path, workers: int = 2) -> Iterator[Service]:
     """gunicorn and the job worker, as ``make run`` starts them, each in a process group of
     its own (one log for both), both stopped however the block ends. Not yet answering:
-    :func:`wait_ready` waits for that, so services can boot side by side."""
+    :func:`wait_service` waits for that, so services can boot side by side."""
     with log_path.open("ab") as log, contextlib.ExitStack() as stopping:
         processes = []
         for command in (
@@ -240,7 +240,40 @@ def stop(process: subprocess.Popen) -> None:
         process.wait(STOP_TIMEOUT)
 
 
-def wait_ready(service: Service) -> None:
+@contextlib.contextmanager
+def gunicorn(env: dict[str, str], port: int, log_path: Path) -> Iterator[subprocess.Popen]:
+    """gunicorn alone in a process group of its own, stopped (workers too) however the block
+    ends: for the tests that start the service as an operator would, a worker of their own."""
+    with log_path.open("wb") as log:
+        process = subprocess.Popen(
+            [str(BIN / "gunicorn"), "--workers", "2", "--bind", f"127.0.0.1:{port}", "wsgi:app"],
+            cwd=ROOT,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+        try:
+            yield process
+        finally:
+            stop(process)
+
+
+def wait_ready(process: subprocess.Popen, base: str, log_path: Path) -> None:
+    """Until ``base`` answers /healthz (for :func:`gunicorn`)."""
+    deadline = time.monotonic() + START_TIMEOUT
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise DemoError(f"gunicorn exited on start:\n{log_path.read_text()[-3000:]}")
+        with contextlib.suppress(requests.RequestException):
+            if requests.get(f"{base}/healthz", timeout=2).status_code == 200:
+                return
+        time.sleep(0.2)
+    raise DemoError(f"gunicorn did not answer /healthz in {START_TIMEOUT} s")
+
+
+def wait_service(service: Service) -> None:
     deadline = time.monotonic() + START_TIMEOUT
     while time.monotonic() < deadline:
         for name, process in (("gunicorn", service.web), ("the job worker", service.worker)):
@@ -281,7 +314,7 @@ def run_demo(workdir: Path, keep: bool = False) -> dict[str, Any]:
     with started(env, port, workdir / "server.log") as service:
         # The DIDComm run's service and wallet boot while this one does, and stop once it ran.
         with didcomm_started(workdir, env) as didcomm:
-            wait_ready(service)
+            wait_service(service)
             try:
                 outcome = the_loop(base, token, Wallet.open(workdir / "wallet.json"))
             except Exception as exc:
@@ -412,7 +445,7 @@ def didcomm_started(
         with wallet:
 
             def run(token: str) -> dict[str, Any]:
-                wait_ready(service)
+                wait_service(service)
                 try:
                     done = the_didcomm_loop(service.base, token, wallet)
                 except Exception as exc:

@@ -11,6 +11,8 @@ abbreviated names. A service is an object or a list; its ``s`` is either the new
 
 from __future__ import annotations
 
+import copy
+import functools
 import json
 from dataclasses import dataclass
 from typing import Any
@@ -133,7 +135,8 @@ class PeerDid:
             )
         ]
         services = [
-            {"id": self.did + ("#service" if i == 0 else f"#service-{i}"), **service}
+            # Copied: a parsed DID is kept per process (``parse``), its document is the caller's.
+            {"id": self.did + ("#service" if i == 0 else f"#service-{i}"), **copy.deepcopy(service)}
             for i, service in enumerate(self.services)
         ]
         return {
@@ -147,8 +150,12 @@ class PeerDid:
         }
 
 
+@functools.lru_cache(maxsize=512)
 def parse(did: str) -> PeerDid:
-    """Read a did:peer:2, or raise :class:`PeerDidError` saying what is wrong with it."""
+    """Read a did:peer:2, or raise :class:`PeerDidError` saying what is wrong with it.
+
+    Kept per process for the last 512 DIDs: a holder's DID comes back with every message of
+    its exchange (a DID that fails to parse is not kept)."""
     if not isinstance(did, str) or not did.startswith(PREFIX + "."):
         raise PeerDidError("The DID is not a did:peer:2.")
     key_agreement: list[tuple[str, bytes]] = []

@@ -7,6 +7,7 @@ that passes one has made a mistake worth hearing about.
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from cryptography.hazmat.primitives.asymmetric import ec, ed448, ed25519, rsa
@@ -61,8 +62,21 @@ def _ec_key(jwk: dict[str, Any]) -> ec.EllipticCurvePublicKey:
     curve_name = jwk.get("crv")
     if not isinstance(curve_name, str) or curve_name not in EC_CURVES:
         raise SdJwtError("Key curve is not supported")
+    x, y = jwk.get("x"), jwk.get("y")
+    if isinstance(x, str) and isinstance(y, str):
+        return _ec_point(curve_name, x, y)
+    _member(jwk, "x"), _member(jwk, "y")  # says which member is missing or malformed
+    raise SdJwtError("Key is missing a required member")
+
+
+@functools.lru_cache(maxsize=512)
+def _ec_point(curve_name: str, x_text: str, y_text: str) -> ec.EllipticCurvePublicKey:
+    """The key of these coordinates, kept for the last 512: an issuer's key comes back with
+    every credential (checking the point is on the curve is a tenth of a verification). A
+    refusal raises, and is not kept."""
     curve, size = EC_CURVES[curve_name]
-    x, y = _member(jwk, "x"), _member(jwk, "y")
+    x = b64url_decode(x_text, "A key member")
+    y = b64url_decode(y_text, "A key member")
     if len(x) != size or len(y) != size:
         raise SdJwtError("Key coordinates have the wrong length for the curve")
     numbers = ec.EllipticCurvePublicNumbers(
