@@ -10,7 +10,7 @@ import logging
 
 from app import jobs
 from app.didcomm_agent import operations, settings
-from app.trust.errors import FetchError
+from app.trust.errors import AddressRefused, FetchError
 from app.trust.fetch import Fetcher
 
 log = logging.getLogger(__name__)
@@ -34,6 +34,11 @@ def deliver(url: str, body: str, attempt: int) -> None:
     try:
         answer = fetcher.post(url, body.encode("utf-8"), headers, body_limit=200)
         problem = None if 200 <= answer.status < 300 else f"answered {answer.status}"
+    except AddressRefused as exc:
+        # A mediator at a loopback or private address is never reached outside development:
+        # trying again would change nothing.
+        log.warning("didcomm message to %s not sent: %s", url, exc.reason)
+        return
     except FetchError as exc:
         problem = exc.reason
     if problem is None:

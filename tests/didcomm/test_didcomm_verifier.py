@@ -510,3 +510,16 @@ def test_the_socious_wallets_scanner_reads_the_invitation_as_a_short_link(served
 
     assert answer.status_code == 200
     assert answer.get_json() == {"long_url": url}
+
+
+def test_outside_development_a_wallet_behind_a_private_address_is_never_sent_to(make_app, holder):
+    served = make_app()  # no TRUST_ALLOW_PRIVATE: the outbound guard refuses loopback
+    client = served.test_client()
+    opened = open_didcomm(served, client)
+    request = connection_request(opened.invitation)
+
+    assert post(client, holder.pack(request, opened.invitation["from"])).status_code == 202
+    run_jobs(served)
+
+    assert holder.inbox == []
+    assert queue_of(served).pending_count() == 0  # refused, not retried
