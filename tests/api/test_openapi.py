@@ -101,6 +101,7 @@ ISSUER_OPERATIONS = {
     ("POST", "/issuers/{org_id}/credential"),
     ("GET", "/issuers/{org_id}/status-lists/{number}"),
     ("GET", "/issuers/{org_id}/status-lists/{number}/bitstring"),
+    ("GET", "/issuers/{org_id}/credential-status/{number}"),
     ("GET", "/issuers/{org_id}/iaca"),
     ("GET", "/types/{name}"),
 }

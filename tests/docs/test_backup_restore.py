@@ -25,7 +25,7 @@ import pytest
 from sqlalchemy.engine import make_url
 from support.tutorials import TUTORIALS, script
 
-from demo.run import environment, flask, free_port, started, wait_ready
+from demo.run import environment, flask, free_port, gunicorn, wait_ready
 
 pytestmark = pytest.mark.skipif(
     os.environ.get("VERITY_TEST_DB") != "postgresql" or not os.environ.get("TEST_DATABASE_URL"),
@@ -100,8 +100,8 @@ def test_a_dump_restored_into_a_new_database_serves_and_signs_with_the_restored_
         env["DATABASE_URL"] = original.replace("postgresql://", "postgresql+psycopg://", 1)
         flask(env, "db", "upgrade")
         flask(env, "schemas", "seed")
-        with started(env, port, tmp_path / "original.log") as service:
-            wait_ready(service)
+        with gunicorn(env, port, tmp_path / "original.log") as process:
+            wait_ready(process, base, tmp_path / "original.log")
             first = script(TUTORIALS[0], base, wallet)
             state = bash(f"{first}\n{HANDOVER} > {tmp_path / 'state.sh'}", env)
         assert "ISSUED" in state.splitlines()
@@ -111,8 +111,8 @@ def test_a_dump_restored_into_a_new_database_serves_and_signs_with_the_restored_
 
         # The same secrets and the same address (the credential names its issuer by it).
         env["DATABASE_URL"] = restored.replace("postgresql://", "postgresql+psycopg://", 1)
-        with started(env, port, tmp_path / "restored.log") as service:
-            wait_ready(service)
+        with gunicorn(env, port, tmp_path / "restored.log") as process:
+            wait_ready(process, base, tmp_path / "restored.log")
             second = script(TUTORIALS[1], base, wallet)
             out = bash(
                 f"source {tmp_path / 'state.sh'}\nexport FLASK_APP=wsgi BASE={base}\n{second}\n"

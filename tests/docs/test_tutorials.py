@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from support.tutorials import TUTORIALS, runnable_blocks, script
 
-from demo.run import environment, flask, free_port, started, wait_ready
+from demo.run import environment, flask, free_port, gunicorn, wait_ready
 
 # The live instance has a SQLite database of its own and never touches the suite's, so the
 # PostgreSQL pass of `make test` would only repeat the SQLite pass.
@@ -41,8 +41,8 @@ def test_the_tutorials_run_as_written_against_a_live_instance(tmp_path):
     wallet = tmp_path / "wallet.json"
     both = "\n".join(script(page, base, wallet) for page in TUTORIALS)
 
-    with started(env, port, tmp_path / "gunicorn.log") as service:
-        wait_ready(service)
+    with gunicorn(env, port, tmp_path / "gunicorn.log") as process:
+        wait_ready(process, base, tmp_path / "gunicorn.log")
         done = subprocess.run(
             ["bash", "-e", "-o", "pipefail", "-c", both],
             cwd=ROOT,

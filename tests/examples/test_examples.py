@@ -32,7 +32,7 @@ import requests
 from interop.interop_support import interop_database
 from support.npm import ensure_node_modules
 
-from demo.run import PERSON, SCHEMA, Api, environment, free_port, started, stop, wait_ready
+from demo.run import PERSON, SCHEMA, Api, environment, free_port, gunicorn, stop, wait_ready
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"
@@ -129,8 +129,9 @@ def live_verity(workdir: Path, env: dict[str, str], port: int) -> Iterator[Verit
     token = operator_setup(env)
     base = f"http://127.0.0.1:{port}"
     log = workdir / "server.log"
-    with started(env, port, log) as server:
-        wait_ready(server)
+    worker_command = [str(Path(sys.executable).parent / "flask"), "--app", "wsgi", "jobs", "worker"]
+    with gunicorn(env, port, log) as server, process(worker_command, env, workdir / "worker.log"):
+        wait_ready(server, base, log)
         staff = Api(base, {"Authorization": f"Bearer {token}"})
         apikey = staff("POST", "/integrations", 201, {"name": "Example backends"})["key"]
         schema = staff("POST", "/schemas", 201, SCHEMA)
