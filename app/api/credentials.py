@@ -55,6 +55,7 @@ def _mail_offer(offer: IssuedOffer, links: IssuerLinks) -> None:
         expires_at=credential.offer_expires_at,
         tx_code_required=credential.tx_code_hash is not None,
         reference=str(credential.id),
+        invitation=links.offer_url(credential) if credential.protocol == "didcomm" else None,
     )
 
 

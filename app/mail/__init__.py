@@ -64,8 +64,10 @@ def send_offer(
     expires_at: datetime | None = None,
     tx_code_required: bool = False,
     reference: str = "",
+    invitation: str | None = None,
 ) -> None:
-    """Email the person the link to their offer page once the current transaction commits."""
+    """Email the person the link to their offer page once the current transaction commits
+    (and a DIDComm offer's invitation)."""
     mail = OfferMail(
         to=to,
         recipient_name=recipient_name,
@@ -75,6 +77,7 @@ def send_offer(
         expires_at=expires_at,
         tx_code_required=tx_code_required,
         reference=reference,
+        invitation=invitation,
     )
     message = offer_message(mail, current_app.config["MAIL_FROM"])
     outbox = db.session.info.setdefault(OUTBOX, [])

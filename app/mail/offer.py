@@ -28,6 +28,8 @@ class OfferMail:
     offer_page: str
     expires_at: datetime | None = None
     tx_code_required: bool = False
+    # A DIDComm offer's invitation, for a wallet that reads it from the email itself.
+    invitation: str | None = None
     # For the log when sending fails (a credential ID): never the address or the link.
     reference: str = ""
 
@@ -51,6 +53,12 @@ def offer_text(mail: OfferMail) -> str:
         mail.offer_page,
         "",
     ]
+    if mail.invitation:
+        lines += [
+            _("Or open this invitation in your Socious Wallet or another Identus wallet:"),
+            mail.invitation,
+            "",
+        ]
     if mail.expires_at is not None:
         when = mail.expires_at.strftime("%Y-%m-%d %H:%M UTC")
         lines += [_("The offer can be taken once, until %(moment)s.", moment=when), ""]

@@ -53,4 +53,5 @@ def email_offer(credential: Credential, links: IssuerLinks) -> None:
         expires_at=credential.offer_expires_at,
         tx_code_required=credential.tx_code_hash is not None,
         reference=str(credential.id),
+        invitation=links.offer_url(credential) if credential.protocol == "didcomm" else None,
     )

@@ -204,7 +204,7 @@ def test_a_csv_upload_refuses_didcomm_for_another_format_and_issues_nothing(
     assert api_credentials(client, owner) == []
 
 
-def test_the_offer_email_of_a_didcomm_offer_leads_to_its_invitation(make_app):
+def test_the_offer_email_of_a_didcomm_offer_carries_and_leads_to_its_invitation(make_app):
     with smtp_server() as inbox:
         app = make_app(MAIL_URL=f"smtp://127.0.0.1:{inbox.port}", MAIL_FROM="creds@acme.test")
         owner = make_staff(app, f"owner-{uuid.uuid4().hex[:8]}@acme.test")
@@ -228,7 +228,8 @@ def test_the_offer_email_of_a_didcomm_offer_leads_to_its_invitation(make_app):
     assert stored["offer_page"] in body, "the email links to the offer page"
     assert "openid-credential-offer" not in body
     assert "a code" not in body, "a DIDComm offer has no transaction code"
-    [link] = [line for line in body.splitlines() if line.startswith("https://")]
+    [link, invitation] = [line for line in body.splitlines() if line.startswith("https://")]
+    assert invitation == stored["offer_url"], "the email carries the invitation itself too"
     offer_page = offer_page_of(client, {"offer_page": link})
     assert stored["offer_url"].startswith(INVITATION)
     assert stored["offer_url"] in offer_page.replace("&amp;", "&"), (
