@@ -97,14 +97,16 @@ def issuer() -> Iterator[Issuer]:
     server.stop()
 
 
-def kyc_verification(client, staff, trusted: list[str]) -> dict[str, Any]:
+def kyc_verification(
+    client, staff, trusted: list[str], types: tuple[str, ...] = (KYC_TYPE,)
+) -> dict[str, Any]:
     schema = client.post(
         "/schemas",
         json={
             "name": "Socious KYC",
             "description": "The identity check the Socious Wallet holds",
             "format": "jwt_vc_json",
-            "types": [KYC_TYPE],
+            "types": list(types),
             "attributes": [
                 {"name": "first_name", "description": "First name", "type": "TEXT"},
                 {"name": "last_name", "description": "Last name", "type": "TEXT"},
@@ -126,13 +128,17 @@ def kyc_verification(client, staff, trusted: list[str]) -> dict[str, Any]:
 
 
 def verify_with_the_sdk(
-    served, wallet: Holder, credential: Callable[[str], str], trusted: list[str]
+    served,
+    wallet: Holder,
+    credential: Callable[[str], str],
+    trusted: list[str],
+    types: tuple[str, ...] = (KYC_TYPE,),
 ) -> dict[str, Any]:
     """What an organization's backend does, with the SDK as the person's wallet: the lookup
     once the individual leaves REQUESTED."""
     client = served.app.test_client()
     staff = make_staff(served.app)
-    verification = kyc_verification(client, staff, trusted)
+    verification = kyc_verification(client, staff, trusted, types)
     wallet.store_credential(credential(wallet.prism_did()))
     individual = client.post(
         "/verifications/individuals",
@@ -215,4 +221,17 @@ def test_a_tampered_credential_fails(served, wallet, issuer):
     assert (lookup["status"], lookup["validation_error"]) == (
         "FAILED",
         "Credential signature does not verify",
+    )
+
+
+def test_the_kyc_credential_presented_for_another_type_fails_saying_so(served, wallet, issuer):
+    """The Socious Wallet presents its KYC credential whatever was asked (SDK 7): a
+    verification of another type decides on what arrived, and says it is not what it asked."""
+    lookup = verify_with_the_sdk(
+        served, wallet, issuer.credential, [issuer.short_form], (KYC_TYPE, "NurseLicense")
+    )
+
+    assert (lookup["status"], lookup["validation_error"]) == (
+        "FAILED",
+        "Credential type VerifiableCredential is not the type this verification asks for",
     )
