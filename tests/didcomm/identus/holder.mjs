@@ -147,7 +147,21 @@ async function answerOffer(message) {
     message.body.credential_preview = { ...preview, body: { attributes: preview.attributes } };
   }
   const offer = SDK.OfferCredential.fromMessage(message);
-  const request = await agent.prepareRequestCredentialWithIssuer(offer);
+  // As for "prism_did": a new did:prism the SDK could not resolve later (it would fail to
+  // present the credential) is made again.
+  let request;
+  for (let attempt = 0; attempt < 20 && !request; attempt++) {
+    const prepared = await agent.prepareRequestCredentialWithIssuer(offer);
+    const jwt = Buffer.from(prepared.attachments[0].data.base64, "base64").toString("utf8");
+    const iss = JSON.parse(Buffer.from(jwt.split(".")[1], "base64url").toString("utf8")).iss;
+    try {
+      await agent.castor.resolveDID(iss);
+      request = prepared;
+    } catch {
+      out({ event: "unreadable_did", did: iss });
+    }
+  }
+  if (!request) throw new Error("the SDK made 20 did:prism DIDs it cannot resolve");
   const sent = request.makeMessage();
   await agent.sendMessage(sent);
   out({ event: "requested_credential", id: sent.id, thid: sent.thid ?? null });
