@@ -39,6 +39,7 @@ from app.didcomm_agent.models import DidcommExchange
 from app.extensions import db
 from app.issuance import prism_issuer
 from app.issuance.models import DIDCOMM, Credential, CredentialStatus
+from app.oid4vci.credential import nest_claims
 from app.sdjwt import SdJwtError, read_unverified, verify_jws
 from app.vcjwt import VcJwtError
 from app.vcjwt.holder import holder_key
@@ -228,7 +229,7 @@ def _sign(credential: Credential, holder: str) -> str:
         "vc": {
             "@context": [V1],
             "type": ["VerifiableCredential", *(credential.schema.types or ())],
-            "credentialSubject": {**_subject(credential), "id": holder},
+            "credentialSubject": {**nest_claims(_claims(credential)), "id": holder},
             "credentialStatus": prism_issuer.status_entry(credential),
         },
     }
@@ -239,16 +240,8 @@ def _sign(credential: Credential, holder: str) -> str:
     return prism_issuer.sign_credential(credential.organization_id, payload)
 
 
-def _subject(credential: Credential) -> dict[str, Any]:
-    """The claims, dotted names as nested members (as the VC-JWT signer writes them)."""
-    subject: dict[str, Any] = {}
-    for claim in credential.claims:
-        *parents, last = claim["name"].split(".")
-        node = subject
-        for part in parents:
-            node = node.setdefault(part, {})
-        node[last] = claim["value"]
-    return subject
+def _claims(credential: Credential) -> dict[str, Any]:
+    return {claim["name"]: claim["value"] for claim in credential.claims}
 
 
 def register() -> None:
