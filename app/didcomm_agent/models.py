@@ -65,7 +65,9 @@ class DidcommExchange(IdMixin, db.Model):
     # The id of our request-presentation or offer-credential message: the answer's thid.
     request_message_id: Mapped[str] = mapped_column(String(100), unique=True)
     # An offer's challenge, which the wallet's request-credential JWT must carry as its nonce
-    # (a presentation's is its request's nonce).
+    # (a presentation's is its request's nonce). None once the exchange is closed (the
+    # credential issued on it, the offer resent, withdrawn, revoked or found expired): no
+    # request is honoured on it then (``app.issuance.didcomm.on_request``).
     challenge: Mapped[str | None] = mapped_column(String(100))
     created_at: Mapped[datetime] = mapped_column(default=clock.now)
     presented_at: Mapped[datetime | None]

@@ -40,6 +40,9 @@ from app.extensions import db
 from app.issuance import prism_issuer
 from app.issuance.models import DIDCOMM, Credential, CredentialStatus
 from app.oid4vci.credential import nest_claims
+from app.oid4vp.formats import JWT_VC_JSON
+from app.organizations.models import Organization, WalletAttestation
+from app.schemas.models import Schema
 from app.sdjwt import SdJwtError, read_unverified, verify_jws
 from app.vcjwt import VcJwtError
 from app.vcjwt.holder import holder_key
@@ -54,6 +57,57 @@ V1 = "https://www.w3.org/2018/credentials/v1"
 WALLET_KYC_TYPE = "verification"
 # How long the wallet's request JWT may be old (it carries iat, and no exp).
 REQUEST_MAX_AGE = 600
+
+
+# -- the issuing rules DIDComm cannot honour --------------------------------------------------
+
+
+def unhonoured_rules(schema: Schema, organization: Organization, *, tx_code: bool) -> list[str]:
+    """Each issuing rule of the schema or the organization that a DIDComm offer cannot keep,
+    named, with what to do instead; empty when the offer may be made.
+
+    issue-credential 3.0 (invitation, connection, offer, request, issue) has no step where a
+    code, a wallet attestation or a key attestation could be asked for, so an offer under
+    such a rule would be taken by whoever holds its invitation: it is refused instead. The rules DIDComm keeps by its own means (DPoP's proof of
+    possession, expiry, single use, withdraw, the schema's validity) are in the how-to's
+    "Issuing rules over DIDComm"."""
+    problems = []
+    if schema.format != JWT_VC_JSON:
+        problems.append(
+            f"protocol: DIDComm carries W3C VC-JWT credentials only; schema {schema.name} is "
+            f"{schema.format} (choose a {JWT_VC_JSON} schema, or openid4vci)"
+        )
+    if tx_code:
+        problems.append(
+            "tx_code: a DIDComm offer has no transaction code; the invitation is single use"
+        )
+    if schema.authorization_code_by_mail:
+        problems.append(
+            f"authorization_code_by_mail: schema {schema.name} is taken only with the code "
+            "mailed to its recipient, and DIDComm has no step to ask for it, so whoever holds "
+            "the invitation would take it (choose openid4vci)"
+        )
+    if schema.key_attestations_required:
+        problems.append(
+            f"key_attestations_required: schema {schema.name} asks for an attested holder "
+            "key, and a DIDComm credential request carries no key attestation (choose "
+            "openid4vci)"
+        )
+    if organization.wallet_attestation is WalletAttestation.REQUIRED:
+        problems.append(
+            "wallet_attestation: this organization requires a wallet attestation, and a "
+            "DIDComm wallet presents none (choose openid4vci, or set wallet_attestation to "
+            "optional)"
+        )
+    return problems
+
+
+def _rules_now(credential: Credential) -> list[str]:
+    """The rules as they read when the wallet comes: a schema's flags and the organization's
+    setting may have changed since the offer was made."""
+    return unhonoured_rules(
+        credential.schema, credential.organization, tx_code=credential.tx_code_hash is not None
+    )
 
 
 def prepare_offer(credential: Credential) -> None:
@@ -98,6 +152,9 @@ def on_invitation(opened: agent.Opened, invitation_id: str) -> bool:
     if credential.status != CredentialStatus.OFFERED:
         agent.report(opened, "e.p.req.expired", "This offer was taken, withdrawn or has expired.")
         return True
+    if problems := _rules_now(credential):
+        agent.report(opened, NOT_AVAILABLE, "; ".join(problems))
+        return True
     challenge = secrets.token_urlsafe(24)
     offer = protocols.offer_credential(
         opened.identity.did,
@@ -133,7 +190,8 @@ def _preview(credential: Credential) -> list[tuple[str, str]]:
 
 
 def on_request(opened: agent.Opened) -> None:
-    """The wallet's request-credential: its JWT checked, then the credential issued."""
+    """The wallet's request-credential: honoured only on an open exchange made on the offer's
+    current invitation, its JWT checked, then the credential issued."""
     thread = protocols.thread_of(opened.message)
     exchange = (
         db.session.scalar(
@@ -148,21 +206,66 @@ def on_request(opened: agent.Opened) -> None:
     if exchange.holder_did != opened.sender or exchange.identity_id != opened.identity.id:
         agent.report(opened, "e.p.msg.unknown-sender", "This request comes from another DID.")
         return
+    credential = db.session.get(Credential, exchange.credential_id)
+    refusal = TAKEN if credential is None else _closed(exchange, credential)
+    if credential is None or refusal is not None:
+        close(exchange)
+        agent.report(opened, "e.p.req.expired", refusal or TAKEN)
+        return
+    if problems := _rules_now(credential):
+        agent.report(opened, NOT_AVAILABLE, "; ".join(problems))
+        return
     try:
         holder = _checked_request(opened.message, exchange, opened.identity.did)
     except ValueError as exc:
         agent.report(opened, "e.p.msg.invalid", str(exc))
         return
-    credential = db.session.get(Credential, exchange.credential_id, with_for_update=True)
-    if credential is None or not _take(credential):
-        agent.report(opened, "e.p.req.expired", "This offer was taken, withdrawn or has expired.")
+    if not _take(credential, exchange.invitation_id):
+        close(exchange)
+        agent.report(opened, "e.p.req.expired", TAKEN)
         return
     signed = _sign(credential, holder)
-    exchange.challenge = None  # single use
+    close(exchange)  # single use
     agent.send(
         opened.identity, protocols.issue_credential(opened.message, opened.identity.did, signed)
     )
     outbox.emit("credential.issued", credential, credential.organization_id, credential.id)
+
+
+TAKEN = "This offer was taken, withdrawn or has expired."
+RESENT = "This offer was sent again: only its new invitation is honoured."
+# The problem report of an offer whose issuing rules DIDComm cannot honour (they changed
+# since it was made): the comment names them.
+NOT_AVAILABLE = "e.p.req.not-available"
+
+
+def _closed(exchange: DidcommExchange, credential: Credential) -> str | None:
+    """Why no request is honoured on this exchange any more, or None while it stands: it was
+    closed (the credential issued on it, the offer resent or withdrawn), it was made on an
+    invitation the offer no longer has (a resend, which also revives an expired offer with
+    a new token), or the offer is no longer open (taken, withdrawn, revoked, expired)."""
+    if credential.offer_token != exchange.invitation_id:
+        return RESENT
+    if exchange.challenge is None or credential.status is not CredentialStatus.OFFERED:
+        return TAKEN
+    return None
+
+
+def close(exchange: DidcommExchange) -> None:
+    """No request is honoured on this exchange any more: its challenge, which a request must
+    carry as its nonce, is gone."""
+    exchange.challenge = None
+
+
+def close_exchanges(credential: Credential) -> None:
+    """Close every exchange of the offer (a resend, a withdrawal, a revocation): a request
+    on any of them is refused, whatever invitation the offer has next."""
+    db.session.execute(
+        update(DidcommExchange)
+        .where(DidcommExchange.credential_id == credential.id)
+        .values(challenge=None)
+        .execution_options(synchronize_session=False)
+    )
 
 
 def _checked_request(message: dict[str, Any], exchange: DidcommExchange, domain: str) -> str:
@@ -193,14 +296,16 @@ def _checked_request(message: dict[str, Any], exchange: DidcommExchange, domain:
     return holder
 
 
-def _take(credential: Credential) -> bool:
-    """Move the offer to ISSUED if it still stands: one conditional UPDATE, so a revocation
-    or a second request meets it taken."""
+def _take(credential: Credential, invitation_id: str) -> bool:
+    """Move the offer to ISSUED if it still stands on the exchange's invitation: one
+    conditional UPDATE, so a revocation, a resend (a new token) or a second request meets
+    it taken."""
     now = clock.now()
     taken = db.session.execute(
         update(Credential)
         .where(
             Credential.id == credential.id,
+            Credential.offer_token == invitation_id,
             Credential.recorded_status == CredentialStatus.OFFERED,
             Credential.offer_expires_at > now,
         )

@@ -36,7 +36,6 @@ from app.issuance.models import (
     CredentialCopy,
     CredentialStatus,
 )
-from app.oid4vp.formats import JWT_VC_JSON
 from app.organizations.models import Organization
 from app.organizations.operations import require_paid_plan
 from app.recipients.models import Recipient
@@ -144,25 +143,17 @@ def _checked(organization: Organization, body: IssueCredential) -> Schema:
     if problems:
         raise InvalidRequest("; ".join(problems))
     if body.protocol == DIDCOMM:
-        _check_didcomm(schema, body)
+        _check_didcomm(organization, schema, body)
     return schema
 
 
-def _check_didcomm(schema: Schema, body: IssueCredential) -> None:
-    """What a DIDComm offer cannot carry: another format than a VC-JWT (what Identus wallets
-    take), a transaction code (the protocol has none), or a credential the Socious Wallet would
-    drop on receipt."""
-    if schema.format != JWT_VC_JSON:
-        raise InvalidRequest(
-            f"protocol: DIDComm carries W3C VC-JWT credentials only; schema {schema.name} is "
-            f"{schema.format} (choose a {JWT_VC_JSON} schema, or openid4vci)",
-            code="PROTOCOL_NOT_AVAILABLE",
-        )
-    if body.tx_code:
-        raise InvalidRequest(
-            "tx_code: a DIDComm offer has no transaction code; the invitation is single use",
-            code="PROTOCOL_NOT_AVAILABLE",
-        )
+def _check_didcomm(organization: Organization, schema: Schema, body: IssueCredential) -> None:
+    """What a DIDComm offer cannot carry: an issuing rule the protocol cannot honour
+    (``didcomm.unhonoured_rules``: the format, a transaction code, a code by mail, a key or
+    wallet attestation), or a credential the Socious Wallet would drop on receipt."""
+    problems = didcomm.unhonoured_rules(schema, organization, tx_code=body.tx_code)
+    if problems:
+        raise InvalidRequest("; ".join(problems), code="PROTOCOL_NOT_AVAILABLE")
     if any(c.name == "type" and c.value == WALLET_KYC_TYPE for c in body.claims):
         raise InvalidRequest(
             f'claims: type "{WALLET_KYC_TYPE}" is the Socious Wallet\'s identity check: it keeps '
@@ -363,6 +354,7 @@ def revoke_credential(organization: Organization, credential_id: uuid.UUID) -> C
         credential.pre_authorized_code_hash = None
         credential.issuer_state_hash = None
         db.session.execute(delete(AccessToken).where(AccessToken.credential_id == credential.id))
+        didcomm.close_exchanges(credential)
         db.session.flush()
         outbox.emit("credential.revoked", credential, organization.id, credential.id)
     return credential
@@ -372,7 +364,9 @@ def resend_offer(
     organization: Organization, credential_id: uuid.UUID, links: IssuerLinks
 ) -> IssuedOffer:
     """A fresh offer (new link, new code, new expiry, a new transaction code if the first
-    had one) for a credential not taken yet; the previous link and code stop working."""
+    had one) for a credential not taken yet; the previous link and code stop working, and so
+    does every DIDComm exchange made on the previous invitation. A DIDComm offer is checked
+    against the issuing rules again, which may have changed since it was made."""
     credential = get_credential(organization, credential_id)
     db.session.refresh(credential, with_for_update=True)
     if credential.status not in (CredentialStatus.OFFERED, CredentialStatus.EXPIRED):
@@ -381,7 +375,14 @@ def resend_offer(
             "taken can be sent again",
             code="NOT_OFFERED",
         )
+    if credential.protocol == DIDCOMM:
+        problems = didcomm.unhonoured_rules(
+            credential.schema, organization, tx_code=credential.tx_code_hash is not None
+        )
+        if problems:
+            raise InvalidRequest("; ".join(problems), code="PROTOCOL_NOT_AVAILABLE")
     db.session.execute(delete(AccessToken).where(AccessToken.credential_id == credential.id))
+    didcomm.close_exchanges(credential)
     tx_code = _new_offer(credential, with_tx_code=credential.tx_code_hash is not None)
     credential.recorded_status = CredentialStatus.OFFERED
     db.session.flush()

@@ -10,11 +10,13 @@ import base64
 import json
 import time
 import uuid
+from datetime import timedelta
 from typing import Any
 
 import pytest
 from factories import make_apikey, make_staff
 
+from app import clock
 from app.didcomm import invitation as oob
 from app.didcomm import messaging, prism, protocols
 from app.jobs.queue import queue_of
@@ -32,11 +34,19 @@ def holder():
 
 @pytest.fixture
 def served(make_app):
-    return make_app(TRUST_ALLOW_PRIVATE=True)
+    # Offers of ten minutes, so a test moves past one well inside a session's lifetime.
+    return make_app(TRUST_ALLOW_PRIVATE=True, CREDENTIAL_OFFER_SECONDS=600)
 
 
-def offered(app, client, staff=None) -> tuple[Any, dict[str, Any]]:
+def offered(app, client, staff=None, **schema_fields: Any) -> tuple[Any, dict[str, Any]]:
     staff = staff or make_staff(app)
+    answer = offer(app, client, staff, **schema_fields)
+    assert answer.status_code == 201, answer.get_json()
+    return staff, answer.get_json()
+
+
+def offer(app, client, staff, **schema_fields: Any):
+    """``POST /credentials`` of a DIDComm offer of a new published jwt_vc_json schema."""
     schema = client.post(
         "/schemas",
         json={
@@ -44,6 +54,7 @@ def offered(app, client, staff=None) -> tuple[Any, dict[str, Any]]:
             "format": "jwt_vc_json",
             "types": ["MembershipCredential"],
             "attributes": [{"name": "member_name", "description": "Member", "type": "TEXT"}],
+            **schema_fields,
         },
         headers=staff.headers(),
     ).get_json()
@@ -58,7 +69,7 @@ def offered(app, client, staff=None) -> tuple[Any, dict[str, Any]]:
         },
         headers={"apikey": make_apikey(app, staff.organization_id)},
     ).get_json()
-    credential = client.post(
+    return client.post(
         "/credentials",
         json={
             "name": "Membership of Ada",
@@ -69,8 +80,6 @@ def offered(app, client, staff=None) -> tuple[Any, dict[str, Any]]:
         },
         headers=staff.headers(),
     )
-    assert credential.status_code == 201, credential.get_json()
-    return staff, credential.get_json()
 
 
 def post(client, body: bytes):
@@ -227,3 +236,156 @@ def test_a_withdrawn_or_resent_offers_old_invitation_names_nothing(served, holde
     assert holder.received(protocols.OFFER_CREDENTIAL) == []
     assert len(holder.received(protocols.PROBLEM_REPORT)) == 2
     assert resent.get_json()["offer_url"] != other["offer_url"]
+
+
+# -- the offer's rules close the exchanges made on it -------------------------------------------
+
+
+def resend(client, staff, credential: dict[str, Any]) -> dict[str, Any]:
+    answer = client.post(f"/credentials/{credential['id']}/resend", headers=staff.headers())
+    assert answer.status_code == 200, answer.get_json()
+    return answer.get_json()
+
+
+def withdraw(client, staff, credential: dict[str, Any]) -> None:
+    answer = client.post(f"/credentials/{credential['id']}/revoke", headers=staff.headers())
+    assert answer.status_code == 200, answer.get_json()
+
+
+def expire(app) -> None:
+    """Past the offer's end (``CREDENTIAL_OFFER_SECONDS``), by the service's clock."""
+    later = clock.now() + timedelta(seconds=app.config["CREDENTIAL_OFFER_SECONDS"] + 60)
+    clock.set_source(lambda: later)
+
+
+@pytest.mark.parametrize(
+    ("what", "comment"),
+    [
+        ("resent", "sent again"),
+        ("resent after it expired", "sent again"),
+        ("withdrawn", "withdrawn"),
+        ("expired", "expired"),
+    ],
+)
+def test_a_request_on_an_exchange_the_offer_closed_is_refused(served, holder, what, comment):
+    client = served.test_client()
+    staff, credential = offered(served, client)
+    offer = take_invitation(served, client, holder, credential["offer_url"])
+    if what.startswith("resent"):
+        if what.endswith("expired"):
+            expire(served)
+            assert status_of(client, staff, credential) == "EXPIRED"
+        resend(client, staff, credential)
+    elif what == "withdrawn":
+        withdraw(client, staff, credential)
+    else:
+        expire(served)
+
+    post(client, holder.pack(request_credential(offer, holder_prism()), offer["from"]))
+    queue_of(served).run_pending()
+
+    assert holder.received(protocols.ISSUE_CREDENTIAL) == []
+    [report] = holder.received(protocols.PROBLEM_REPORT)
+    assert report["pthid"] == offer["thid"]
+    assert comment in report["body"]["comment"]
+    expected = {"withdrawn": "REVOKED", "expired": "EXPIRED"}.get(what, "OFFERED")
+    assert status_of(client, staff, credential) == expected
+
+
+def test_a_resent_offer_is_issued_on_its_new_invitation_only(served, holder):
+    client = served.test_client()
+    staff, credential = offered(served, client)
+    old = take_invitation(served, client, holder, credential["offer_url"])
+    resent = resend(client, staff, credential)
+    new = take_invitation(served, client, holder, resent["offer_url"])
+    assert new["thid"] != old["thid"]
+
+    post(client, holder.pack(request_credential(old, holder_prism()), old["from"]))
+    queue_of(served).run_pending()
+    assert holder.received(protocols.ISSUE_CREDENTIAL) == []
+    signer = holder_prism()
+    post(client, holder.pack(request_credential(new, signer), new["from"]))
+    queue_of(served).run_pending()
+
+    assert issued_vc(holder)["sub"] == signer.did
+    assert status_of(client, staff, credential) == "ISSUED"
+
+
+def test_a_second_resend_closes_the_first_resends_exchange_too(served, holder):
+    client = served.test_client()
+    staff, credential = offered(served, client)
+    first = resend(client, staff, credential)
+    offer = take_invitation(served, client, holder, first["offer_url"])
+    resend(client, staff, credential)
+
+    post(client, holder.pack(request_credential(offer, holder_prism()), offer["from"]))
+    queue_of(served).run_pending()
+
+    assert holder.received(protocols.ISSUE_CREDENTIAL) == []
+    assert "sent again" in holder.received(protocols.PROBLEM_REPORT)[0]["body"]["comment"]
+
+
+# -- issuing rules DIDComm cannot honour --------------------------------------------------------
+
+
+def require_wallet_attestation(client, staff) -> None:
+    answer = client.put(
+        f"/organizations/{staff.organization_id}/issuer",
+        json={"wallet_attestation": "required"},
+        headers=staff.headers(),
+    )
+    assert answer.status_code == 200, answer.get_json()
+
+
+RULES = [
+    pytest.param({"authorization_code_by_mail": True}, "authorization_code_by_mail", id="by-mail"),
+    pytest.param({"key_attestations_required": True}, "key_attestations_required", id="key-att"),
+    pytest.param({}, "wallet_attestation", id="wallet-attestation"),
+]
+
+
+@pytest.mark.parametrize(("schema_fields", "rule"), RULES)
+def test_an_offer_under_a_rule_didcomm_cannot_honour_is_refused_naming_it(
+    served, schema_fields, rule
+):
+    client = served.test_client()
+    staff = make_staff(served)
+    if rule == "wallet_attestation":
+        require_wallet_attestation(client, staff)
+
+    answer = offer(served, client, staff, **schema_fields)
+
+    assert answer.status_code == 400, answer.get_json()
+    assert answer.get_json()["code"] == "PROTOCOL_NOT_AVAILABLE"
+    assert answer.get_json()["error"].startswith(f"{rule}: ")
+    assert client.get("/credentials", headers=staff.headers()).get_json()["total"] == 0
+
+
+@pytest.mark.parametrize(("schema_fields", "rule"), RULES)
+def test_a_rule_set_after_the_offer_was_made_is_kept_when_the_wallet_comes(
+    served, holder, schema_fields, rule
+):
+    client = served.test_client()
+    staff, credential = offered(served, client)
+    offer = take_invitation(served, client, holder, credential["offer_url"])
+    _, later = offered(served, client, staff)
+    schema_id = later["schema_id"]
+    if rule == "wallet_attestation":
+        require_wallet_attestation(client, staff)
+    else:
+        for changed in (credential["schema_id"], schema_id):
+            put = client.put(f"/schemas/{changed}", json=schema_fields, headers=staff.headers())
+            assert put.status_code == 200, put.get_json()
+
+    post(client, holder.pack(request_credential(offer, holder_prism()), offer["from"]))
+    take_invitation(served, client, holder, later["offer_url"])
+    resent = client.post(f"/credentials/{later['id']}/resend", headers=staff.headers())
+
+    assert holder.received(protocols.ISSUE_CREDENTIAL) == []
+    assert len(holder.received(protocols.OFFER_CREDENTIAL)) == 1, "the later offer: none"
+    reports = holder.received(protocols.PROBLEM_REPORT)
+    assert [r["body"]["code"] for r in reports] == ["e.p.req.not-available"] * 2
+    assert all(r["body"]["comment"].startswith(f"{rule}: ") for r in reports)
+    assert status_of(client, staff, credential) == "OFFERED"
+    assert resent.status_code == 400
+    assert resent.get_json()["code"] == "PROTOCOL_NOT_AVAILABLE"
