@@ -18,7 +18,7 @@ from support.smtp import smtp_server
 INVITATION = "https://verity.test/didcomm/invitation?_oob="
 
 
-def w3c_schema(client: FlaskClient, owner, *attributes: str) -> str:
+def w3c_schema(client: FlaskClient, owner, *attributes: str, **fields: bool) -> str:
     """A published jwt_vc_json schema (what DIDComm carries) with TEXT attributes."""
     schema = client.post(
         "/schemas",
@@ -30,6 +30,7 @@ def w3c_schema(client: FlaskClient, owner, *attributes: str) -> str:
                 {"name": name, "description": name, "type": "TEXT"}
                 for name in attributes or ("member_name",)
             ],
+            **fields,
         },
         headers=owner.headers(),
     )
@@ -235,3 +236,61 @@ def test_the_offer_email_of_a_didcomm_offer_carries_and_leads_to_its_invitation(
     assert stored["offer_url"] in offer_page.replace("&amp;", "&"), (
         "the page the email links to carries the invitation"
     )
+
+
+RULES = [
+    pytest.param({"authorization_code_by_mail": True}, "authorization_code_by_mail", id="by-mail"),
+    pytest.param({"key_attestations_required": True}, "key_attestations_required", id="key-att"),
+    pytest.param({}, "wallet_attestation", id="wallet-attestation"),
+]
+
+
+def under_rule(client: FlaskClient, owner, schema_fields: dict[str, bool], rule: str) -> str:
+    """A W3C schema, the rule set on it or on the organization."""
+    if rule == "wallet_attestation":
+        answer = client.put(
+            f"/organizations/{owner.organization_id}/issuer",
+            json={"wallet_attestation": "required"},
+            headers=owner.headers(),
+        )
+        assert answer.status_code == 200, answer.get_json()
+    return w3c_schema(client, owner, **schema_fields)
+
+
+@pytest.mark.parametrize(("schema_fields", "rule"), RULES)
+def test_the_form_refuses_didcomm_under_an_issuing_rule_it_cannot_honour(
+    app, client, browser, owner, schema_fields, rule
+):
+    schema = under_rule(client, owner, schema_fields, rule)
+    recipient = add_recipient(app, client, owner, "ada@example.test")
+
+    response = submit(browser, "/dashboard/credentials/new", didcomm_form(schema, recipient))
+
+    page = text_of(response)
+    assert response.status_code == 400, page[:500]
+    assert 'data-testid="form-error"' in page
+    assert f"{rule}: " in page
+    assert 'name="protocol" value="didcomm" checked' in page
+    assert api_credentials(client, owner) == []
+
+
+@pytest.mark.parametrize(("schema_fields", "rule"), RULES)
+def test_a_csv_upload_refuses_didcomm_under_an_issuing_rule_it_cannot_honour(
+    app, client, browser, owner, schema_fields, rule
+):
+    schema = under_rule(client, owner, schema_fields, rule)
+    add_recipient(app, client, owner, "ada@example.test")
+    add_recipient(app, client, owner, "grace@example.test")
+
+    response = upload(
+        browser,
+        schema,
+        b"recipient_email,member_name\nada@example.test,Ada\ngrace@example.test,Grace\n",
+        protocol="didcomm",
+    )
+
+    assert response.status_code == 400, "the issuing checks run before anything is recorded"
+    page = text_of(response)
+    assert "Nothing was issued." in page
+    assert f"Line 2: {rule}: " in page and f"Line 3: {rule}: " in page
+    assert api_credentials(client, owner) == []
