@@ -143,8 +143,10 @@ def revoke_credential(credential_id: str):
 @bp.post("/credentials/<credential_id>/resend")
 @require_session
 @documented(
-    "Send an offer not yet taken again: a new link (and tx_code), the old one stops working; "
-    "409 once issued or revoked",
+    "Send an offer not yet taken again: a new link (and tx_code), the old one stops working "
+    "(a DIDComm offer's exchanges on the old invitation are closed; 400 "
+    "PROTOCOL_NOT_AVAILABLE under an issuing rule DIDComm cannot honour); 409 once issued or "
+    "revoked",
     responses={200: p.CredentialCreated},
     tags=("credentials",),
 )

@@ -71,7 +71,10 @@ class IssueCredential(BaseModel):
         default=OPENID4VCI,
         description="How the person's wallet takes the credential: OpenID4VCI 1.0, or DIDComm "
         "(issue-credential 3.0, what the Socious Wallet and other Hyperledger Identus wallets "
-        "speak; needs a jwt_vc_json schema, and no tx_code).",
+        "speak; needs a jwt_vc_json schema, no tx_code, and none of the issuing rules it "
+        "cannot honour: the schema's authorization_code_by_mail or key_attestations_required, "
+        "the organization's wallet_attestation required; 400 PROTOCOL_NOT_AVAILABLE naming "
+        "the rule otherwise).",
     )
 
 

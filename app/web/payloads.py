@@ -394,12 +394,13 @@ class SchemaIn(Body):
         description="In the OpenID4VCI authorization code flow, a one-time code is emailed to "
         "the recipient and asked for on the authorization page; the offers then name only the "
         "authorization code grant (the pre-authorized one too only with a tx_code), so the link "
-        "alone takes nothing",
+        "alone takes nothing; DIDComm offers of such a schema are refused",
     )
     key_attestations_required: bool = Field(
         default=False,
         description="Key proofs must come with a key attestation (OpenID4VCI 1.0 Appendix D) "
-        "from a wallet provider the organization trusts",
+        "from a wallet provider the organization trusts; DIDComm offers of such a schema are "
+        "refused",
     )
     background_color: str | None = _colour()
     text_color: str | None = _colour()
@@ -615,7 +616,8 @@ class OrganizationOut(Out):
 class IssuerSettingsIn(Body):
     wallet_attestation: Literal["required", "optional", "off"] = Field(
         description="Wallet attestation (attest_jwt_client_auth) at the issuer's PAR and token "
-        "endpoints: required, optional (checked when sent) or off"
+        "endpoints: required (DIDComm offers are then refused), optional (checked when sent) "
+        "or off"
     )
 
 
