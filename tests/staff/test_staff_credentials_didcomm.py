@@ -294,3 +294,20 @@ def test_a_csv_upload_refuses_didcomm_under_an_issuing_rule_it_cannot_honour(
     assert "Nothing was issued." in page
     assert f"Line 2: {rule}: " in page and f"Line 3: {rule}: " in page
     assert api_credentials(client, owner) == []
+
+
+def test_resending_a_didcomm_offer_under_a_rule_set_since_is_refused_naming_it(
+    app, client, browser, owner
+):
+    schema = w3c_schema(client, owner)
+    recipient = add_recipient(app, client, owner, "ada@example.test")
+    submit(browser, "/dashboard/credentials/new", didcomm_form(schema, recipient))
+    [offered] = api_credentials(client, owner)
+    under_rule(client, owner, {}, "wallet_attestation")
+
+    response = submit(browser, f"/dashboard/credentials/{offered['id']}/resend")
+
+    assert response.status_code == 400
+    assert "wallet_attestation: " in text_of(response)
+    [still] = api_credentials(client, owner)
+    assert still["offer_url"] == offered["offer_url"], "nothing was resent"
