@@ -68,9 +68,9 @@ def unhonoured_rules(schema: Schema, organization: Organization, *, tx_code: boo
 
     issue-credential 3.0 (invitation, connection, offer, request, issue) has no step where a
     code, a wallet attestation or a key attestation could be asked for, so an offer under
-    such a rule would be taken by whoever holds its invitation: it is refused instead. The rules DIDComm keeps by its own means (DPoP's proof of
-    possession, expiry, single use, withdraw, the schema's validity) are in the how-to's
-    "Issuing rules over DIDComm"."""
+    such a rule would be taken by whoever holds its invitation: it is refused instead. The
+    rules DIDComm keeps by its own means (DPoP's proof of possession, expiry, single use,
+    withdraw, the schema's validity) are in the how-to's "Issuing rules over DIDComm"."""
     problems = []
     if schema.format != JWT_VC_JSON:
         problems.append(
@@ -137,6 +137,12 @@ def invitation_url(credential: Credential) -> str | None:
 
 # -- the exchange -----------------------------------------------------------------------------
 
+TAKEN = "This offer was taken, withdrawn or has expired."
+RESENT = "This offer was sent again: only its new invitation is honoured."
+# The problem report of an offer whose issuing rules DIDComm cannot honour (they changed
+# since it was made): the comment names them.
+NOT_AVAILABLE = "e.p.req.not-available"
+
 
 def on_invitation(opened: agent.Opened, invitation_id: str) -> bool:
     """A connection request on one of our offers: answer it with the offer, once."""
@@ -150,7 +156,7 @@ def on_invitation(opened: agent.Opened, invitation_id: str) -> bool:
     if credential.organization_id != opened.identity.organization_id:
         return False
     if credential.status != CredentialStatus.OFFERED:
-        agent.report(opened, "e.p.req.expired", "This offer was taken, withdrawn or has expired.")
+        agent.report(opened, "e.p.req.expired", TAKEN)
         return True
     if problems := _rules_now(credential):
         agent.report(opened, NOT_AVAILABLE, "; ".join(problems))
@@ -230,13 +236,6 @@ def on_request(opened: agent.Opened) -> None:
         opened.identity, protocols.issue_credential(opened.message, opened.identity.did, signed)
     )
     outbox.emit("credential.issued", credential, credential.organization_id, credential.id)
-
-
-TAKEN = "This offer was taken, withdrawn or has expired."
-RESENT = "This offer was sent again: only its new invitation is honoured."
-# The problem report of an offer whose issuing rules DIDComm cannot honour (they changed
-# since it was made): the comment names them.
-NOT_AVAILABLE = "e.p.req.not-available"
 
 
 def _closed(exchange: DidcommExchange, credential: Credential) -> str | None:
