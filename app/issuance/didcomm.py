@@ -29,12 +29,10 @@ from typing import Any
 from sqlalchemy import select, update
 
 from app import clock
-from app.didcomm import invitation as oob
 from app.didcomm import protocols
 from app.didcomm.errors import Malformed
 from app.didcomm_agent import operations as agent
-from app.didcomm_agent import settings as didcomm_settings
-from app.didcomm_agent.identities import existing_identity, identity_of
+from app.didcomm_agent.identities import identity_of
 from app.didcomm_agent.models import DidcommExchange
 from app.extensions import db
 from app.issuance import prism_issuer
@@ -115,24 +113,6 @@ def prepare_offer(credential: Credential) -> None:
     from (and one to issue as)."""
     identity_of(credential.organization_id)
     prism_issuer.prism_issuer_of(credential.organization_id)
-
-
-def invitation_url(credential: Credential) -> str | None:
-    """The offer's out-of-band invitation, as a link; None once it cannot be taken."""
-    identity = existing_identity(credential.organization_id)
-    if identity is None or credential.offer_token is None:
-        return None
-    invitation = oob.make(
-        identity.did,
-        invitation_id=credential.offer_token,
-        goal_code="org.hyperledger.identus.connect",
-        goal=credential.name,
-        expires_time=int(credential.offer_expires_at.timestamp())
-        if credential.offer_expires_at
-        else None,
-    )
-    base = didcomm_settings.current().base_url
-    return oob.oob_url(f"{base}/didcomm/invitation", invitation)
 
 
 # -- the exchange -----------------------------------------------------------------------------

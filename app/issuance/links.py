@@ -12,6 +12,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 from urllib.parse import urlencode
 
+from app.issuance.invitation import invitation_url
+
 if TYPE_CHECKING:
     from app.issuance.models import Credential
 
@@ -45,8 +47,6 @@ class IssuerLinks:
         """What the QR code and the same-device button carry: the ``openid-credential-offer``
         link, or for a DIDComm offer its out-of-band invitation."""
         if credential.protocol == "didcomm":
-            from app.issuance.didcomm import invitation_url
-
             return invitation_url(credential)
         uri = self.offer_uri(credential)
         if uri is None:

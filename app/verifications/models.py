@@ -11,7 +11,7 @@ from __future__ import annotations
 import enum
 import uuid
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar
 
 from sqlalchemy import (
     JSON,
@@ -30,9 +30,6 @@ from app.extensions import db
 from app.models_base import IdMixin, TimestampMixin
 from app.organizations.models import Organization
 from app.schemas.models import Schema
-
-if TYPE_CHECKING:
-    from app.policies.models import PolicyRequest
 
 
 class Status(enum.StrEnum):
@@ -228,7 +225,9 @@ class PresentationRequest(IdMixin, db.Model):
     )
 
     individual: Mapped[Individual | None] = relationship()
-    policy_request: Mapped[PolicyRequest | None] = relationship("PolicyRequest")
+    # Named, not imported: ``app.policies.models`` builds on this module (its PolicyRequest is
+    # a PresentationSubject), so this one does not import it back.
+    policy_request: Mapped[PresentationSubject | None] = relationship("PolicyRequest")
 
     @classmethod
     def for_subject(cls, subject: PresentationSubject, **fields: Any) -> PresentationRequest:
