@@ -29,6 +29,7 @@ import uuid
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
+from app.didcomm.encoding import read_json
 from app.didcomm.errors import InvitationError
 
 TYPE = "https://didcomm.org/out-of-band/2.0/invitation"
@@ -79,9 +80,9 @@ def decode(value: str) -> dict[str, Any]:
             stripped.replace("-", "+").replace("_", "/") + "=" * (-len(stripped) % 4),
             validate=True,
         )
-        invitation = json.loads(raw)
     except (binascii.Error, ValueError):
         raise InvitationError("The _oob value is not base64-encoded JSON.") from None
+    invitation = read_json(raw, InvitationError, "The _oob value")
     if not isinstance(invitation, dict) or invitation.get("type") != TYPE:
         raise InvitationError("The _oob value is not an out-of-band 2.0 invitation.")
     for field in ("id", "from"):

@@ -30,7 +30,7 @@ from typing import Any
 from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PrivateKey
 
 from app.didcomm import jwe, peer_did
-from app.didcomm.encoding import b64url_decode
+from app.didcomm.encoding import b64url_decode, read_json
 from app.didcomm.errors import (
     DidcommError,
     Malformed,
@@ -169,10 +169,7 @@ def unpack(
         raw = raw.encode()
     if len(raw) > MAX_MESSAGE_BYTES:
         raise TooLarge(f"The message is larger than {MAX_MESSAGE_BYTES} bytes.")
-    try:
-        parsed = json.loads(raw)
-    except (ValueError, UnicodeDecodeError):
-        raise Malformed("The message is not JSON.") from None
+    parsed = read_json(raw, Malformed, "The message")
     envelope = jwe.read(parsed)
     found = next(((kid, key) for kid in envelope.kids if (key := private_keys(kid))), None)
     if found is None:
@@ -181,10 +178,7 @@ def unpack(
     skid = envelope.skid if envelope.alg == jwe.AUTHCRYPT else None
     sender_public = _sender_public(skid, resolve) if skid is not None else None
     plaintext = jwe.decrypt(envelope, kid, private, sender_public)
-    try:
-        msg = json.loads(plaintext)
-    except (ValueError, UnicodeDecodeError):
-        raise Malformed("The decrypted message is not JSON.") from None
+    msg = read_json(plaintext, Malformed, "The decrypted message")
     if not isinstance(msg, dict):
         raise Malformed("The decrypted message is not a JSON object.")
     if "signatures" in msg or "ciphertext" in msg:
