@@ -93,7 +93,9 @@ def open_message(raw: bytes) -> Opened:
 # The threads are the parts' that run them over this agent (the presentations' requests, the
 # issuance's offers): they register here, and this part imports none of them.
 InvitationHandler = Callable[[Opened, str], bool]
+InvitationLink = Callable[[DidcommIdentity, str], str | None]
 _invitation_handlers: list[InvitationHandler] = []
+_invitation_links: list[InvitationLink] = []
 _message_handlers: dict[str, Callable[[Opened], None]] = {}
 
 
@@ -102,6 +104,29 @@ def handles_invitations(handler: InvitationHandler) -> None:
     is not a presentation request's, returning whether the invitation was its own."""
     if handler not in _invitation_handlers:
         _invitation_handlers.append(handler)
+
+
+def links_invitations(link: InvitationLink) -> None:
+    """``link(identity, invitation_id)`` is the invitation link the part makes for a live
+    exchange of ``identity``'s organization with that id, or None."""
+    if link not in _invitation_links:
+        _invitation_links.append(link)
+
+
+def live_invitation_url(invitation: dict[str, Any]) -> str | None:
+    """The link of an invitation from one of this deployment's DIDs that names a live
+    exchange (a presentation request still open, an offer still offered), made anew from
+    the exchange's own record; None for any other invitation.
+
+    Only this link is ever shown under our origin: never the goal text, nor any field, of an
+    invitation someone else wrote, even one naming our DID and a live exchange."""
+    identity = db.session.scalar(
+        select(DidcommIdentity).where(DidcommIdentity.did == invitation.get("from"))
+    )
+    invitation_id = invitation.get("id")
+    if identity is None or not isinstance(invitation_id, str):
+        return None
+    return next((url for link in _invitation_links if (url := link(identity, invitation_id))), None)
 
 
 def handles(kind: str, handler: Callable[[Opened], None]) -> None:

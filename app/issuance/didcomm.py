@@ -35,7 +35,7 @@ from app.didcomm.errors import Malformed
 from app.didcomm_agent import operations as agent
 from app.didcomm_agent import settings as didcomm_settings
 from app.didcomm_agent.identities import existing_identity, identity_of
-from app.didcomm_agent.models import DidcommExchange
+from app.didcomm_agent.models import DidcommExchange, DidcommIdentity
 from app.extensions import db
 from app.issuance import prism_issuer
 from app.issuance.models import DIDCOMM, Credential, CredentialStatus
@@ -78,7 +78,22 @@ def invitation_url(credential: Credential) -> str | None:
         else None,
     )
     base = didcomm_settings.current().base_url
-    return oob.oob_url(f"{base}/didcomm/invitation", invitation)
+    return oob.oob_url(f"{base}/didcomm/invitation", invitation, max_length=oob.QR_CAPACITY)
+
+
+def live_invitation(identity: DidcommIdentity, invitation_id: str) -> str | None:
+    """The link of a DIDComm offer of ``identity``'s organization that can still be taken
+    (the invitation page shows only these), else None."""
+    credential = db.session.scalar(
+        select(Credential).where(
+            Credential.offer_token == invitation_id, Credential.protocol == DIDCOMM
+        )
+    )
+    if credential is None or credential.organization_id != identity.organization_id:
+        return None
+    if credential.status != CredentialStatus.OFFERED:
+        return None
+    return invitation_url(credential)
 
 
 # -- the exchange -----------------------------------------------------------------------------
@@ -247,4 +262,5 @@ def _claims(credential: Credential) -> dict[str, Any]:
 def register() -> None:
     """Hand the agent this part's threads (called by the application factory)."""
     agent.handles_invitations(on_invitation)
+    agent.links_invitations(live_invitation)
     agent.handles(protocols.REQUEST_CREDENTIAL, on_request)
