@@ -88,6 +88,10 @@ def on_invitation(opened: agent.Opened, invitation_id: str) -> bool:
     if verification.organization_id != opened.identity.organization_id:
         agent.report(opened, "e.p.req.unknown", "This invitation is not from this organization.")
         return True
+    if DIDCOMM not in verification.protocols():
+        # Its ID is in its OpenID4VP link, so anyone holding that link could name it here.
+        agent.report(opened, "e.p.req.unknown", "This request is not answered over DIDComm.")
+        return True
     asking = protocols.request_presentation(
         opened.identity.did,
         opened.sender,

@@ -255,3 +255,22 @@ def test_an_oob_value_nested_past_the_depth_bound_is_a_404_page(served, suffix):
     client = served.test_client()
     value = base64.b64encode(nested().encode()).decode()
     assert_not_found_page(client.get(f"/didcomm/invitation?_oob={value}{suffix}", headers=GERMAN))
+
+
+# -- connection requests ---------------------------------------------------------------------
+
+
+def test_a_connection_request_for_a_verification_without_didcomm_is_refused(served, holder):
+    client = served.test_client()
+    opened = open_didcomm(served, client)
+    request_id = openid4vp_request_id(served, client, opened)
+    named = {**opened.invitation, "id": request_id}
+
+    sent = post(client, holder.pack(connection_request(named), opened.invitation["from"]))
+    queue_of(served).run_pending()
+
+    assert sent.status_code == 202
+    assert holder.received(protocols.REQUEST_PRESENTATION) == []
+    assert holder.received(protocols.CONNECTION_RESPONSE) == []
+    (report,) = holder.received(protocols.PROBLEM_REPORT)
+    assert report["body"]["code"] == "e.p.req.unknown"
