@@ -21,6 +21,7 @@ did:peer:2 only, the method the SDK uses for messaging and the one mediators pub
 from __future__ import annotations
 
 import json
+import re
 import time
 import uuid
 from collections.abc import Callable
@@ -43,6 +44,7 @@ from app.didcomm.errors import (
 )
 
 MAX_MESSAGE_BYTES = 256 * 1024
+_URI = re.compile(r"[\x21-\x7e]+")
 CONTENT_TYPE = "application/didcomm-encrypted+json"
 PLAINTEXT_TYP = "application/didcomm-plain+json"
 FORWARD = "https://didcomm.org/routing/2.0/forward"
@@ -233,6 +235,10 @@ def _didcomm_uri(did: str, document: dict[str, Any]) -> str:
 def _http(uri: str, did: str) -> str:
     if not uri.startswith(("https://", "http://")):
         raise NoService(f"The DIDComm endpoint of {did} is neither a DID nor an http(s) URL.")
+    if not _URI.fullmatch(uri):
+        # RFC 3986 §2: a URI is printable ASCII without spaces; anything else (a newline
+        # above all) is the sender's text, never an address to post to or to log.
+        raise NoService(f"The DIDComm endpoint of {did} is not a valid URI.")
     return uri
 
 

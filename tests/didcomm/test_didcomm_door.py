@@ -9,6 +9,7 @@ from __future__ import annotations
 import base64
 import html
 import json
+import logging
 import uuid
 from urllib.parse import parse_qs, urlsplit
 
@@ -274,3 +275,25 @@ def test_a_connection_request_for_a_verification_without_didcomm_is_refused(serv
     assert holder.received(protocols.CONNECTION_RESPONSE) == []
     (report,) = holder.received(protocols.PROBLEM_REPORT)
     assert report["body"]["code"] == "e.p.req.unknown"
+
+
+# -- the worker's log ------------------------------------------------------------------------
+
+FORGED = "ERROR app.staff: forged line"
+
+
+def test_a_newline_in_a_sender_dids_service_uri_forges_no_log_line(served, caplog):
+    caplog.set_level(logging.DEBUG)
+    client = served.test_client()
+    opened = open_didcomm(served, client)
+    for uri in (f"http://127.0.0.1:9/inbox\n{FORGED}", f"did:peer:x\r\n{FORGED}"):
+        sender = peer_did.make(uri)
+        ping = messaging.message(protocols.PING, {"response_requested": True})
+        packed = messaging.pack(ping, to_did=opened.invitation["from"], sender=sender)
+        assert post(client, packed).status_code == 202
+    queue_of(served).run_pending()
+    queue_of(served).run_pending()
+
+    lines = [record.getMessage() for record in caplog.records]
+    assert any("didcomm" in line for line in lines)  # the agent did log about them
+    assert [line for line in lines if "\n" in line or "\r" in line] == []
