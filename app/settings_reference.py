@@ -208,7 +208,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(
         ("DID_RESOLVER_URL",),
         "unset",
-        "a DID resolver in the Universal Resolver's style for short-form `did:prism` issuers that are not pinned: `GET <url>/1.0/identifiers/<did>`, answering a resolution result with `didDocument` (or a bare DID document) whose `id` is that DID. Fetched like any issuer document (https, public addresses, `FETCH_TIMEOUT`, cached five minutes). Unset, with no pin either, such credentials are refused with a reason saying how to pin the issuer. Long-form `did:prism` DIDs resolve from their own text and need neither",
+        "a DID resolver in the Universal Resolver's style for short-form `did:prism` issuers that are not pinned: `GET <url>/1.0/identifiers/<did>`, answering a resolution result with `didDocument` (or a bare DID document) whose `id` is that DID. Fetched like any issuer document (https, public addresses, `FETCH_TIMEOUT`, cached five minutes). Unset, with no pin either, such credentials are refused with a reason saying how to pin the issuer. Long-form `did:prism` issuers resolve from their own text; with a resolver set, one it knows (not pinned) is checked against its published document: deactivated, or a key no longer listed, fails with that reason, and an unreachable resolver fails it too, while a DID it does not know (404, `notFound`) stands on its long form. Without a resolver or pin a long form is taken at its word, so a key rotated out after publication is still accepted",
     ),
     Setting(
         ("TRUST_ALLOW_PRIVATE",),

@@ -10,15 +10,17 @@ import base64
 import html
 import json
 import logging
+import time
 import uuid
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
 from factories import make_staff, make_verification
 from joserfc.jwk import ECKey
+from trust.trust_support import LocalServer
 
 from app.didcomm import invitation as oob
-from app.didcomm import messaging, peer_did, protocols
+from app.didcomm import messaging, peer_did, prism, protocols
 from app.didcomm.encoding import b64url, b64url_decode
 from app.jobs.queue import queue_of
 from didcomm.inbox_holder import Holder
@@ -28,12 +30,14 @@ from didcomm.test_didcomm_verifier import (
     connection_request,
     credential,
     identity_schema,
+    lookup,
     open_didcomm,
     post,
     present,
     presentation,
 )
 
+V1 = "https://www.w3.org/2018/credentials/v1"
 # Far past app.json_input.MAX_DEPTH (64), and past what Python's parser recurses through.
 DEEP = 5000
 
@@ -297,3 +301,55 @@ def test_a_newline_in_a_sender_dids_service_uri_forges_no_log_line(served, caplo
     lines = [record.getMessage() for record in caplog.records]
     assert any("didcomm" in line for line in lines)  # the agent did log about them
     assert [line for line in lines if "\n" in line or "\r" in line] == []
+
+
+# -- a long-form did:prism issuer and the published state -------------------------------------
+
+
+@pytest.fixture
+def resolver():
+    """The DID resolver stand-in on loopback (Universal Resolver paths)."""
+    running = LocalServer()
+    yield running
+    running.stop()
+
+
+def prism_credential(issuer: prism.NewPrismDid, subject: str) -> str:
+    now = int(time.time())
+    claims = {
+        "iss": issuer.did,
+        "sub": subject,
+        "nbf": now - 60,
+        "vc": {
+            "@context": [V1],
+            "type": ["VerifiableCredential", "IdentityCredential"],
+            "credentialSubject": {"id": subject, "given_name": "Erika", "country": "DE"},
+        },
+    }
+    return prism.sign_es256k(claims, issuer.keys["issue-1"], f"{issuer.did}#issue-1")
+
+
+def test_a_long_form_did_prism_issuer_deactivated_at_the_resolver_fails(make_app, holder, resolver):
+    app = make_app(TRUST_ALLOW_PRIVATE=True, DID_RESOLVER_URL=resolver.url(""))
+    client = app.test_client()
+    issuer = prism.make({"master-0": prism.MASTER, "issue-1": prism.ISSUING})
+    canonical = prism.parse(issuer.did).canonical
+    resolver.add(
+        f"/1.0/identifiers/{canonical}",
+        {"didDocument": prism.resolve(issuer.did), "didDocumentMetadata": {"deactivated": True}},
+    )
+    opened = open_didcomm(app, client)
+
+    asked = connect(app, client, holder, opened)
+    options = asked["attachments"][0]["data"]["json"]["options"]
+    vc = prism_credential(issuer, holder.did)
+    present(app, client, holder, asked, presentation(holder, vc, **options_vp(options)))
+
+    body = lookup(app, client, opened)
+    assert body["status"] == "FAILED"
+    assert body["validation_error"] == f"DID {canonical} is deactivated"
+    assert resolver.hits[f"/1.0/identifiers/{canonical}"] >= 1
+
+
+def options_vp(options: dict[str, str]) -> dict[str, str]:
+    return {"nonce": options["challenge"], "aud": options["domain"]}
