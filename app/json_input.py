@@ -27,8 +27,9 @@ def _no_constant(name: str) -> Any:
     raise JsonInputError(f"{name} is not a JSON number")
 
 
-def loads(raw: str | bytes) -> Any:
-    """Parse ``raw``; raise ``JsonInputError`` for anything a client could have got wrong."""
+def loads(raw: str | bytes, what: str = "Body") -> Any:
+    """Parse ``raw``; raise ``JsonInputError`` for anything a client could have got wrong.
+    ``what`` names the text in the reason (``Body is not valid JSON``)."""
     try:
         text = raw.decode("utf-8") if isinstance(raw, bytes) else raw
         value = json.loads(text, parse_constant=_no_constant)
@@ -37,7 +38,7 @@ def loads(raw: str | bytes) -> Any:
     except JsonInputError:
         raise
     except (UnicodeDecodeError, ValueError):
-        raise JsonInputError("Body is not valid JSON") from None
+        raise JsonInputError(f"{what} is not valid JSON") from None
     check_value(value)
     return value
 

@@ -1,9 +1,14 @@
-"""Small encodings the DID methods share: base58btc, multibase, base64url without padding."""
+"""Small encodings the DID methods share: base58btc, multibase, base64url without padding,
+and the one JSON reader for everything the DIDComm code parses from outside."""
 
 from __future__ import annotations
 
 import base64
 import re
+from typing import Any
+
+from app import json_input
+from app.didcomm.errors import DidcommError
 
 _B58 = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
 _B58_INDEX = {c: i for i, c in enumerate(_B58)}
@@ -46,3 +51,14 @@ def b64url_decode(text: str) -> bytes:
         raise ValueError("not base64url")
     stripped = text.rstrip("=")
     return base64.urlsafe_b64decode(stripped + "=" * (-len(stripped) % 4))
+
+
+def read_json(raw: bytes | str, error: type[DidcommError], what: str) -> Any:
+    """JSON from outside (a message, a JWE header, a DID's service, an invitation, a JWS),
+    read by the service's one bounded reader (``app.json_input``): nesting past its depth
+    raises ``error`` with the reason, instead of a ``RecursionError`` in whatever walks it
+    later (``copy.deepcopy`` of a DID document, the abbreviations' expansion)."""
+    try:
+        return json_input.loads(raw, what)
+    except json_input.JsonInputError as exc:
+        raise error(str(exc)) from None

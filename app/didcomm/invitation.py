@@ -29,11 +29,15 @@ import uuid
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
+from app.didcomm.encoding import read_json
 from app.didcomm.errors import InvitationError
 
 TYPE = "https://didcomm.org/out-of-band/2.0/invitation"
 CONNECT_GOAL_CODE = "org.hyperledger.identus.connect"
 _ESCAPES = {">": "\\u003e", "?": "\\u003f", "~": "\\u007e", "\x7f": "\\u007f"}
+# The most a QR code holds as bytes (version 40, error correction L, ISO/IEC 18004 Table 7):
+# what a person's page and the invitation page draw the link as.
+QR_CAPACITY = 2953
 _OOB_ALPHABET = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789=")
 
 
@@ -65,10 +69,33 @@ def encode(invitation: dict[str, Any]) -> str:
     return base64.b64encode(text.encode("ascii")).decode("ascii")
 
 
-def oob_url(base_url: str, invitation: dict[str, Any]) -> str:
-    """``<base_url>?_oob=<value>`` (``&`` if the base already has a query)."""
+def oob_url(base_url: str, invitation: dict[str, Any], *, max_length: int | None = None) -> str:
+    """``<base_url>?_oob=<value>`` (``&`` if the base already has a query).
+
+    With ``max_length`` (:data:`QR_CAPACITY` for a link drawn as a QR code), a URL that would
+    be longer gets the invitation's ``goal`` cut short (ending in an ellipsis) until it fits:
+    the goal is only words for the person, and a name in a non-Latin script costs six bytes a
+    character once escaped. An invitation that cannot fit even without its goal is left whole.
+    """
     separator = "&" if urlsplit(base_url).query else "?"
-    return f"{base_url}{separator}_oob={encode(invitation)}"
+    url = f"{base_url}{separator}_oob={encode(invitation)}"
+    goal = invitation.get("body", {}).get("goal")
+    if max_length is None or len(url) <= max_length or not isinstance(goal, str) or not goal:
+        return url
+
+    def with_goal(kept: int) -> str:
+        shortened = goal[:kept].rstrip() + "\u2026" if kept else ""
+        body = {**invitation["body"], "goal": shortened}
+        return f"{base_url}{separator}_oob={encode({**invitation, 'body': body})}"
+
+    low, high = 0, len(goal) - 1  # the longest kept prefix that fits, by bisection
+    while low < high:
+        middle = (low + high + 1) // 2
+        if len(with_goal(middle)) <= max_length:
+            low = middle
+        else:
+            high = middle - 1
+    return with_goal(low)
 
 
 def decode(value: str) -> dict[str, Any]:
@@ -79,9 +106,9 @@ def decode(value: str) -> dict[str, Any]:
             stripped.replace("-", "+").replace("_", "/") + "=" * (-len(stripped) % 4),
             validate=True,
         )
-        invitation = json.loads(raw)
     except (binascii.Error, ValueError):
         raise InvitationError("The _oob value is not base64-encoded JSON.") from None
+    invitation = read_json(raw, InvitationError, "The _oob value")
     if not isinstance(invitation, dict) or invitation.get("type") != TYPE:
         raise InvitationError("The _oob value is not an out-of-band 2.0 invitation.")
     for field in ("id", "from"):

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import json
 from dataclasses import dataclass
 from typing import Any
 
@@ -38,7 +37,7 @@ from joserfc.drafts.jwe_ecdh_1pu import register_ecdh_1pu
 from joserfc.errors import JoseError
 from joserfc.jwk import OKPKey
 
-from app.didcomm.encoding import b64url, b64url_decode
+from app.didcomm.encoding import b64url, b64url_decode, read_json
 from app.didcomm.errors import DecryptionFailed, Malformed, NotEncrypted, Unsupported
 
 TYP = "application/didcomm-encrypted+json"
@@ -160,9 +159,10 @@ def read(message: Any) -> Envelope:
             raise Malformed("A recipient of the JWE has no encrypted_key.")
         kids.append(header["kid"])
     try:
-        protected = json.loads(b64url_decode(message["protected"]))
+        header = b64url_decode(message["protected"])
     except ValueError:
-        raise Malformed("The JWE protected header is not base64url JSON.") from None
+        raise Malformed("The JWE protected header is not base64url.") from None
+    protected = read_json(header, Malformed, "The JWE protected header")
     if not isinstance(protected, dict):
         raise Malformed("The JWE protected header is not a JSON object.")
     alg, enc = protected.get("alg"), protected.get("enc")

@@ -21,6 +21,7 @@ did:peer:2 only, the method the SDK uses for messaging and the one mediators pub
 from __future__ import annotations
 
 import json
+import re
 import time
 import uuid
 from collections.abc import Callable
@@ -30,7 +31,7 @@ from typing import Any
 from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PrivateKey
 
 from app.didcomm import jwe, peer_did
-from app.didcomm.encoding import b64url_decode
+from app.didcomm.encoding import b64url_decode, read_json
 from app.didcomm.errors import (
     DidcommError,
     Malformed,
@@ -43,6 +44,7 @@ from app.didcomm.errors import (
 )
 
 MAX_MESSAGE_BYTES = 256 * 1024
+_URI = re.compile(r"[\x21-\x7e]+")
 CONTENT_TYPE = "application/didcomm-encrypted+json"
 PLAINTEXT_TYP = "application/didcomm-plain+json"
 FORWARD = "https://didcomm.org/routing/2.0/forward"
@@ -169,10 +171,7 @@ def unpack(
         raw = raw.encode()
     if len(raw) > MAX_MESSAGE_BYTES:
         raise TooLarge(f"The message is larger than {MAX_MESSAGE_BYTES} bytes.")
-    try:
-        parsed = json.loads(raw)
-    except (ValueError, UnicodeDecodeError):
-        raise Malformed("The message is not JSON.") from None
+    parsed = read_json(raw, Malformed, "The message")
     envelope = jwe.read(parsed)
     found = next(((kid, key) for kid in envelope.kids if (key := private_keys(kid))), None)
     if found is None:
@@ -181,10 +180,7 @@ def unpack(
     skid = envelope.skid if envelope.alg == jwe.AUTHCRYPT else None
     sender_public = _sender_public(skid, resolve) if skid is not None else None
     plaintext = jwe.decrypt(envelope, kid, private, sender_public)
-    try:
-        msg = json.loads(plaintext)
-    except (ValueError, UnicodeDecodeError):
-        raise Malformed("The decrypted message is not JSON.") from None
+    msg = read_json(plaintext, Malformed, "The decrypted message")
     if not isinstance(msg, dict):
         raise Malformed("The decrypted message is not a JSON object.")
     if "signatures" in msg or "ciphertext" in msg:
@@ -239,6 +235,10 @@ def _didcomm_uri(did: str, document: dict[str, Any]) -> str:
 def _http(uri: str, did: str) -> str:
     if not uri.startswith(("https://", "http://")):
         raise NoService(f"The DIDComm endpoint of {did} is neither a DID nor an http(s) URL.")
+    if not _URI.fullmatch(uri):
+        # RFC 3986 §2: a URI is printable ASCII without spaces; anything else (a newline
+        # above all) is the sender's text, never an address to post to or to log.
+        raise NoService(f"The DIDComm endpoint of {did} is not a valid URI.")
     return uri
 
 

@@ -21,7 +21,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PrivateKey
 
-from app.didcomm.encoding import b58decode, b58encode, b64url, b64url_decode
+from app.didcomm.encoding import b58decode, b58encode, b64url, b64url_decode, read_json
 from app.didcomm.errors import PeerDidError
 
 PREFIX = "did:peer:2"
@@ -83,9 +83,10 @@ def _expand(value: Any) -> Any:
 
 def _decode_services(value: str) -> list[dict[str, Any]]:
     try:
-        decoded = json.loads(b64url_decode(value))
+        raw = b64url_decode(value)
     except ValueError:
         raise PeerDidError("A service element is not base64url-encoded JSON.") from None
+    decoded = read_json(raw, PeerDidError, "A service element")
     items = decoded if isinstance(decoded, list) else [decoded]
     services = []
     for item in items:

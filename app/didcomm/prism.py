@@ -31,7 +31,7 @@ from cryptography.hazmat.primitives.asymmetric.utils import (
     encode_dss_signature,
 )
 
-from app.didcomm.encoding import b64url, b64url_decode
+from app.didcomm.encoding import b64url, b64url_decode, read_json
 from app.didcomm.errors import PrismDidError
 
 PREFIX = "did:prism:"
@@ -455,11 +455,12 @@ def verify_es256k(token: str, document: dict[str, Any], relationship: str) -> tu
     if len(parts) != 3:
         raise PrismDidError("The JWS is not three dot-separated parts.")
     try:
-        header = json.loads(b64url_decode(parts[0]))
-        payload = json.loads(b64url_decode(parts[1]))
-        signature = b64url_decode(parts[2])
+        encoded = [b64url_decode(part) for part in parts]
     except ValueError:
         raise PrismDidError("The JWS is not base64url-encoded JSON.") from None
+    header = read_json(encoded[0], PrismDidError, "The JWS header")
+    payload = read_json(encoded[1], PrismDidError, "The JWS payload")
+    signature = encoded[2]
     if not isinstance(header, dict) or not isinstance(payload, dict):
         raise PrismDidError("The JWS header and payload must be JSON objects.")
     if header.get("alg") != "ES256K":

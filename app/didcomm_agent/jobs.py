@@ -37,7 +37,7 @@ def deliver(url: str, body: str, attempt: int) -> None:
     except AddressRefused as exc:
         # A mediator at a loopback or private address is never reached outside development:
         # trying again would change nothing.
-        log.warning("didcomm message to %s not sent: %s", url, exc.reason)
+        log.warning("didcomm message to %r not sent: %r", url, exc.reason)
         return
     except FetchError as exc:
         problem = exc.reason
@@ -45,7 +45,7 @@ def deliver(url: str, body: str, attempt: int) -> None:
         return
     attempt += 1
     if attempt >= config.attempts:
-        log.warning("didcomm message to %s given up after %d attempts: %s", url, attempt, problem)
+        log.warning("didcomm message to %r given up after %d attempts: %r", url, attempt, problem)
         return
-    log.info("didcomm message to %s not delivered (%s); trying again", url, problem)
+    log.info("didcomm message to %r not delivered (%r); trying again", url, problem)
     jobs.enqueue(operations.DELIVER_JOB, url, body, attempt, delay=operations.retry_delay(attempt))

@@ -11,6 +11,10 @@ to the holder and wraps for its mediator; the deliveries queue sends it (``jobs.
 ``claim_invitation`` is the one rule every thread shares: the first connection request on an
 invitation makes its exchange, and any later one (the Socious Wallet retries up to three
 times, each from a new DID; a flood does the same) meets it and is dropped.
+
+Whatever a sender wrote (a thread id, a problem report's body, a refusal's reason quoting its
+message, an address from its DID) is logged quoted (``%r``), so a newline in it cannot start
+a log line of its own.
 """
 
 from __future__ import annotations
@@ -93,7 +97,9 @@ def open_message(raw: bytes) -> Opened:
 # The threads are the parts' that run them over this agent (the presentations' requests, the
 # issuance's offers): they register here, and this part imports none of them.
 InvitationHandler = Callable[[Opened, str], bool]
+InvitationLink = Callable[[DidcommIdentity, str], str | None]
 _invitation_handlers: list[InvitationHandler] = []
+_invitation_links: list[InvitationLink] = []
 _message_handlers: dict[str, Callable[[Opened], None]] = {}
 
 
@@ -102,6 +108,29 @@ def handles_invitations(handler: InvitationHandler) -> None:
     is not a presentation request's, returning whether the invitation was its own."""
     if handler not in _invitation_handlers:
         _invitation_handlers.append(handler)
+
+
+def links_invitations(link: InvitationLink) -> None:
+    """``link(identity, invitation_id)`` is the invitation link the part makes for a live
+    exchange of ``identity``'s organization with that id, or None."""
+    if link not in _invitation_links:
+        _invitation_links.append(link)
+
+
+def live_invitation_url(invitation: dict[str, Any]) -> str | None:
+    """The link of an invitation from one of this deployment's DIDs that names a live
+    exchange (a presentation request still open, an offer still offered), made anew from
+    the exchange's own record; None for any other invitation.
+
+    Only this link is ever shown under our origin: never the goal text, nor any field, of an
+    invitation someone else wrote, even one naming our DID and a live exchange."""
+    identity = db.session.scalar(
+        select(DidcommIdentity).where(DidcommIdentity.did == invitation.get("from"))
+    )
+    invitation_id = invitation.get("id")
+    if identity is None or not isinstance(invitation_id, str):
+        return None
+    return next((url for link in _invitation_links if (url := link(identity, invitation_id))), None)
 
 
 def handles(kind: str, handler: Callable[[Opened], None]) -> None:
@@ -114,7 +143,7 @@ def handle(raw: bytes) -> None:
     try:
         opened = open_message(raw)
     except MessageRefused as exc:
-        log.warning("didcomm message dropped: %s", exc.message)
+        log.warning("didcomm message dropped: %r", exc.message)
         return
     kind = opened.message.get("type")
     if kind == protocols.CONNECTION_REQUEST:
@@ -125,7 +154,7 @@ def handle(raw: bytes) -> None:
     elif kind in _message_handlers:
         _message_handlers[kind](opened)
     elif kind == protocols.PROBLEM_REPORT:
-        log.info("didcomm problem report from a wallet: %s", opened.message.get("body"))
+        log.info("didcomm problem report from a wallet: %r", opened.message.get("body"))
     else:
         report(opened, "e.p.msg.unsupported", f"Verity does not handle {kind!r} messages.")
 
@@ -148,7 +177,7 @@ def claim_invitation(exchange: DidcommExchange) -> bool:
             db.session.add(exchange)
     except IntegrityError:
         log.info(
-            "didcomm connection request on answered invitation %s dropped", exchange.invitation_id
+            "didcomm connection request on answered invitation %r dropped", exchange.invitation_id
         )
         return False
     return True
@@ -156,7 +185,7 @@ def claim_invitation(exchange: DidcommExchange) -> bool:
 
 def report(opened: Opened, code: str, comment: str) -> None:
     """Tell the wallet why nothing came of its message (it may show it), and log it."""
-    log.info("didcomm problem report %s: %s", code, comment)
+    log.info("didcomm problem report %s: %r", code, comment)
     if opened.message.get("type") == protocols.PROBLEM_REPORT:
         return  # never answer a problem report with another
     send(
@@ -175,7 +204,7 @@ def send(identity: DidcommIdentity, message: dict[str, Any]) -> None:
     try:
         outbound = messaging.for_holder(message, sender=sender_of(identity), to_did=recipient)
     except DidcommError as exc:
-        log.warning("didcomm message to %s not sent: %s", recipient[:60], exc.reason)
+        log.warning("didcomm message to %r not sent: %r", recipient[:60], exc.reason)
         return
     jobs.enqueue(DELIVER_JOB, outbound.url, outbound.body.decode("utf-8"), 0)
 

@@ -33,9 +33,10 @@ from app.didcomm import protocols
 from app.didcomm.errors import Malformed
 from app.didcomm_agent import operations as agent
 from app.didcomm_agent.identities import identity_of
-from app.didcomm_agent.models import DidcommExchange
+from app.didcomm_agent.models import DidcommExchange, DidcommIdentity
 from app.extensions import db
 from app.issuance import prism_issuer
+from app.issuance.invitation import invitation_url
 from app.issuance.models import DIDCOMM, Credential, CredentialStatus
 from app.oid4vci.credential import nest_claims
 from app.oid4vp.formats import JWT_VC_JSON
@@ -113,6 +114,21 @@ def prepare_offer(credential: Credential) -> None:
     from (and one to issue as)."""
     identity_of(credential.organization_id)
     prism_issuer.prism_issuer_of(credential.organization_id)
+
+
+def live_invitation(identity: DidcommIdentity, invitation_id: str) -> str | None:
+    """The link of a DIDComm offer of ``identity``'s organization that can still be taken
+    (the invitation page shows only these), else None."""
+    credential = db.session.scalar(
+        select(Credential).where(
+            Credential.offer_token == invitation_id, Credential.protocol == DIDCOMM
+        )
+    )
+    if credential is None or credential.organization_id != identity.organization_id:
+        return None
+    if credential.status != CredentialStatus.OFFERED:
+        return None
+    return invitation_url(credential)
 
 
 # -- the exchange -----------------------------------------------------------------------------
@@ -331,4 +347,5 @@ def _claims(credential: Credential) -> dict[str, Any]:
 def register() -> None:
     """Hand the agent this part's threads (called by the application factory)."""
     agent.handles_invitations(on_invitation)
+    agent.links_invitations(live_invitation)
     agent.handles(protocols.REQUEST_CREDENTIAL, on_request)

@@ -32,4 +32,4 @@ def invitation_url(credential: Credential) -> str | None:
         else None,
     )
     base = didcomm_settings.current().base_url
-    return oob.oob_url(f"{base}/didcomm/invitation", invitation)
+    return oob.oob_url(f"{base}/didcomm/invitation", invitation, max_length=oob.QR_CAPACITY)

@@ -20,6 +20,7 @@ from app import clock
 from app.database import reading
 from app.didcomm import invitation as oob
 from app.didcomm.errors import DidcommError
+from app.didcomm_agent import operations as agent
 from app.errors import ApiError, CodeNotFound, NotFound
 from app.extensions import db
 from app.pages import state
@@ -31,7 +32,7 @@ from app.presentations.reasons import for_person
 from app.verifications.models import PresentationSubject, Status
 from app.web import language
 from app.web.links import links
-from app.web.requests import base_url, parse_id
+from app.web.requests import parse_id
 
 log = logging.getLogger(__name__)
 
@@ -136,8 +137,10 @@ def policy_status(token: str) -> ResponseReturnValue:
 def didcomm_invitation() -> ResponseReturnValue:
     """A DIDComm out-of-band invitation, the connection link of a verification that offers
     DIDComm first: a wallet reads the invitation from the address itself; a browser that opens
-    it gets the same address as a QR code to scan with the wallet. The address shown is built
-    on the deployment's public URL, never on the request's Host header."""
+    it gets the same address as a QR code to scan with the wallet. Only an invitation from one
+    of this deployment's DIDs naming a live exchange is shown, and then as this service makes
+    it (its own goal text, the deployment's public URL, never the request's Host header):
+    anything else is the 404 page, so the page cannot be made to show a stranger's words."""
     value = request.args.get("_oob", "")
     # The Socious Wallet's scanner reads every QR code as a link shortener's: it asks for
     # "<scanned>/fetch" and opens the "long_url" of the JSON answer (socious-wallet
@@ -146,13 +149,14 @@ def didcomm_invitation() -> ResponseReturnValue:
     scanned = value.endswith(SCANNER_SUFFIX)
     value = value.removesuffix(SCANNER_SUFFIX)
     try:
-        invitation = oob.parse_oob(f"?_oob={value}")
+        url = agent.live_invitation_url(oob.parse_oob(f"?_oob={value}"))
     except DidcommError:
-        raise NotFound() from None
-    url = f"{base_url()}{url_for('.didcomm_invitation')}?_oob={value}"
+        url = None
+    if url is None:
+        raise NotFound()
     if scanned:
         return {"long_url": url}
-    goal = invitation.get("body", {}).get("goal") if isinstance(invitation, dict) else None
+    goal = oob.parse_oob(url)["body"].get("goal")
     return render(
         "person/didcomm_invitation.html", url=url, goal=goal if isinstance(goal, str) else ""
     )

@@ -30,11 +30,11 @@ from app.didcomm.errors import Malformed
 from app.didcomm_agent import operations as agent
 from app.didcomm_agent import settings
 from app.didcomm_agent.identities import existing_identity
-from app.didcomm_agent.models import DidcommExchange
+from app.didcomm_agent.models import DidcommExchange, DidcommIdentity
 from app.errors import InvalidRequest
 from app.extensions import db
 from app.presentations import operations as presentations
-from app.verifications.models import PresentationRequest, Verification
+from app.verifications.models import DIDCOMM, PresentationRequest, Verification
 
 
 def invitation_url(request: PresentationRequest, verification: Verification) -> str | None:
@@ -49,7 +49,23 @@ def invitation_url(request: PresentationRequest, verification: Verification) -> 
         goal=f"{verification.organization.name}: {verification.name}",
         expires_time=int(request.expires_at.timestamp()),
     )
-    return oob.oob_url(f"{settings.current().base_url}/didcomm/invitation", invitation)
+    return oob.oob_url(
+        f"{settings.current().base_url}/didcomm/invitation", invitation, max_length=oob.QR_CAPACITY
+    )
+
+
+def live_invitation(identity: DidcommIdentity, invitation_id: str) -> str | None:
+    """The link of a presentation request of ``identity``'s organization that can still be
+    answered over DIDComm (the invitation page shows only these), else None."""
+    request = _invited_request(invitation_id)
+    if request is None or request.consumed_at is not None or request.expires_at <= clock.now():
+        return None
+    _, verification = presentations.verification_of(request.id)
+    if verification.organization_id != identity.organization_id:
+        return None
+    if DIDCOMM not in verification.protocols():
+        return None
+    return invitation_url(request, verification)
 
 
 def on_invitation(opened: agent.Opened, invitation_id: str) -> bool:
@@ -71,6 +87,10 @@ def on_invitation(opened: agent.Opened, invitation_id: str) -> bool:
     _, verification = presentations.verification_of(request.id)
     if verification.organization_id != opened.identity.organization_id:
         agent.report(opened, "e.p.req.unknown", "This invitation is not from this organization.")
+        return True
+    if DIDCOMM not in verification.protocols():
+        # Its ID is in its OpenID4VP link, so anyone holding that link could name it here.
+        agent.report(opened, "e.p.req.unknown", "This request is not answered over DIDComm.")
         return True
     asking = protocols.request_presentation(
         opened.identity.did,
@@ -137,4 +157,5 @@ def on_presentation(opened: agent.Opened) -> None:
 def register() -> None:
     """Hand the agent this part's threads (called by the application factory)."""
     agent.handles_invitations(on_invitation)
+    agent.links_invitations(live_invitation)
     agent.handles(protocols.PRESENTATION, on_presentation)

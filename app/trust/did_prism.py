@@ -19,9 +19,12 @@ the deployment says where short-form documents come from (``PrismResolution``):
 
 A pin wins over the resolver (nothing is fetched), and over the keys a long form carries when
 its short form is pinned: a published DID may have rotated its keys since it was created, and
-the pin is the operator's word on its current state. The resolver is asked about short forms
-only; a long form that is not pinned is taken at its word (the Identus SDK resolves long forms
-the same way), so a key rotated out after publication is still accepted under the long form.
+the pin is the operator's word on its current state. With a resolver configured, a long form
+that is not pinned is checked against the published state too: when the resolver knows the
+DID, its answer is the document (a deactivated DID fails, and so does a key no longer
+listed); when it does not (404 or ``notFound``: a DID never published), the long form stands
+on its own text. Without a resolver or pin, a long form is taken at its word (the Identus SDK
+resolves long forms the same way), so a key rotated out after publication is still accepted.
 
 The issuer is named by its short form: it is what organizations recognise and pin, and the
 long form is the same DID with its creation operation attached.
@@ -38,7 +41,7 @@ from typing import Any
 from app.didcomm import prism
 from app.didcomm.errors import PrismDidError
 from app.sdjwt import PublicKey, SdJwtError, jwk_to_public_key
-from app.trust.errors import FetchError, TrustError
+from app.trust.errors import AnsweredStatus, FetchError, TrustError
 from app.trust.fetch import Fetcher
 
 PREFIX = prism.PREFIX
@@ -125,7 +128,11 @@ def resolve_issuer(
         parsed = prism.parse(did)
     except PrismDidError as exc:
         raise TrustError(f"Issuer {did} is not a usable did:prism: {exc}") from None
-    document = resolution.pinned.get(parsed.canonical) or _document(parsed)
+    document = (
+        resolution.pinned.get(parsed.canonical)
+        or _published(parsed.canonical, fetcher, resolution)
+        or _document(parsed)
+    )
     forms = {did, parsed.canonical, document["id"]}
     return parsed.canonical, key_of(document, forms, kid, ASSERTION, parsed.canonical)
 
@@ -137,6 +144,37 @@ def _document(parsed: prism.PrismDid) -> dict[str, Any]:
         raise TrustError(f"DID {parsed.canonical} has an unusable key: {exc}") from None
 
 
+def _published(did: str, fetcher: Fetcher, resolution: PrismResolution) -> dict[str, Any] | None:
+    """A long form's published state, when a resolver is configured and knows the DID: its
+    current document (a key rotated out since creation is no longer listed), refused if
+    deactivated. None when there is no resolver, or it does not know the DID (404, or
+    ``notFound``): an unpublished DID is its long form, as the Identus SDK takes it. A
+    resolver that cannot be reached refuses the credential, as for a short form: a DID it
+    might know to be deactivated is not taken at its word meanwhile."""
+    if not resolution.resolver_url:
+        return None
+    try:
+        answer = _resolution(did, fetcher, resolution)
+    except AnsweredStatus as exc:
+        if exc.status == 404:
+            return None
+        raise TrustError(f"Could not resolve {did}: {exc.reason}") from exc
+    except FetchError as exc:
+        raise TrustError(f"Could not resolve {did}: {exc.reason}") from exc
+    metadata = answer.get("didResolutionMetadata")
+    if (
+        isinstance(metadata, dict)
+        and metadata.get("error") == "notFound"
+        and _document_of(answer) is None
+    ):
+        return None
+    return _checked(did, answer)
+
+
+def _resolution(did: str, fetcher: Fetcher, resolution: PrismResolution) -> dict[str, Any]:
+    return fetcher.get_json(resolution.resolver_url.rstrip("/") + RESOLVER_PATH + did)
+
+
 def _resolved(did: str, fetcher: Fetcher, resolution: PrismResolution) -> dict[str, Any]:
     """The document a Universal Resolver-style resolver gives for a short form; it must be
     the document of this DID (its ``id`` the DID, or a long form of it)."""
@@ -145,11 +183,15 @@ def _resolved(did: str, fetcher: Fetcher, resolution: PrismResolution) -> dict[s
             f"Issuer {did} is a short-form did:prism, which only a PRISM node can resolve: "
             + HOW_TO_PIN
         )
-    url = resolution.resolver_url.rstrip("/") + RESOLVER_PATH + did
     try:
-        answer = fetcher.get_json(url)
+        answer = _resolution(did, fetcher, resolution)
     except FetchError as exc:
         raise TrustError(f"Could not resolve {did}: {exc.reason}") from exc
+    return _checked(did, answer)
+
+
+def _checked(did: str, answer: dict[str, Any]) -> dict[str, Any]:
+    """A resolver's answer for ``did`` as its document: not deactivated, and its own."""
     metadata = answer.get("didDocumentMetadata")
     if isinstance(metadata, dict) and metadata.get("deactivated") is True:
         raise TrustError(f"DID {did} is deactivated")

@@ -46,3 +46,12 @@ class DeadlinePassed(FetchError):
     def __init__(self, reason: str, seconds: float) -> None:
         super().__init__(reason)
         self.seconds = seconds
+
+
+class AnsweredStatus(FetchError):
+    """The server answered, with a status other than 2xx or 3xx: ``status`` says which (a DID
+    resolver's 404 means it does not know the DID, which is not a failure to reach it)."""
+
+    def __init__(self, reason: str, status: int) -> None:
+        super().__init__(reason)
+        self.status = status

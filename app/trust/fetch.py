@@ -46,7 +46,13 @@ from urllib3 import HTTPConnectionPool, HTTPSConnectionPool
 from urllib3 import exceptions as urllib3_exceptions
 
 from app import metrics
-from app.trust.errors import AddressRefused, ConnectionRefused, DeadlinePassed, FetchError
+from app.trust.errors import (
+    AddressRefused,
+    AnsweredStatus,
+    ConnectionRefused,
+    DeadlinePassed,
+    FetchError,
+)
 
 # Pinning hooks into this method (requests 2.32.2 and later). Without it requests would resolve
 # the host name itself and the address checks would protect nothing, so refuse to load.
@@ -483,7 +489,9 @@ class Fetcher:
                 "redirects are not followed"
             )
         if not 200 <= response.status_code < 300:
-            raise FetchError(f"{url} answered HTTP {response.status_code}")
+            raise AnsweredStatus(
+                f"{url} answered HTTP {response.status_code}", response.status_code
+            )
         encoding = response.headers.get("Content-Encoding", "identity").strip().lower()
         if encoding not in ("", "identity"):
             raise FetchError(f"{url} answered with a compressed body ({encoding})")

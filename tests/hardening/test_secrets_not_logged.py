@@ -21,6 +21,7 @@ from hardening_support import csrf_of, sign_in, submit
 from served import flask, prepare, served, service_env
 from wallets import Issuer, post_response, python_presentation, read_request
 
+from app.didcomm import invitation as oob
 from app.extensions import db
 from app.holder.issuance import receive
 from app.holder.presentation import present
@@ -113,6 +114,14 @@ SCHEMA = {
         {"name": "given_name", "description": "Given name", "type": "TEXT"},
         {"name": "card_number", "description": "Card number", "type": "NUMBER"},
     ],
+}
+
+
+MEMBERSHIP = {
+    "name": "Membership (W3C)",
+    "format": "jwt_vc_json",
+    "types": ["MembershipCredential"],
+    "attributes": [{"name": "member_name", "description": "Member", "type": "TEXT"}],
 }
 
 
@@ -255,10 +264,64 @@ def test_a_served_issuance_and_presentation_leave_no_secret_in_any_log(productio
     assert requests.get(policy["url"], timeout=30).status_code == 200
     requests.get(f"{policy['url']}/status", headers={"Referer": policy["url"]}, timeout=30)
 
+    # A DIDComm offer's invitation (its id is the offer's token) on its page and as the
+    # Socious Wallet's scanner fetches it, and the authorization page of the code flow.
+    member = call("POST", "/schemas", 201, staff, json=MEMBERSHIP)
+    call("POST", f"/schemas/{member['id']}/publish", 200, staff)
+    didcomm_offer = call(
+        "POST",
+        "/credentials",
+        201,
+        staff,
+        json={"name": "Member", "schema_id": member["id"], "recipient_id": recipient["id"],
+              "protocol": "didcomm", "claims": [{"name": "member_name", "value": "Ada"}]},
+    )  # fmt: skip
+    invitation_link = didcomm_offer["offer_url"]
+    assert oob.parse_oob(invitation_link)["id"]  # the offer's token, base64 in _oob
+    secrets["didcomm offer invitation"] = parse_qs(urlsplit(invitation_link).query)["_oob"][0]
+    assert requests.get(invitation_link, timeout=30).status_code == 200
+    scanned = requests.get(f"{invitation_link}/fetch", timeout=30)
+    assert scanned.json()["long_url"] == invitation_link
+    coded = call(
+        "POST",
+        "/credentials",
+        201,
+        staff,
+        json={"name": "Card", "schema_id": schema["id"], "recipient_id": recipient["id"],
+              "claims": [{"name": "given_name", "value": "Ada"},
+                         {"name": "card_number", "value": 8}]},
+    )  # fmt: skip
+    coded_offer = requests.get(
+        parse_qs(urlsplit(coded["offer_url"]).query)["credential_offer_uri"][0], timeout=30
+    ).json()
+    issuer = coded_offer["credential_issuer"]
+    wallet_client = "wallet-under-test"
+    pushed = requests.post(
+        f"{issuer}/par",
+        data={"response_type": "code", "client_id": wallet_client,
+              "redirect_uri": "https://wallet.example.test/callback",
+              "code_challenge": "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM",
+              "code_challenge_method": "S256", "scope": schema["id"],
+              "issuer_state": coded_offer["grants"]["authorization_code"]["issuer_state"]},
+        timeout=30,
+    )  # fmt: skip
+    assert pushed.status_code == 201, pushed.text
+    request_uri = pushed.json()["request_uri"]
+    secrets["pushed request_uri"] = request_uri.rsplit(":", 1)[-1]
+    authorize = requests.get(
+        f"{issuer}/authorize",
+        params={"client_id": wallet_client, "request_uri": request_uri},
+        timeout=30,
+    )
+    assert authorize.status_code == 200, authorize.text
+
     log = service.log()
     leaked = {name for name, value in secrets.items() if value and str(value) in log}
     assert not leaked, f"secrets in the log: {sorted(leaked)}"
     # Both logs (the request log's JSON, gunicorn's access log) saw the routes, redacted.
+    assert log.count('"path": "/didcomm/invitation?_oob=[redacted]"') == 2, log[-3000:]
+    assert log.count("GET /didcomm/invitation?_oob=[redacted] HTTP") == 2
+    assert "request_uri=[redacted] HTTP" in log
     assert '"path": "/o/[redacted]/status"' in log, log[-3000:]
     assert f"GET {urlsplit(offer_fetch).path.rsplit('/', 1)[0]}/[redacted] HTTP" in log
     assert "/i/[redacted]" in log and "/p/[redacted]" in log
@@ -281,3 +344,83 @@ def test_every_route_with_a_secret_in_its_path_is_redacted(app):
             missed.append(rule.rule)
     assert not missed, f"routes whose secret reaches the log: {missed}"
     assert any("offers" in route for route in SECRET_ROUTES)
+
+
+def didcomm_links(app, client, staff) -> dict[str, str]:
+    """A DIDComm offer's invitation (its id is the offer's token) and a DIDComm verification's
+    (its id is the presentation request's), as the API hands them out."""
+    schema = client.post(
+        "/schemas",
+        json={
+            "name": "Membership (W3C)",
+            "format": "jwt_vc_json",
+            "types": ["MembershipCredential"],
+            "attributes": [{"name": "member_name", "description": "Member", "type": "TEXT"}],
+        },
+        headers=staff.headers(),
+    ).get_json()
+    client.post(f"/schemas/{schema['id']}/publish", headers=staff.headers())
+    recipient = client.post(
+        "/recipients",
+        json={"first_name": "Ada", "last_name": "Lovelace", "email": "ada@example.test"},
+        headers={"apikey": make_apikey(app, staff.organization_id)},
+    ).get_json()
+    offer = client.post(
+        "/credentials",
+        json={
+            "name": "Membership of Ada",
+            "schema_id": schema["id"],
+            "recipient_id": recipient["id"],
+            "protocol": "didcomm",
+            "claims": [{"name": "member_name", "value": "Ada"}],
+        },
+        headers=staff.headers(),
+    ).get_json()
+    verification = make_verification(
+        client,
+        staff,
+        schema_id=schema["id"],
+        claims=["member_name"],
+        attributes=[],
+        wallet_protocols=["didcomm"],
+    )
+    individual = client.post(
+        "/verifications/individuals",
+        json={"customer_id": "crm-9", "verification_id": verification["id"]},
+    ).get_json()
+    connect = client.get(f"/verifications/{individual['id']}/connect").get_json()
+    return {"offer": offer["offer_url"], "verification": connect["connection_url"]}
+
+
+def test_invitations_and_the_authorization_page_leave_no_token_in_the_request_log(
+    app, client, caplog
+):
+    """A DIDComm invitation's id is an offer's token or a presentation request's ID, and it
+    travels in ``_oob`` (the page and the Socious Wallet scanner's ``/fetch``); the
+    authorization page's ``request_uri`` is the pushed request it continues."""
+    from issuance.authcode_support import AuthCodeWallet
+    from issuance.issuance_support import issue, make_org
+
+    caplog.set_level(logging.INFO, logger="verity.request")
+    staff = make_staff(app, plan=Plan.PRO)
+    links = didcomm_links(app, client, staff)
+    secrets = {}
+    for name, link in links.items():
+        # The id travels base64-encoded: what the log must not hold is the _oob value.
+        assert oob.parse_oob(link)["id"]
+        secrets[f"{name} invitation"] = parse_qs(urlsplit(link).query)["_oob"][0]
+        path = urlsplit(link)
+        target = f"{path.path}?{path.query}"
+        assert client.get(target).status_code == 200
+        assert client.get(f"{target}/fetch").get_json()["long_url"] == link
+    org = make_org(app, "registrar@example.test", name="Registrar")
+    pushed = AuthCodeWallet().par(client, org, issue(client, org))
+    request_uri = pushed.get_json()["request_uri"]
+    secrets["request_uri"] = request_uri.rsplit(":", 1)[-1]
+    query = f"client_id=wallet-under-test&request_uri={request_uri}"
+    assert client.get(f"{org.path('/authorize')}?{query}").status_code == 200
+
+    text = "\n".join(r.getMessage() for r in caplog.records if r.name == "verity.request")
+    assert text.count("_oob=[redacted]") == 4 and "request_uri=[redacted]" in text
+    leaked = {name for name, value in secrets.items() if value in text}
+    assert not leaked, f"secrets in the log: {sorted(leaked)}"

@@ -219,6 +219,74 @@ def test_the_resolver_goes_through_the_fetchers_address_rules(issuer, server: Lo
     assert server.hits[f"/1.0/identifiers/{canonical}"] == 0
 
 
+# --------------------------------------------------------------------------- long form, resolver
+
+
+def without_issuing_key(did: str) -> dict[str, Any]:
+    """The published document after the DID's update removed ``issue-1``."""
+    document = short_document(did)
+    document["verificationMethod"] = [
+        m for m in document["verificationMethod"] if not m["id"].endswith("#issue-1")
+    ]
+    document["assertionMethod"] = []
+    return document
+
+
+@pytest.mark.parametrize(
+    ("published", "reason"),
+    [
+        (
+            lambda did: {
+                "didDocument": short_document(did),
+                "didDocumentMetadata": {"deactivated": True},
+            },
+            "DID {did} is deactivated",
+        ),
+        (lambda did: {"didDocument": without_issuing_key(did)}, "DID {did} has no key #issue-1"),
+    ],
+    ids=["deactivated", "key removed"],
+)
+def test_with_a_resolver_a_long_form_is_checked_against_its_published_state(
+    issuer, server: LocalServer, dev_fetcher: Fetcher, published, reason: str
+):
+    canonical = short(issuer.did)
+    server.add(f"/1.0/identifiers/{canonical}", published(issuer.did))
+    resolver = PrismResolution(resolver_url=server.url(""))
+
+    assert resolve(issuer.did, "#issue-1", fetcher=dev_fetcher).identifier == canonical  # alone
+    refused = refusal(issuer.did, "#issue-1", prism_resolution=resolver, fetcher=dev_fetcher)
+    assert refused == reason.format(did=canonical)
+    assert server.hits[f"/1.0/identifiers/{canonical}"] == 1
+
+
+@pytest.mark.parametrize("answer", ["404", "notFound"])
+def test_a_long_form_the_resolver_does_not_know_stands_on_its_own_text(
+    issuer, server: LocalServer, dev_fetcher: Fetcher, answer: str
+):
+    canonical = short(issuer.did)
+    if answer == "notFound":
+        server.add(
+            f"/1.0/identifiers/{canonical}", {"didResolutionMetadata": {"error": "notFound"}}
+        )
+    resolver = PrismResolution(resolver_url=server.url(""))
+
+    resolved = resolve(issuer.did, "#issue-1", resolver, dev_fetcher)
+    assert resolved.identifier == canonical
+    assert verify_jws(signed_by(issuer), resolved.key, ("ES256K",))
+    assert server.hits[f"/1.0/identifiers/{canonical}"] == 1
+
+
+def test_a_long_form_is_refused_while_its_resolver_cannot_be_reached(
+    issuer, server: LocalServer, dev_fetcher: Fetcher
+):
+    canonical = short(issuer.did)
+    server.add(f"/1.0/identifiers/{canonical}", "down", status=503)
+    resolver = PrismResolution(resolver_url=server.url(""))
+
+    reason = refusal(issuer.did, "#issue-1", prism_resolution=resolver, fetcher=dev_fetcher)
+    assert reason.startswith(f"Could not resolve {canonical}: ") and "HTTP 503" in reason
+
+
 def test_a_short_form_that_is_not_64_hex_digits_is_refused():
     assert "is not a usable did:prism" in refusal("did:prism:abc")
 
