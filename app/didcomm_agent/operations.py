@@ -6,7 +6,19 @@ message to the part whose thread it is: a connection request to the part whose i
 names (``handles_invitations``: the presentations' requests in ``app.presentations.didcomm``,
 the issuance's offers in ``app.issuance.didcomm``), other messages by type (``handles``).
 Trust pings are answered here, and anything unknown gets a problem report. ``send`` encrypts
-to the holder and wraps for its mediator; the deliveries queue sends it (``jobs.deliver``).
+to the holder and wraps for its mediator; the DIDComm queue sends it (``jobs.deliver``).
+
+**Nothing goes to strangers.** Anyone can make a DID naming any endpoint (a tarpit, someone
+else's server) and send us a message from it, so only a DID that holds an exchange of ours
+(it connected on one of our invitations) is answered beyond what the protocol needs: a trust
+ping is answered only then (Trust Ping 2.0 lets ``response_requested`` go unanswered), and a
+problem report is sent only then, or to a connection request on an invitation we did make
+(expired, used, withdrawn: the wallet showing why is worth it, and only a holder of the
+invitation can ask). A connection request naming no invitation of ours, or any other
+message from a stranger, is logged and dropped.
+
+``check_capacity`` is the door's bound on queued work: past ``queue_limit`` DIDComm jobs
+waiting, a message is refused (503 ``DIDCOMM_BUSY`` with ``Retry-After``) rather than queued.
 
 ``claim_invitation`` is the one rule every thread shares: the first connection request on an
 invitation makes its exchange, and any later one (the Socious Wallet retries up to three
@@ -31,7 +43,7 @@ from app.didcomm.errors import DidcommError
 from app.didcomm_agent import settings
 from app.didcomm_agent.identities import open_keys, sender_of
 from app.didcomm_agent.models import DidcommExchange, DidcommIdentity
-from app.errors import InvalidRequest
+from app.errors import ApiError, InvalidRequest
 from app.extensions import db
 
 log = logging.getLogger(__name__)
@@ -45,7 +57,30 @@ class MessageRefused(InvalidRequest):
     """A message refused before anything is kept: 400 with a stable code."""
 
 
+class DidcommBusy(ApiError):
+    """More DIDComm work is waiting than the worker should be handed: come back later."""
+
+    status = 503
+    code = "DIDCOMM_BUSY"
+
+    def __init__(self, message: str, *, retry_after: int) -> None:
+        super().__init__(message)
+        self.headers = {"Retry-After": str(retry_after)}
+
+
 # -- receiving -------------------------------------------------------------------------------
+
+
+def check_capacity() -> None:
+    """Refuse (``DidcommBusy``) while the DIDComm queue holds ``queue_limit`` jobs or more;
+    a message that would be handled long after it was sent is better sent again later."""
+    config = settings.current()
+    if jobs.waiting(jobs.DIDCOMM) >= config.queue_limit:
+        log.warning("didcomm message refused: %d jobs already waiting", config.queue_limit)
+        raise DidcommBusy(
+            "Too many DIDComm messages are waiting to be handled; try again later",
+            retry_after=settings.BUSY_RETRY_AFTER,
+        )
 
 
 @dataclass(frozen=True)
@@ -120,8 +155,12 @@ def handle(raw: bytes) -> None:
     if kind == protocols.CONNECTION_REQUEST:
         _on_connection_request(opened)
     elif kind == protocols.PING:
-        if opened.message.get("body", {}).get("response_requested", True):
-            send(opened.identity, protocols.ping_response(opened.message, opened.identity.did))
+        if not opened.message.get("body", {}).get("response_requested", True):
+            return
+        if not known_sender(opened):
+            log.info("didcomm trust ping from a DID with no exchange of ours: not answered")
+            return
+        send(opened.identity, protocols.ping_response(opened.message, opened.identity.did))
     elif kind in _message_handlers:
         _message_handlers[kind](opened)
     elif kind == protocols.PROBLEM_REPORT:
@@ -136,7 +175,24 @@ def _on_connection_request(opened: Opened) -> None:
     thread = opened.message.get("thid") or opened.message.get("pthid")
     if isinstance(thread, str) and any(h(opened, thread) for h in _invitation_handlers):
         return
-    report(opened, "e.p.req.expired", "This invitation has expired or was already used.")
+    # Not one of our invitations: whoever sent it gets nothing (see the module's doc).
+    log.info("didcomm connection request naming no invitation of ours dropped")
+
+
+def known_sender(opened: Opened) -> bool:
+    """Whether the sender's DID connected on one of this DID's invitations (any exchange,
+    finished or not)."""
+    return (
+        db.session.scalar(
+            select(DidcommExchange.id)
+            .where(
+                DidcommExchange.identity_id == opened.identity.id,
+                DidcommExchange.holder_did == opened.sender,
+            )
+            .limit(1)
+        )
+        is not None
+    )
 
 
 def claim_invitation(exchange: DidcommExchange) -> bool:
@@ -157,8 +213,13 @@ def claim_invitation(exchange: DidcommExchange) -> bool:
 def report(opened: Opened, code: str, comment: str) -> None:
     """Tell the wallet why nothing came of its message (it may show it), and log it."""
     log.info("didcomm problem report %s: %s", code, comment)
-    if opened.message.get("type") == protocols.PROBLEM_REPORT:
+    kind = opened.message.get("type")
+    if kind == protocols.PROBLEM_REPORT:
         return  # never answer a problem report with another
+    # A connection request reaches here only from the part whose invitation it names.
+    if kind != protocols.CONNECTION_REQUEST and not known_sender(opened):
+        log.info("didcomm problem report %s not sent: the sender has no exchange of ours", code)
+        return
     send(
         opened.identity,
         protocols.problem_report(opened.message, opened.identity.did, code, comment),
@@ -170,7 +231,7 @@ def report(opened: Opened, code: str, comment: str) -> None:
 
 def send(identity: DidcommIdentity, message: dict[str, Any]) -> None:
     """Encrypt ``message`` to its recipient, wrapped for the recipient's mediator, and hand
-    it to the deliveries queue (``jobs.deliver`` sends it, retrying with backoff)."""
+    it to the DIDComm queue (``jobs.deliver`` sends it, retrying with backoff)."""
     recipient = message["to"][0]
     try:
         outbound = messaging.for_holder(message, sender=sender_of(identity), to_did=recipient)
