@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import threading
 
+import pytest
 from support.tarpit import Tarpit
 from trust.trust_support import LocalServer
 from werkzeug.wrappers import Response
@@ -53,8 +54,9 @@ def test_one_address_is_refused_past_its_budget_whatever_it_sends(make_app):
     assert elsewhere.status_code == 202
 
 
-def test_one_sender_did_is_refused_past_its_budget_from_any_address(make_app):
-    app = make_app(DIDCOMM_SENDER_LIMIT="2/minute")
+@pytest.mark.parametrize("storage", ["memory://", "database://"])
+def test_one_sender_did_is_refused_past_its_budget_from_any_address(make_app, storage):
+    app = make_app(DIDCOMM_SENDER_LIMIT="2/minute", RATELIMIT_STORAGE_URI=storage)
     ours = open_didcomm(app, app.test_client()).invitation["from"]
     flooding = stranger()
 
