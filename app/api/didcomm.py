@@ -21,6 +21,7 @@ import base64
 from flask import Blueprint, request
 
 from app import jobs, throttle
+from app.database import reading
 from app.didcomm_agent import operations as agent
 from app.errors import ApiError, UnsupportedMediaType
 
@@ -53,7 +54,8 @@ def receive():
     raw = request.stream.read(MAX_MESSAGE_BYTES + 1)
     if len(raw) > MAX_MESSAGE_BYTES:
         raise MessageTooLarge(f"A DIDComm message may be at most {MAX_MESSAGE_BYTES} bytes")
-    opened = agent.open_message(raw)
+    with reading():  # only reads: no SQLite write lock kept while the limiter counts
+        opened = agent.open_message(raw)
     throttle.count_didcomm_sender(opened.sender)  # 429 past the sender DID's budget
     agent.check_capacity()  # 503 past the bound on waiting DIDComm work
     jobs.enqueue(agent.HANDLE_JOB, base64.b64encode(raw).decode("ascii"))

@@ -37,8 +37,9 @@ def from_address(app, address: str):
     return client
 
 
-def test_one_address_is_refused_past_its_budget_whatever_it_sends(make_app):
-    app = make_app(DIDCOMM_ADDRESS_LIMIT="3/minute")
+@pytest.mark.parametrize("storage", ["memory://", "database://"])
+def test_one_address_is_refused_past_its_budget_whatever_it_sends(make_app, storage):
+    app = make_app(DIDCOMM_ADDRESS_LIMIT="3/minute", RATELIMIT_STORAGE_URI=storage)
     client = from_address(app, "203.0.113.7")
     ours = open_didcomm(app, app.test_client()).invitation["from"]
 
@@ -116,6 +117,22 @@ def test_a_destination_that_never_answers_is_given_up_after_two_attempts(make_ap
 
     assert tarpit.arrived == 2
     assert scheduled(app) == 1  # no third attempt was scheduled
+
+
+def test_a_host_that_did_not_answer_gets_a_short_deadline_next_time(make_app):
+    app = make_app(TRUST_ALLOW_PRIVATE=True, DIDCOMM_SEND_TIMEOUT=120)
+    with Tarpit() as gone:
+        port = gone.port
+    deliver(app, f"http://127.0.0.1:{port}/didcomm")  # refused: nothing listens there now
+
+    with Tarpit(port) as tarpit:  # the same host now accepts and never answers
+        send = threading.Thread(target=deliver, args=(app, tarpit.url))
+        send.start()
+        send.join(60)  # a liveness bound only: the full deadline would be 120 s
+
+        assert not send.is_alive()
+        assert tarpit.wait_until_ended(1) == 1  # we gave up on it, not it on us
+        assert tarpit.arrived == 1
 
 
 def test_a_destination_that_answers_with_an_error_keeps_its_five_attempts(make_app):

@@ -12,14 +12,14 @@ import threading
 
 
 class Tarpit:
-    def __init__(self) -> None:
+    def __init__(self, port: int = 0) -> None:
         self.lock = threading.Condition()
         self.arrived = 0
         self.ended = 0
         self.most_at_once = 0
         self.stopped = threading.Event()
         self._open: list[socket.socket] = []
-        self.listener = socket.create_server(("127.0.0.1", 0), backlog=128)
+        self.listener = socket.create_server(("127.0.0.1", port), backlog=128)
         self.port = self.listener.getsockname()[1]
         threading.Thread(target=self._accept, daemon=True).start()
 
@@ -36,6 +36,13 @@ class Tarpit:
         with self.lock:
             self.lock.wait_for(lambda: self.arrived >= count, timeout)
             return self.arrived
+
+    def wait_until_ended(self, count: int, timeout: float = 60) -> int:
+        """Wait until the other side closed ``count`` connections (a deadline for a stuck
+        test only)."""
+        with self.lock:
+            self.lock.wait_for(lambda: self.ended >= count, timeout)
+            return self.ended
 
     def close(self) -> None:
         self.stopped.set()
