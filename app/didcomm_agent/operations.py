@@ -5,8 +5,9 @@ not an authcrypted message to one of our DIDs; ``handle`` runs on the job queue 
 message to the part whose thread it is: a connection request to the part whose invitation it
 names (``handles_invitations``: the presentations' requests in ``app.presentations.didcomm``,
 the issuance's offers in ``app.issuance.didcomm``), other messages by type (``handles``).
-Trust pings are answered here, and anything unknown gets a problem report. ``send`` encrypts
-to the holder and wraps for its mediator; the DIDComm queue sends it (``jobs.deliver``).
+Trust pings are answered here, and anything unknown gets a problem report (both to DIDs we
+know only, below). ``send`` encrypts to the holder and wraps for its mediator; the DIDComm
+queue sends it (``jobs.deliver``).
 
 **Nothing goes to strangers.** Anyone can make a DID naming any endpoint (a tarpit, someone
 else's server) and send us a message from it, so only a DID that holds an exchange of ours
