@@ -153,6 +153,14 @@ def from_environment() -> dict[str, Any]:
         # organization's deliveries may be in flight at once (app/webhooks/delivery.py).
         "WEBHOOK_TIMEOUT": float(env("WEBHOOK_TIMEOUT", "10")),
         "WEBHOOK_DELIVERIES_PER_ORGANIZATION": _int("WEBHOOK_DELIVERIES_PER_ORGANIZATION", 2),
+        # POST /didcomm, the door anyone may knock on (app/didcomm_agent/settings.py): the
+        # budgets per client IP and per sender DID, the DIDComm jobs that may wait at once
+        # (503 past it), one send's deadline, and the sends to one host in flight at once.
+        "DIDCOMM_ADDRESS_LIMIT": env("DIDCOMM_ADDRESS_LIMIT", "120/minute"),
+        "DIDCOMM_SENDER_LIMIT": env("DIDCOMM_SENDER_LIMIT", "30/minute"),
+        "DIDCOMM_QUEUE_LIMIT": _int("DIDCOMM_QUEUE_LIMIT", 1000),
+        "DIDCOMM_SEND_TIMEOUT": float(env("DIDCOMM_SEND_TIMEOUT", "10")),
+        "DIDCOMM_SENDS_PER_HOST": _int("DIDCOMM_SENDS_PER_HOST", 2),
     }
 
 

@@ -8,7 +8,7 @@ below; it never builds HTTP responses itself.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from flask import (
@@ -35,6 +35,8 @@ class ApiError(Exception):
 
     status = 400
     code = "INVALID_REQUEST"
+    # Response headers the refusal carries (``Retry-After`` on a 429 or 503).
+    headers: Mapping[str, str] = {}
 
     def __init__(self, message: str, *, code: str | None = None, **extra: Any) -> None:
         super().__init__(message)
@@ -183,7 +185,9 @@ def page_error_handler(path: str) -> Callable[[HTTPException], Any] | None:
 def register_error_handlers(app: Flask) -> None:
     @app.errorhandler(ApiError)
     def handle_api_error(exc: ApiError) -> Response:
-        return error_response(exc.status, exc.body())
+        response = error_response(exc.status, exc.body())
+        response.headers.update(exc.headers)
+        return response
 
     @app.after_request
     def ask_to_retry(response: Response) -> Response:

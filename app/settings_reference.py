@@ -53,7 +53,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(
         ("RATELIMIT_STORAGE_URI",),
         "unset: the database",
-        "where the voucher and nonce throttles count: by default a table of its own in the service's database (`rate_limit_hits`, made by the migrations), which every worker and instance shares; `redis://host:6379/0` for Redis; `memory://` counts per process (a single-process development server only)",
+        "where the voucher, nonce and DIDComm throttles count: by default a table of its own in the service's database (`rate_limit_hits`, made by the migrations), which every worker and instance shares; `redis://host:6379/0` for Redis; `memory://` counts per process (a single-process development server only)",
     ),
     Setting(
         ("VOUCHER_EXCHANGE_LIMIT",),
@@ -328,7 +328,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(
         ("JOBS_QUEUE_NAME",),
         "`verity`",
-        "the housekeeping queue's name inside its storage (the Redis key prefix); the deliveries queue is `<name>.deliveries`: deployments sharing one Redis database need different names",
+        "the housekeeping queue's name inside its storage (the Redis key prefix); the deliveries queue is `<name>.deliveries` (the uploads and DIDComm queues `<name>.uploads`, `<name>.didcomm`): deployments sharing one Redis database need different names",
     ),
     Setting(
         ("WEBHOOK_TIMEOUT",),
@@ -339,5 +339,30 @@ SETTINGS: tuple[Setting, ...] = (
         ("WEBHOOK_DELIVERIES_PER_ORGANIZATION",),
         "`2`",
         "deliveries of one organization in flight at once, so that one organization's slow endpoints cannot take every delivery thread ([Webhooks](../how-to/webhooks.md#webhooks))",
+    ),
+    Setting(
+        ("DIDCOMM_ADDRESS_LIMIT",),
+        "`120/minute`",
+        "per client IP, on `POST /didcomm`, counted before the message is opened (429 `RATE_LIMITED` with `Retry-After` beyond it; [DIDComm](didcomm.md#limits))",
+    ),
+    Setting(
+        ("DIDCOMM_SENDER_LIMIT",),
+        "`30/minute`",
+        "per sender DID, on `POST /didcomm`, counted once the message is opened and its sender authenticated (429 `RATE_LIMITED` with `Retry-After` beyond it)",
+    ),
+    Setting(
+        ("DIDCOMM_QUEUE_LIMIT",),
+        "`1000`",
+        "DIDComm jobs (messages to handle, messages to send, retries) that may wait in the DIDComm queue; while that many wait, `POST /didcomm` answers 503 `DIDCOMM_BUSY` with `Retry-After: 30` instead of queueing more",
+    ),
+    Setting(
+        ("DIDCOMM_SEND_TIMEOUT",),
+        "`10`",
+        "seconds for one whole attempt to send a DIDComm message to a holder's mediator; a destination that never answered gets 3 s (or this, if shorter) and 2 attempts instead of 5",
+    ),
+    Setting(
+        ("DIDCOMM_SENDS_PER_HOST",),
+        "`2`",
+        "DIDComm sends to one host in flight at once in a worker process, so that one slow mediator cannot take every DIDComm thread (`flask jobs worker --didcomm-threads`, 4 by default)",
     ),
 )

@@ -10,6 +10,13 @@ call, so it has a budget of its own per client IP and issuer (``ISSUER_NONCE_LIM
 address that names no issuer is not counted: it costs one read, and counting it would give
 every made-up issuer ID a key of its own in the limiter's storage.
 
+``POST /didcomm`` is unauthenticated too, and each message it takes is decrypted and queued,
+so it has two budgets: one per client IP (``DIDCOMM_ADDRESS_LIMIT``), counted before the
+message is opened, and one per sender DID (``DIDCOMM_SENDER_LIMIT``), counted once the message
+is opened and its sender authenticated (``count_didcomm_sender``; a sender that changes its
+address keeps its budget, and many senders behind one address share that address's). Each
+refusal is 429 ``RATE_LIMITED`` with ``Retry-After``.
+
 The count must hold for the whole deployment, not per process: ``make run`` starts several
 gunicorn workers, and a per-worker count would multiply the documented limit by their number.
 By default the hits are kept in the service's own database (a table of their own, which every
@@ -24,15 +31,18 @@ raw ``X-Forwarded-For`` from a client cannot buy a fresh budget.
 
 from __future__ import annotations
 
+import hashlib
+import math
 import time
 import uuid
 from collections.abc import Callable
 from functools import wraps
 from typing import Any
 
-from flask import Flask, request
+from flask import Flask, current_app, request
 from flask_limiter import Limiter
 from flask_limiter.util import get_remote_address
+from limits import parse
 from limits.errors import StorageError
 from limits.storage import MovingWindowSupport, Storage
 from sqlalchemy import (
@@ -52,7 +62,7 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from app import metrics
 from app.database import reading
-from app.errors import StorageUnavailable
+from app.errors import ApiError, StorageUnavailable
 from app.extensions import db
 from app.organizations.models import Organization
 
@@ -63,7 +73,10 @@ VOUCHER_ENDPOINTS = (VOUCHER_EXCHANGE_ENDPOINT, VOUCHER_PAGE_ENDPOINT)
 VOUCHER_SCOPE = "voucher-exchange"
 NONCE_ENDPOINT = "issuer.nonce"
 NONCE_SCOPE = "issuer-nonce"
-THROTTLED_ENDPOINTS = (*VOUCHER_ENDPOINTS, NONCE_ENDPOINT)
+DIDCOMM_ENDPOINT = "didcomm.receive"
+DIDCOMM_ADDRESS_SCOPE = "didcomm-address"
+DIDCOMM_SENDER_SCOPE = "didcomm-sender"
+THROTTLED_ENDPOINTS = (*VOUCHER_ENDPOINTS, NONCE_ENDPOINT, DIDCOMM_ENDPOINT)
 DATABASE_SCHEME = "database"
 
 # The limiter's table (migration 0004): only recent hits, nothing refers to it, so emptying
@@ -233,6 +246,7 @@ def throttle_voucher_exchange(app: Flask) -> Limiter:
     for endpoint in VOUCHER_ENDPOINTS:
         app.view_functions[endpoint] = fail_closed(shared(app.view_functions[endpoint]))
     throttle_issuer_nonces(app, limiter)
+    throttle_didcomm(app, limiter)
     only_on_throttled_endpoints(app)
     app.extensions["rate_limiter"] = limiter
     return limiter
@@ -249,6 +263,45 @@ def throttle_issuer_nonces(app: Flask, limiter: Limiter) -> None:
     )
     view = app.view_functions[NONCE_ENDPOINT]
     app.view_functions[NONCE_ENDPOINT] = fail_closed(per_issuer(view), NONCE_SCOPE)
+
+
+class RateLimited(ApiError):
+    """A budget counted inside a view (not by Flask-Limiter's decorator) is spent: the same
+    429 the decorator's refusals get, with ``Retry-After``."""
+
+    status = 429
+    code = "RATE_LIMITED"
+
+    def __init__(self, retry_after: int) -> None:
+        super().__init__("Too many attempts; retry later")
+        self.headers = {"Retry-After": str(retry_after)}
+
+
+def throttle_didcomm(app: Flask, limiter: Limiter) -> None:
+    """The per-client-IP budget on ``POST /didcomm``, checked before the message is opened."""
+    per_address = limiter.limit(
+        lambda: app.config["DIDCOMM_ADDRESS_LIMIT"],
+        scope=DIDCOMM_ADDRESS_SCOPE,
+        key_func=get_remote_address,
+        on_breach=lambda _limit: metrics.count_limiter_refusal(DIDCOMM_ADDRESS_SCOPE, "over_limit"),
+    )
+    view = app.view_functions[DIDCOMM_ENDPOINT]
+    app.view_functions[DIDCOMM_ENDPOINT] = fail_closed(per_address(view), DIDCOMM_ADDRESS_SCOPE)
+
+
+def count_didcomm_sender(sender_did: str) -> None:
+    """Count one message from ``sender_did`` against its budget, or refuse it (429).
+
+    Keyed by a digest of the DID: a did:peer:2 runs to hundreds of characters, past what the
+    limiter's storage keeps as a key, and the digest names the same DID just as well."""
+    limiter: Limiter = current_app.extensions["rate_limiter"]
+    limit = parse(current_app.config["DIDCOMM_SENDER_LIMIT"])
+    key = hashlib.sha256(sender_did.encode("utf-8")).hexdigest()
+    if limiter.limiter.hit(limit, DIDCOMM_SENDER_SCOPE, key):
+        return
+    metrics.count_limiter_refusal(DIDCOMM_SENDER_SCOPE, "over_limit")
+    reset_at = limiter.limiter.get_window_stats(limit, DIDCOMM_SENDER_SCOPE, key).reset_time
+    raise RateLimited(max(1, math.ceil(reset_at - time.time())))
 
 
 def _issuer_id() -> uuid.UUID | None:

@@ -5,8 +5,21 @@ not an authcrypted message to one of our DIDs; ``handle`` runs on the job queue 
 message to the part whose thread it is: a connection request to the part whose invitation it
 names (``handles_invitations``: the presentations' requests in ``app.presentations.didcomm``,
 the issuance's offers in ``app.issuance.didcomm``), other messages by type (``handles``).
-Trust pings are answered here, and anything unknown gets a problem report. ``send`` encrypts
-to the holder and wraps for its mediator; the deliveries queue sends it (``jobs.deliver``).
+Trust pings are answered here, and anything unknown gets a problem report (both to DIDs we
+know only, below). ``send`` encrypts to the holder and wraps for its mediator; the DIDComm
+queue sends it (``jobs.deliver``).
+
+**Nothing goes to strangers.** Anyone can make a DID naming any endpoint (a tarpit, someone
+else's server) and send us a message from it, so only a DID that holds an exchange of ours
+(it connected on one of our invitations) is answered beyond what the protocol needs: a trust
+ping is answered only then (Trust Ping 2.0 lets ``response_requested`` go unanswered), and a
+problem report is sent only then, or to a connection request on an invitation we did make
+(expired, used, withdrawn: the wallet showing why is worth it, and only a holder of the
+invitation can ask). A connection request naming no invitation of ours, or any other
+message from a stranger, is logged and dropped.
+
+``check_capacity`` is the door's bound on queued work: past ``queue_limit`` DIDComm jobs
+waiting, a message is refused (503 ``DIDCOMM_BUSY`` with ``Retry-After``) rather than queued.
 
 ``claim_invitation`` is the one rule every thread shares: the first connection request on an
 invitation makes its exchange, and any later one (the Socious Wallet retries up to three
@@ -35,7 +48,7 @@ from app.didcomm.errors import DidcommError
 from app.didcomm_agent import settings
 from app.didcomm_agent.identities import open_keys, sender_of
 from app.didcomm_agent.models import DidcommExchange, DidcommIdentity
-from app.errors import InvalidRequest
+from app.errors import ApiError, InvalidRequest
 from app.extensions import db
 
 log = logging.getLogger(__name__)
@@ -49,7 +62,30 @@ class MessageRefused(InvalidRequest):
     """A message refused before anything is kept: 400 with a stable code."""
 
 
+class DidcommBusy(ApiError):
+    """More DIDComm work is waiting than the worker should be handed: come back later."""
+
+    status = 503
+    code = "DIDCOMM_BUSY"
+
+    def __init__(self, message: str, *, retry_after: int) -> None:
+        super().__init__(message)
+        self.headers = {"Retry-After": str(retry_after)}
+
+
 # -- receiving -------------------------------------------------------------------------------
+
+
+def check_capacity() -> None:
+    """Refuse (``DidcommBusy``) while the DIDComm queue holds ``queue_limit`` jobs or more;
+    a message that would be handled long after it was sent is better sent again later."""
+    config = settings.current()
+    if jobs.waiting(jobs.DIDCOMM) >= config.queue_limit:
+        log.warning("didcomm message refused: %d jobs already waiting", config.queue_limit)
+        raise DidcommBusy(
+            "Too many DIDComm messages are waiting to be handled; try again later",
+            retry_after=settings.BUSY_RETRY_AFTER,
+        )
 
 
 @dataclass(frozen=True)
@@ -149,8 +185,12 @@ def handle(raw: bytes) -> None:
     if kind == protocols.CONNECTION_REQUEST:
         _on_connection_request(opened)
     elif kind == protocols.PING:
-        if opened.message.get("body", {}).get("response_requested", True):
-            send(opened.identity, protocols.ping_response(opened.message, opened.identity.did))
+        if not opened.message.get("body", {}).get("response_requested", True):
+            return
+        if not known_sender(opened):
+            log.info("didcomm trust ping from a DID with no exchange of ours: not answered")
+            return
+        send(opened.identity, protocols.ping_response(opened.message, opened.identity.did))
     elif kind in _message_handlers:
         _message_handlers[kind](opened)
     elif kind == protocols.PROBLEM_REPORT:
@@ -165,7 +205,24 @@ def _on_connection_request(opened: Opened) -> None:
     thread = opened.message.get("thid") or opened.message.get("pthid")
     if isinstance(thread, str) and any(h(opened, thread) for h in _invitation_handlers):
         return
-    report(opened, "e.p.req.expired", "This invitation has expired or was already used.")
+    # Not one of our invitations: whoever sent it gets nothing (see the module's doc).
+    log.info("didcomm connection request naming no invitation of ours dropped")
+
+
+def known_sender(opened: Opened) -> bool:
+    """Whether the sender's DID connected on one of this DID's invitations (any exchange,
+    finished or not)."""
+    return (
+        db.session.scalar(
+            select(DidcommExchange.id)
+            .where(
+                DidcommExchange.identity_id == opened.identity.id,
+                DidcommExchange.holder_did == opened.sender,
+            )
+            .limit(1)
+        )
+        is not None
+    )
 
 
 def claim_invitation(exchange: DidcommExchange) -> bool:
@@ -186,8 +243,13 @@ def claim_invitation(exchange: DidcommExchange) -> bool:
 def report(opened: Opened, code: str, comment: str) -> None:
     """Tell the wallet why nothing came of its message (it may show it), and log it."""
     log.info("didcomm problem report %s: %r", code, comment)
-    if opened.message.get("type") == protocols.PROBLEM_REPORT:
+    kind = opened.message.get("type")
+    if kind == protocols.PROBLEM_REPORT:
         return  # never answer a problem report with another
+    # A connection request reaches here only from the part whose invitation it names.
+    if kind != protocols.CONNECTION_REQUEST and not known_sender(opened):
+        log.info("didcomm problem report %s not sent: the sender has no exchange of ours", code)
+        return
     send(
         opened.identity,
         protocols.problem_report(opened.message, opened.identity.did, code, comment),
@@ -199,7 +261,7 @@ def report(opened: Opened, code: str, comment: str) -> None:
 
 def send(identity: DidcommIdentity, message: dict[str, Any]) -> None:
     """Encrypt ``message`` to its recipient, wrapped for the recipient's mediator, and hand
-    it to the deliveries queue (``jobs.deliver`` sends it, retrying with backoff)."""
+    it to the DIDComm queue (``jobs.deliver`` sends it, retrying with backoff)."""
     recipient = message["to"][0]
     try:
         outbound = messaging.for_holder(message, sender=sender_of(identity), to_did=recipient)

@@ -14,10 +14,25 @@ from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 # Binds the derived key to sealing DIDComm keys only (RFC 5869 §3.2 "info"): the same
 # configured secret yields unrelated keys for issuer keys, webhook secrets and these.
 _KEK_INFO = b"verity didcomm agent key encryption v1"
-# Sending one message to a mediator, whole (connect, TLS, the answer), ends after this long.
+# Sending one message to a mediator, whole (connect, TLS, the answer), ends after this long
+# (``DIDCOMM_SEND_TIMEOUT``).
 SEND_TIMEOUT = 10.0
 # A message is tried this many times, waiting longer each time (``jobs.deliver``).
 SEND_ATTEMPTS = 5
+# A destination that never answered (no connection, or no status line before the deadline)
+# is given up on sooner: a message to it is tried this many times, and while the host has not
+# answered since, each attempt ends after ``SILENT_TIMEOUT`` seconds. A mediator that is up
+# answers within a second; a tarpit a stranger names should cost little.
+SILENT_ATTEMPTS = 2
+SILENT_TIMEOUT = 3.0
+# Sends to one host in flight at once, per worker process (``DIDCOMM_SENDS_PER_HOST``): one
+# slow host never holds every DIDComm thread.
+SENDS_PER_HOST = 2
+# DIDComm jobs that may wait in the queue (``DIDCOMM_QUEUE_LIMIT``): past it the door answers
+# 503 with ``Retry-After`` instead of queueing more than the worker can work off.
+QUEUE_LIMIT = 1000
+# Seconds a client refused by the queue bound is asked to wait.
+BUSY_RETRY_AFTER = 30
 
 
 @dataclass(frozen=True)
@@ -30,6 +45,10 @@ class DidcommSettings:
     allow_private: bool
     timeout: float = SEND_TIMEOUT
     attempts: int = SEND_ATTEMPTS
+    silent_timeout: float = SILENT_TIMEOUT
+    silent_attempts: int = SILENT_ATTEMPTS
+    sends_per_host: int = SENDS_PER_HOST
+    queue_limit: int = QUEUE_LIMIT
 
     @cached_property
     def kek(self) -> bytes:
@@ -51,6 +70,10 @@ def from_config(config: Mapping[str, Any], base_url: str) -> DidcommSettings:
         base_url=base_url,
         secret=secret,
         allow_private=bool(config.get("TRUST_ALLOW_PRIVATE")),
+        timeout=float(config.get("DIDCOMM_SEND_TIMEOUT") or SEND_TIMEOUT),
+        silent_timeout=min(SILENT_TIMEOUT, float(config.get("DIDCOMM_SEND_TIMEOUT") or 1e9)),
+        sends_per_host=max(int(config.get("DIDCOMM_SENDS_PER_HOST") or SENDS_PER_HOST), 1),
+        queue_limit=int(config.get("DIDCOMM_QUEUE_LIMIT") or QUEUE_LIMIT),
     )
 
 

@@ -10,11 +10,13 @@ like a request.
 Modules holding jobs are listed in ``JOB_MODULES`` so the web process and the worker both
 import them before the queue is built (the worker must know every job it may be handed).
 
-Jobs go to one of two queues, each worked by threads of its own: ``DELIVERIES`` for work that
-waits on other people's servers (webhook deliveries), ``HOUSEKEEPING`` for the service's own
-scheduled work (retention, revocation re-checks, policy expiry, the webhook sweep), ``UPLOADS``
-for the dashboard's CSV uploads (a thousand rows take a while). A slow receiver or a big file
-can then hold the threads of its own queue only, never the scheduled jobs.
+Jobs go to one of four queues, each worked by threads of its own: ``DELIVERIES`` for work that
+waits on organizations' servers (webhook deliveries), ``DIDCOMM`` for the DIDComm agent's
+work, which waits on servers anyone may name (a holder's mediator, a presentation's issuer),
+``HOUSEKEEPING`` for the service's own scheduled work (retention, revocation re-checks, policy
+expiry, the webhook sweep), ``UPLOADS`` for the dashboard's CSV uploads (a thousand rows take a
+while). A slow receiver, a mediator that never answers or a big file can then hold the threads
+of its own queue only: a flood of DIDComm messages naming a tarpit never delays a webhook.
 
     from app import jobs
 
@@ -44,6 +46,7 @@ from huey import crontab
 
 __all__ = [
     "DELIVERIES",
+    "DIDCOMM",
     "HOUSEKEEPING",
     "JOB_MODULES",
     "QUEUES",
@@ -57,6 +60,7 @@ __all__ = [
     "provide",
     "registered",
     "try_enqueue",
+    "waiting",
 ]
 
 log = logging.getLogger(__name__)
@@ -76,7 +80,8 @@ JOB_MODULES: tuple[str, ...] = (
 HOUSEKEEPING = "housekeeping"
 DELIVERIES = "deliveries"
 UPLOADS = "uploads"
-QUEUES: tuple[str, ...] = (HOUSEKEEPING, DELIVERIES, UPLOADS)
+DIDCOMM = "didcomm"
+QUEUES: tuple[str, ...] = (HOUSEKEEPING, DELIVERIES, UPLOADS, DIDCOMM)
 
 
 @dataclass(frozen=True)
@@ -133,6 +138,8 @@ class Queue(Protocol):
 
     def enqueue(self, name: str, *args: Any, delay: float | None = None) -> None: ...
 
+    def waiting(self, queue: str) -> int: ...
+
 
 _provider: Callable[[], Queue] | None = None
 
@@ -150,6 +157,13 @@ def enqueue(name: str, *args: Any, delay: float | None = None) -> None:
     fall back on (the webhook relay) use ``try_enqueue``.
     """
     _queue().enqueue(name, *args, delay=delay)
+
+
+def waiting(queue: str) -> int:
+    """How many jobs ``queue`` holds, due now or scheduled for later (a retry's delay), not
+    counting those running: what a door that must not outgrow its queue compares with its
+    bound."""
+    return _queue().waiting(queue)
 
 
 def _queue() -> Queue:

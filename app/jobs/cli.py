@@ -31,11 +31,18 @@ STOP_SECONDS = 30.0
     "--delivery-threads", default=4, show_default=True, help="Webhook deliveries at once."
 )
 @click.option("--upload-threads", default=2, show_default=True, help="CSV uploads issued at once.")
-def worker(threads: int, delivery_threads: int, upload_threads: int) -> None:
+@click.option(
+    "--didcomm-threads",
+    default=4,
+    show_default=True,
+    help="DIDComm messages handled and sent at once.",
+)
+def worker(threads: int, delivery_threads: int, upload_threads: int, didcomm_threads: int) -> None:
     """Run queued jobs and the periodic schedule until stopped (SIGINT or SIGTERM).
 
     Each queue gets threads of its own, so a delivery waiting on a slow receiver never holds
-    a thread the scheduled jobs need; both stop together.
+    a thread the scheduled jobs need, and a DIDComm message to a mediator that never answers
+    never holds a webhook delivery's; all stop together.
     """
     logging.getLogger("huey").setLevel(logging.INFO)
     queue = queue_of(current_app)
@@ -43,6 +50,7 @@ def worker(threads: int, delivery_threads: int, upload_threads: int) -> None:
         jobs.HOUSEKEEPING: threads,
         jobs.DELIVERIES: delivery_threads,
         jobs.UPLOADS: upload_threads,
+        jobs.DIDCOMM: didcomm_threads,
     }
     consumers = [
         queue.hueys[name].create_consumer(

@@ -6,7 +6,7 @@ in the instance folder), ``redis://...`` for Redis, ``sqlite:///path`` for a giv
 
 Each queue of ``app.jobs.QUEUES`` is a Huey instance of its own in that storage:
 ``JOBS_QUEUE_NAME`` for the housekeeping queue, ``<JOBS_QUEUE_NAME>.deliveries`` for the
-deliveries, so each is worked by its own threads (``flask jobs worker``).
+deliveries (``.uploads``, ``.didcomm`` likewise), so each is worked by its own threads (``flask jobs worker``).
 """
 
 from __future__ import annotations
@@ -84,6 +84,10 @@ class JobQueue:
 
     def pending_count(self) -> int:
         return sum(huey.pending_count() for huey in self.hueys.values())
+
+    def waiting(self, queue: str) -> int:
+        huey = self.hueys[queue]
+        return huey.pending_count() + huey.scheduled_count()
 
     def flush(self) -> None:
         """Empty every queue and schedule (tests sharing one storage)."""

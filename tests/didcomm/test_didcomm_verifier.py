@@ -392,9 +392,10 @@ def test_an_oversized_message_is_refused(served):
     assert answer.get_json()["code"] == "MESSAGE_TOO_LARGE"
 
 
-def test_a_trust_ping_is_answered(served, holder):
+def test_a_trust_ping_from_a_connected_holder_is_answered(served, holder):
     client = served.test_client()
     opened = open_didcomm(served, client)
+    connect(served, client, holder, opened)
     ping = messaging.message(protocols.PING, {"response_requested": True})
 
     assert post(client, holder.pack(ping, opened.invitation["from"])).status_code == 202
@@ -402,6 +403,25 @@ def test_a_trust_ping_is_answered(served, holder):
 
     (pong,) = holder.received(protocols.PING_RESPONSE)
     assert pong["thid"] == ping["id"]
+
+
+def test_a_did_with_no_exchange_of_ours_is_sent_nothing(served, holder):
+    """A stranger's DID may name any endpoint: its ping, an unknown message and a connection
+    request naming no invitation of ours are taken (202) and answered with nothing."""
+    client = served.test_client()
+    ours = open_didcomm(served, client).invitation["from"]
+    messages = [
+        messaging.message(protocols.PING, {"response_requested": True}),
+        messaging.message("https://example.test/unknown/1.0/thing", {}),
+        messaging.message(protocols.CONNECTION_REQUEST, {}, thid="no-invitation-of-ours"),
+    ]
+
+    answers = [post(client, holder.pack(message, ours)).status_code for message in messages]
+    run_jobs(served)
+
+    assert answers == [202, 202, 202]
+    assert holder.inbox == []
+    assert queue_of(served).pending_count() == 0
 
 
 def test_with_both_protocols_the_persons_page_offers_the_invitation_first(served):

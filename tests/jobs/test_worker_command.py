@@ -1,5 +1,5 @@
 """``flask --app wsgi jobs worker``: one process works every queue (deliveries, the
-schedule's housekeeping and the CSV uploads), each on threads of its own, and stops them together. Started the
+schedule's housekeeping, the CSV uploads and the DIDComm agent's work), each on threads of its own, and stops them together. Started the
 way ``deploy/cluster.py`` starts it."""
 
 from __future__ import annotations
@@ -52,11 +52,13 @@ def test_one_worker_runs_every_queue_and_stops_them_together(make_app, tmp_path:
         jobs.enqueue("policies.report_expired")  # housekeeping
         jobs.enqueue("webhooks.relay")  # deliveries
         jobs.enqueue("uploads.issue", str(uuid.uuid4()))  # uploads: none by that ID
+        jobs.enqueue("didcomm.handle", "")  # didcomm: not a message, dropped
     queue = queue_of(app)
     assert {name: huey.pending_count() for name, huey in queue.hueys.items()} == {
         jobs.HOUSEKEEPING: 1,
         jobs.DELIVERIES: 1,
         jobs.UPLOADS: 1,
+        jobs.DIDCOMM: 1,
     }
 
     # Started as deploy/cluster.py starts each instance's worker (and as `make run` does).
@@ -73,5 +75,5 @@ def test_one_worker_runs_every_queue_and_stops_them_together(make_app, tmp_path:
     output = worker.log()
     assert worker.process.returncode == 0, output
     assert output.count("Huey consumer started with 2 thread") == 2, output  # housekeeping, uploads
-    assert output.count("Huey consumer started with 4 thread") == 1, output
+    assert output.count("Huey consumer started with 4 thread") == 2, output  # deliveries, didcomm
     assert "Traceback" not in output
