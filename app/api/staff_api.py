@@ -24,7 +24,7 @@ from app.api.common import (
     refuse_unknown_args,
 )
 from app.billing import operations as billing
-from app.errors import NotFound
+from app.errors import InvalidRequest, NotFound
 from app.integrations import operations as integrations
 from app.issuance import certificates as issuer_certificates
 from app.issuance import mdoc_signer
@@ -131,7 +131,8 @@ def organization_detail(member) -> dict:
 @bp.patch("/organizations/<organization_id>")
 @require_session
 @documented(
-    "Change an organization's settings (owners and admins): its support contact",
+    "Change an organization's settings (owners and admins): its support contact and the "
+    "answer shape of its API (api_compatibility)",
     body=p.OrganizationPatch,
     responses={200: p.OrganizationDetail},
     tags=("organizations",),
@@ -145,6 +146,10 @@ def patch_organization(organization_id: str):
     body = parse_body(p.OrganizationPatch)
     if "support_contact" in body.model_fields_set:
         organizations.set_support_contact(member, body.support_contact)
+    if "api_compatibility" in body.model_fields_set:
+        if body.api_compatibility is None:
+            raise InvalidRequest("api_compatibility must be one of: verity, socious-verify")
+        organizations.set_api_compatibility(member, body.api_compatibility)
     return json_response(organization_detail(member))
 
 
