@@ -24,7 +24,7 @@ from app.api.common import (
     refuse_unknown_args,
 )
 from app.billing import operations as billing
-from app.errors import InvalidRequest, NotFound
+from app.errors import NotFound
 from app.integrations import operations as integrations
 from app.issuance import certificates as issuer_certificates
 from app.issuance import mdoc_signer
@@ -147,8 +147,6 @@ def patch_organization(organization_id: str):
     if "support_contact" in body.model_fields_set:
         organizations.set_support_contact(member, body.support_contact)
     if "api_compatibility" in body.model_fields_set:
-        if body.api_compatibility is None:
-            raise InvalidRequest("api_compatibility must be one of: verity, socious-verify")
         organizations.set_api_compatibility(member, body.api_compatibility)
     return json_response(organization_detail(member))
 

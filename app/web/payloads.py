@@ -203,11 +203,11 @@ class SociousVerifyFields(Out):
     )
 
 
-class IndividualOpenOut(IndividualOut, SociousVerifyFields):
+class IndividualOpenOut(SociousVerifyFields, IndividualOut):
     pass
 
 
-class IndividualLookupCompatOut(IndividualLookupOut, SociousVerifyFields):
+class IndividualLookupCompatOut(SociousVerifyFields, IndividualLookupOut):
     pass
 
 
@@ -705,8 +705,11 @@ API_COMPATIBILITY = (
 
 class OrganizationPatch(Body):
     support_contact: str | None = Field(default=None, max_length=320, description=SUPPORT_CONTACT)
-    api_compatibility: Literal["verity", "socious-verify"] | None = Field(
-        default=None, description=API_COMPATIBILITY + " Owners and admins only."
+    # Left out keeps the setting; null is refused like any unknown shape (the default is
+    # never validated, so it only marks "not sent").
+    api_compatibility: Literal["verity", "socious-verify"] = Field(
+        default=None,  # type: ignore[assignment]
+        description=API_COMPATIBILITY + " Owners and admins only; left out keeps it.",
     )
 
 

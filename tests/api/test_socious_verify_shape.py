@@ -300,3 +300,35 @@ def test_the_lookup_costs_one_statement_more_with_the_fields_and_none_without(ap
         lookup(client, verification["id"], key, "crm-3")
     assert len(verity) == 2, verity  # the key, then the individual with the setting
     assert len(socious) == len(verity) + 1, socious
+
+
+# -- the OpenAPI document --------------------------------------------------------------------
+
+
+def test_the_openapi_document_names_the_fields_where_they_are_answered(client):
+    document = client.get("/openapi.json").get_json()
+    schemas = document["components"]["schemas"]
+
+    def answered(path: str, method: str, status: str) -> set[str]:
+        content = document["paths"][path][method]["responses"][status]["content"]
+        name = content["application/json"]["schema"]["$ref"].rsplit("/", 1)[1]
+        return set(schemas[name]["properties"])
+
+    lookup_path = "/verifications/{verification_id}/individuals/{customer_id}"
+    assert answered(lookup_path, "get", "200") >= SOCIOUS_LOOKUP
+    assert answered("/verifications/individuals", "post", "201") >= SOCIOUS_LOOKUP
+    assert not SOCIOUS_FIELDS & answered("/verifications/{individual_id}/verify", "get", "200")
+    assert not SOCIOUS_FIELDS & answered("/verifications/{individual_id}/connect", "get", "200")
+    nested = schemas["SociousVerificationOut"]["properties"]
+    assert {"id", "name", "description", "type", "schema", "created_at", "updated_at"} <= set(
+        nested
+    )
+    assert set(schemas["SociousAttributeOut"]["properties"]) == {
+        "id",
+        "name",
+        "description",
+        "type",
+        "created_at",
+    }
+    patch = schemas["OrganizationPatch"]["properties"]["api_compatibility"]
+    assert patch["enum"] == ["verity", "socious-verify"]
