@@ -5,7 +5,7 @@ from __future__ import annotations
 from flask import Blueprint, current_app, request
 from sqlalchemy.orm import joinedload
 
-from app.api import render
+from app.api import compat, render
 from app.api.common import documented, json_response, parse_body, parse_id
 from app.database import read_only
 from app.errors import InvalidRequest, Unauthorized
@@ -47,7 +47,7 @@ def opener_scope() -> str | None:
 @documented(
     "Open an individual for (customer_id, verification_id); safe to retry",
     body=p.OpenIndividual,
-    responses={200: p.IndividualOut, 201: p.IndividualOut},
+    responses={200: p.IndividualOpenOut, 201: p.IndividualOpenOut},
     tags=("individuals",),
 )
 def open_individual():
@@ -56,9 +56,28 @@ def open_individual():
     profile.require_verification_allowed(body.verification_id)
     existing = individuals.existing_individual(body.verification_id, body.customer_id)
     if existing is not None:  # a retry, the common case: one read
-        return json_response(render.individual(existing, links()), 200)
+        return json_response(opened_answer(existing), 200)
     individual, created = individuals.open_individual(body.verification_id, body.customer_id)
-    return json_response(render.individual(individual, links()), 201 if created else 200)
+    return json_response(opened_answer(individual), 201 if created else 200)
+
+
+def opened_answer(individual) -> dict:
+    """Verity's answer to an open, with Socious Verify's fields when the organization's own
+    integration key opened it and the organization asked for them (never to anyone else)."""
+    answer = render.individual(individual, links())
+    return compat.with_socious_verify_fields(answer, individual, key_organization())
+
+
+def key_organization():
+    """The organization of the integration key sent with the request, if any and valid; a
+    wrong key is no key here, as the opening reads it (``opener_scope``)."""
+    key = request.headers.get("apikey") or request.args.get("apikey")
+    if not key:
+        return None
+    try:
+        return authenticate_key(key)[1]
+    except Unauthorized:
+        return None
 
 
 @bp.get("/verifications/<individual_id>/connect")
