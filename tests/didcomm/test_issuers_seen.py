@@ -266,3 +266,11 @@ def test_what_a_presentation_teaches_about_its_did_prism_issuer(issuer, iss, kid
     )
     assert issuer_long_form(vp) == (issuer.did if learnt else None)
     assert operation  # the long form carries its creation operation
+
+
+def test_both_operations_are_in_the_openapi_document(served):
+    paths = served.test_client().get("/openapi.json").get_json()["paths"]
+    seen = paths["/verifications/{verification_id}/issuers-seen"]["get"]
+    trust = paths["/verifications/{verification_id}/trusted-issuers"]["post"]
+    assert "200" in seen["responses"] and "200" in trust["responses"]
+    assert trust["requestBody"]["content"]["application/json"]["schema"]
