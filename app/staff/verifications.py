@@ -269,7 +269,7 @@ def verifications_update(verification_id: str) -> ResponseReturnValue:
 @bp.post("/verifications/<verification_id>/trusted-issuers")
 @require_staff
 def verifications_trust_issuer(verification_id: str) -> ResponseReturnValue:
-    """"Trust this issuer" on an issuer seen, as ``POST .../trusted-issuers`` does."""
+    """ "Trust this issuer" on an issuer seen, as ``POST .../trusted-issuers`` does."""
     verification = the_verification(verification_id)
     issuer = request.form.get("issuer", "").strip()
     try:

@@ -23,11 +23,11 @@ from browser_support import (
     screenshot,
     watched_page,
 )
+from didcomm.inbox_holder import Holder
+from didcomm.test_issuers_seen import OTHER_ISSUER, Flow, prism_credential, short
 from test_browser_layout import sign_in
 
 from app.didcomm import prism
-from didcomm.inbox_holder import Holder
-from didcomm.test_issuers_seen import OTHER_ISSUER, Flow, prism_credential, short
 
 
 @pytest.fixture(scope="module")
