@@ -18,6 +18,7 @@ from browser_support import (
     DESKTOP,
     Delegate,
     assert_clean,
+    axe_findings,
     launched_chromium,
     loopback_server,
     screenshot,
@@ -64,6 +65,7 @@ def test_the_issuer_of_a_first_presentation_is_trusted_from_the_dashboard(browse
             expect(row.locator("td[data-label='Refused as untrusted']")).to_have_text("1")
             expect(row).to_contain_text("Keys shown in a presentation")
             screenshot(page, "trust-issuer-before")
+            assert axe_findings(page) == []
             row.get_by_role("button", name="Trust this issuer").click()
             expect(page.get_by_text(f"{short(issuer.did)} is now trusted")).to_be_visible()
             expect(row.locator("td[data-label='Trust']")).to_have_text("Trusted")
