@@ -22,6 +22,7 @@ from pydantic import BaseModel, ValidationError
 from app.database import reading
 from app.errors import ApiError, InvalidRequest, NotFound
 from app.organizations.models import Organization
+from app.presentations import issuers_seen
 from app.schemas.models import Schema
 from app.schemas.operations import list_schemas
 from app.staff.blueprint import bp, navigate
@@ -223,6 +224,7 @@ def detail_page(
         ],
         error=error,
         chosen_sources=chosen_sources(verification.organization_id, verification.trust_sources),
+        issuers_seen=issuers_seen.issuers_seen(acting_organization(), verification.id),
         **form_context(form, schemas),
     )
 
@@ -262,6 +264,24 @@ def verifications_update(verification_id: str) -> ResponseReturnValue:
         return detail_page(the_verification(verification_id), form, schemas, error[0]), error[1]
     flash("Changes saved.", "success")
     return redirect(url_for("staff.verifications_detail", verification_id=updated.id), 303)
+
+
+@bp.post("/verifications/<verification_id>/trusted-issuers")
+@require_staff
+def verifications_trust_issuer(verification_id: str) -> ResponseReturnValue:
+    """ "Trust this issuer" on an issuer seen, as ``POST .../trusted-issuers`` does."""
+    verification = the_verification(verification_id)
+    issuer = request.form.get("issuer", "").strip()
+    try:
+        issuers_seen.trust_issuer(acting_organization(), verification.id, issuer)
+    except ApiError as exc:
+        message, status = refusal(exc)
+        verification = the_verification(verification_id)
+        schemas = schema_choices(acting_organization())
+        form = VerificationForm.from_verification(verification)
+        return detail_page(verification, form, schemas, message), status
+    flash(f"{issuer} is now trusted by this verification.", "success")
+    return redirect(url_for("staff.verifications_detail", verification_id=verification.id), 303)
 
 
 @bp.get("/verifications/<verification_id>/delete")
