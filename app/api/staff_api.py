@@ -355,7 +355,7 @@ def create_verification():
     return json_response(render.verification(row), 201)
 
 
-@bp.get("/verifications/<verification_id>")
+@bp.get("/verifications/<record:verification_id>")
 @require_session
 @documented(
     "One verification definition", responses={200: p.VerificationOut}, tags=("verifications",)
@@ -369,16 +369,16 @@ def get_verification(verification_id: str):
     )
 
 
-@bp.put("/verifications/<verification_id>")
+@bp.route("/verifications/<record:verification_id>", methods=["PATCH", "PUT"])
 @require_session
 @documented(
-    "Update a verification definition",
+    "Update a verification definition: the fields sent change, the others keep their value",
     body=p.VerificationPatch,
     responses={200: p.VerificationOut},
     tags=("verifications",),
 )
 def update_verification(verification_id: str):
-    """Fields left out keep their value."""
+    """A partial update, under PATCH (its documented method) and PUT (which clients already use)."""
     body = parse_body(p.VerificationPatch)
     row = verifications.update_verification(
         acting_organization(), parse_id(verification_id), body.model_dump(exclude_unset=True)
@@ -386,7 +386,7 @@ def update_verification(verification_id: str):
     return json_response(render.verification(row))
 
 
-@bp.delete("/verifications/<verification_id>")
+@bp.delete("/verifications/<record:verification_id>")
 @require_session
 @documented(
     "Delete a verification definition (its individuals' history is kept)",
