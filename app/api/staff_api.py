@@ -528,7 +528,7 @@ def _issuer_certificate():
     "The organization's issuer root certificate (made on first use) and the x5c chain its "
     "SD-JWT VCs and status lists carry",
     responses={200: p.IssuerCertificateOut},
-    tags=("issuer",),
+    tags=("issuer certificates",),
 )
 def get_issuer_certificate():
     """Verifiers outside the deployment trust the root (a PEM trust source)."""
@@ -543,7 +543,7 @@ def get_issuer_certificate():
     "credentials carry it from now on (owners and admins)",
     body=p.CertificateChainIn,
     responses={200: p.IssuerCertificateOut},
-    tags=("issuer",),
+    tags=("issuer certificates",),
 )
 def upload_issuer_certificate():
     """400 INVALID_CERTIFICATE_CHAIN for a chain not for the key, the issuer, or in order."""
@@ -566,7 +566,7 @@ def _mdoc_signer():
     "The organization's mdoc IACA root and document signer certificate (made on first use), "
     "and whether the IACA is the organization's own",
     responses={200: p.MdocSignerOut},
-    tags=("issuer",),
+    tags=("issuer certificates",),
 )
 def get_mdoc_signer():
     """Verifiers trust the IACA; mdocs carry the document signer in x5chain."""
@@ -579,7 +579,7 @@ def get_mdoc_signer():
     "A PKCS#10 signing request for the document signer key this service holds, for the "
     "organization's own IACA to certify (owners and admins); the key never leaves the service",
     responses={200: p.MdocSigningRequestOut},
-    tags=("issuer",),
+    tags=("issuer certificates",),
 )
 def get_mdoc_signing_request():
     """The same key on every call: a request downloaded earlier stays good."""
@@ -596,7 +596,7 @@ def get_mdoc_signing_request():
     "and admins)",
     body=p.CertificateChainIn,
     responses={200: p.MdocSignerOut},
-    tags=("issuer",),
+    tags=("issuer certificates",),
 )
 def upload_mdoc_signer():
     """400 INVALID_CERTIFICATE_CHAIN for a chain not for the key, out of order, outside its

@@ -13,6 +13,9 @@ test-output/screenshots/layout-*.png.
 from __future__ import annotations
 
 import json
+import shutil
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -29,7 +32,10 @@ from browser_support import (
 )
 from factories import make_apikey, make_staff, make_verification
 
+ROOT = Path(__file__).resolve().parents[2]
 LAPTOP = {"width": 1366, "height": 768}
+# A description column narrower than this holds a word or two a line: unreadable.
+READABLE_COLUMN = 300  # px, on the laptop
 LAYOUT_CHECK = (Path(__file__).resolve().parent / "layout_check.js").read_text()
 LONG_CUSTOMER_ID = "crm-" + "0123456789abcdef" * 5
 AUDIT_EVENTS = 12
@@ -186,3 +192,48 @@ def test_no_text_overlaps_and_no_column_is_cut_off_on_a_laptop_and_a_phone(brows
     findings.write_text(json.dumps(failing, indent=2))
     assert failing == {}, f"see {findings}"
     assert problems == []
+
+
+@pytest.fixture(scope="module")
+def endpoint_table_page(tmp_path_factory) -> Path:
+    """ "What each endpoint does" built as the site builds it (its conf, theme and style), alone:
+    the rest of the site is not needed to lay out one page."""
+    source = tmp_path_factory.mktemp("docs-source")
+    for part in ("conf.py", "_static", "_ext"):
+        copy = shutil.copytree if (ROOT / "docs" / part).is_dir() else shutil.copy
+        copy(ROOT / "docs" / part, source / part)
+    (source / "reference").mkdir()
+    shutil.copy(ROOT / "docs/reference/api-behaviour.md", source / "reference")
+    (source / "index.md").write_text("# Verity\n\n```{toctree}\nreference/api-behaviour\n```\n")
+    out = source / "_build"
+    subprocess.run(
+        [sys.executable, "-m", "sphinx", "-q", "-b", "html", str(source), str(out)],
+        cwd=ROOT,
+        capture_output=True,
+        check=True,
+        timeout=300,
+    )
+    return out / "reference" / "api-behaviour.html"
+
+
+def test_the_endpoint_table_is_readable_on_a_laptop_and_not_cut_on_a_phone(
+    browser, endpoint_table_page
+):
+    problems: list[str] = []
+    found: dict[str, Any] = {}
+    for size, viewport in (("laptop", LAPTOP), ("phone", PHONE)):
+        page = watched_page(browser, viewport, problems, device_scale_factor=1)
+        page.goto(endpoint_table_page.as_uri())
+        page.wait_for_load_state()
+        screenshot(page, f"layout-endpoint-table-{size}")
+        measured = page.evaluate(LAYOUT_CHECK)
+        widths = [
+            cell.bounding_box()["width"]
+            for cell in page.locator("table tbody tr td:nth-child(4)").all()[:10]
+        ]
+        measured["descriptionWidth"] = min(widths)
+        found[size] = measured
+        page.context.close()
+    assert found["laptop"]["descriptionWidth"] >= READABLE_COLUMN, found["laptop"]
+    assert found["laptop"]["cutOff"] == [] and found["laptop"]["overlaps"] == [], found["laptop"]
+    assert found["phone"]["cutOff"] == [] and found["phone"]["overlaps"] == [], found["phone"]
