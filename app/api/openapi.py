@@ -150,9 +150,7 @@ def build(app: Flask) -> dict[str, Any]:
             ),
         },
         "tags": [
-            {"name": name, "description": description}
-            for name, description in TAGS
-            if name in used
+            {"name": name, "description": description} for name, description in TAGS if name in used
         ]
         + [{"name": name} for name in sorted(used - TAG_ORDER.keys())],
         "paths": paths,
