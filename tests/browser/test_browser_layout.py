@@ -5,8 +5,11 @@ person's page and of the offer page lies in the first screen, above the fold.
 
 The checks are tests/browser/layout_check.js, evaluated in the page as it is drawn. The pages:
 the person's page, the offer page, the dashboard's overview, the individuals list of a
-verification with a long customer ID, the trust page, the webhooks page and the audit page
-with twelve events (one line each, their details on demand). Screenshots:
+verification with a long customer ID and a refused presentation from a self-made issuer (its
+attempts opened: a did:jwk of hundreds of characters wraps in its column), the trust page, the
+webhooks page and the audit page with twelve events (one line each, their details on demand);
+no empty field's placeholder is cut. The documentation's "What each endpoint does" table keeps
+a readable description column on the laptop and lies whole on the phone. Screenshots:
 test-output/screenshots/layout-*.png.
 """
 
@@ -96,6 +99,8 @@ def walk(make_app) -> Iterator[dict[str, str]]:
             "/verifications/individuals",
             json={"customer_id": LONG_CUSTOMER_ID, "verification_id": verification},
         ).get_json()["id"]
+        assert client.get(f"/verifications/{individual}/connect").status_code == 200
+        record_a_refused_presentation(app, individual)
         events = client.get("/audit-events", headers=owner.headers()).get_json()["total"]
         assert events == AUDIT_EVENTS, events
         yield {
@@ -109,6 +114,35 @@ def walk(make_app) -> Iterator[dict[str, str]]:
             "webhooks": f"{base}/dashboard/webhooks",
             "audit": f"{base}/dashboard/audit",
         }
+
+
+# A self-made issuer's DID is one unbroken word of a few hundred characters.
+SELF_MADE_ISSUER = "did:jwk:" + "eyJrdHkiOiJFQyIsImNydiI6IlAtMjU2IiwieCI6Ik" * 6
+
+
+def record_a_refused_presentation(app: Any, individual_id: str) -> None:
+    """The attempt a wallet's refused presentation leaves (its issuer, the reason), as the
+    individuals page lists it under Presentations."""
+    import uuid
+
+    from app.extensions import db
+    from app.verifications.models import PresentationAttempt, PresentationRequest, Status
+
+    with app.app_context():
+        request = db.session.execute(
+            db.select(PresentationRequest).filter_by(individual_id=uuid.UUID(individual_id))
+        ).scalar_one()
+        db.session.add(
+            PresentationAttempt(
+                request_id=request.id,
+                outcome=Status.FAILED,
+                validation_error=f"Credential issuer {SELF_MADE_ISSUER} is not trusted by this "
+                "verification",
+                issuer=SELF_MADE_ISSUER,
+            )
+        )
+        db.session.commit()
+        db.session.remove()
 
 
 def sign_in(page: Any, base: str, token: str) -> None:
@@ -152,6 +186,11 @@ def test_no_text_overlaps_and_no_column_is_cut_off_on_a_laptop_and_a_phone(brows
         for name in ("overview", "individuals", "trust", "webhooks", "audit"):
             page.goto(walk[name])
             page.wait_for_load_state()
+            if name == "individuals":
+                # What a reader opens is laid out too: the attempts under Presentations.
+                page.evaluate(
+                    "document.querySelectorAll('main td details').forEach(d => d.open = true)"
+                )
             screenshot(page, f"layout-{name}-{size}")
             found = page.evaluate(LAYOUT_CHECK)
             if size == "laptop":
@@ -183,6 +222,7 @@ def test_no_text_overlaps_and_no_column_is_cut_off_on_a_laptop_and_a_phone(brows
         for where, found in broken.items()
         if found["overlaps"]
         or found["cutOff"]
+        or found["placeholderCut"]
         or found.get("qrInFirstScreen") is False
         or found.get("oneLinePerEvent") is False
         or found.get("actionsOneHeight") is False
