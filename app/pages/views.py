@@ -28,7 +28,7 @@ from app.pages.headers import protect
 from app.pages.qr import QrCache
 from app.pages.wallet_apps import wallet_apps
 from app.presentations.glance import glance_individual
-from app.presentations.reasons import for_person
+from app.presentations.reasons import for_person, not_again_for_person
 from app.verifications.models import PresentationSubject, Status
 from app.web import language
 from app.web.links import links
@@ -265,6 +265,7 @@ def result_page(subject: PresentationSubject, holds: bool, path: str) -> Respons
         "person/result.html",
         subject=subject,
         reason=for_person(subject.validation_error),
+        not_again=not_again_for_person(subject.validation_error),
         verified=subject.status == Status.VERIFIED,
         organization=verification.organization.name,
         contact=verification.organization.contact,
