@@ -277,3 +277,31 @@ def test_the_endpoint_table_is_readable_on_a_laptop_and_not_cut_on_a_phone(
     assert found["laptop"]["descriptionWidth"] >= READABLE_COLUMN, found["laptop"]
     assert found["laptop"]["cutOff"] == [] and found["laptop"]["overlaps"] == [], found["laptop"]
     assert found["phone"]["cutOff"] == [] and found["phone"]["overlaps"] == [], found["phone"]
+
+
+FIRST_AND_LAST_LETTER = """() => {
+  const text = document.querySelector("[data-testid=purpose]").firstChild;
+  const range = document.createRange();
+  range.setStart(text, 0);
+  range.setEnd(text, 1);
+  const first = range.getBoundingClientRect().left;
+  range.setStart(text, text.length - 1);
+  range.setEnd(text, text.length);
+  return {first, last: range.getBoundingClientRect().left, dir: document.documentElement.dir};
+}"""
+
+
+def test_an_english_purpose_on_an_arabic_page_ends_with_its_own_full_stop(browser, walk):
+    """The purpose staff wrote in English is shown on an Arabic (right-to-left) page where no
+    Arabic one was given: isolated, it is laid out left to right, its full stop at its right
+    end rather than before its first word."""
+    problems: list[str] = []
+    for viewport in (LAPTOP, PHONE):
+        page = watched_page(browser, viewport, problems, locale="ar")
+        page.goto(walk["person"])
+        page.wait_for_load_state()
+        drawn = page.evaluate(FIRST_AND_LAST_LETTER)
+        page.context.close()
+        assert drawn["dir"] == "rtl"
+        assert drawn["last"] > drawn["first"], drawn
+    assert problems == []
