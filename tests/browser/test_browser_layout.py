@@ -206,6 +206,25 @@ def test_no_text_overlaps_and_no_column_is_cut_off_on_a_laptop_and_a_phone(brows
                 found["tallestEvent"] = tallest
                 found["oneLinePerEvent"] = tallest <= ROW_HEIGHT
             broken[f"{name} {size}"] = found
+        # A refused verification form: each field's message right under its own field.
+        page.goto(f"{walk['base']}/dashboard/verifications/new")
+        page.locator("form.verification-form").evaluate("form => form.noValidate = true")
+        page.get_by_label("Name", exact=True).fill("")
+        page.get_by_label("Keep received claims for (days)").fill("-1")
+        page.locator("form.verification-form button[type=submit]:not([name])").click()
+        page.wait_for_load_state()
+        screenshot(page, f"layout-refused-form-{size}")
+        found = page.evaluate(LAYOUT_CHECK)
+        placed = []
+        for field, words in (("#v-name", "Fill this in."), ("#v-retention", "Enter 0 or more.")):
+            below = page.locator(f"{field} + small.field-error")
+            field_box, message_box = page.locator(field).bounding_box(), below.bounding_box()
+            placed.append(
+                below.inner_text() == words
+                and 0 <= message_box["y"] - (field_box["y"] + field_box["height"]) <= ROW_HEIGHT
+            )
+        found["messagesAtFields"] = all(placed)
+        broken[f"refused form {size}"] = found
         # The endpoint's actions: the Delete link is drawn as tall as the buttons beside it.
         page.goto(walk["webhooks"])
         page.locator("table a").first.click()
@@ -227,6 +246,7 @@ def test_no_text_overlaps_and_no_column_is_cut_off_on_a_laptop_and_a_phone(brows
         or found.get("oneLinePerEvent") is False
         or found.get("actionsOneHeight") is False
         or found.get("menuOneLine") is False
+        or found.get("messagesAtFields") is False
     }
     findings = SCREENSHOTS.parent / "layout-findings.json"
     findings.write_text(json.dumps(failing, indent=2))
