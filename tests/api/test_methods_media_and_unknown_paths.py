@@ -109,3 +109,10 @@ def test_an_unknown_address_is_json_for_an_api_client(client):
         response = client.get("/no-such-page", headers=headers)
         assert response.status_code == 404, accept
         assert response.get_json() == {"error": "No such endpoint", "code": "NOT_FOUND"}
+
+
+def test_the_didcomm_door_keeps_its_own_media_type_even_without_content_type(client):
+    """The JSON API's leniency is not the DIDComm door's: a message must say what it is."""
+    response = client.post("/didcomm", data=b"{}")
+    assert response.status_code == 415
+    assert response.get_json()["code"] == "UNSUPPORTED_MEDIA_TYPE"
