@@ -40,6 +40,8 @@ def from_environment() -> dict[str, Any]:
         # URIs and certificates it signs and checks, and the links handed to wallets and
         # people. Required in production; empty elsewhere is DEVELOPMENT_PUBLIC_URL.
         "PUBLIC_URL": env("PUBLIC_URL", "").rstrip("/"),
+        # Where the documentation site is published; the front page links to it.
+        "DOCS_URL": env("DOCS_URL", ""),
         "MAX_CONTENT_LENGTH": _int("MAX_CONTENT_LENGTH", 1024 * 1024),
         "SESSION_TOKEN_HOURS": _int("SESSION_TOKEN_HOURS", 12),
         # Flask's own cookie carries only the dashboard's one-time notices.

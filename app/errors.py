@@ -182,6 +182,22 @@ def page_error_handler(path: str) -> Callable[[HTTPException], Any] | None:
     return None
 
 
+# Where the surface of pages for people registers the page an unknown address shows a browser.
+BROWSER_NOT_FOUND = "browser_not_found_page"
+
+
+def answer_browsers_unknown_paths_with(app: Flask, handler: Callable[[], Any]) -> None:
+    """Let a person's browser that follows a wrong link get a page, not the API's JSON."""
+    app.extensions[BROWSER_NOT_FOUND] = handler
+
+
+def wants_a_page() -> bool:
+    """A browser asks for HTML above JSON (``text/html,...,*/*;q=0.8``); an API client asks
+    for JSON, for anything (``*/*``, curl's default) or for nothing, and keeps getting JSON."""
+    accept = request.accept_mimetypes
+    return accept["text/html"] > accept["application/json"] and "text/html" in accept.values()
+
+
 def register_error_handlers(app: Flask) -> None:
     @app.errorhandler(ApiError)
     def handle_api_error(exc: ApiError) -> Response:
@@ -219,6 +235,9 @@ def register_error_handlers(app: Flask) -> None:
             # No route matched, so no blueprint: a surface of pages still answers as a page.
             return make_response(page_error(exc))
         status = exc.code or 500
+        browser_page = current_app.extensions.get(BROWSER_NOT_FOUND)
+        if status == 404 and browser_page is not None and wants_a_page():
+            return make_response(browser_page())
         if status == 429:
             message = "Too many attempts; retry later"
         elif status == 404:

@@ -41,6 +41,11 @@ SETTINGS: tuple[Setting, ...] = (
         "the address wallets and people reach this deployment at: links, `response_uri`, the audience and origin presentations must name, issuer identifiers (`iss`), status list URIs and the certificates the organizations' roots sign. Never taken from a request's Host header, so a request sent with another Host gets nothing named after it. Required when `VERITY_ENV=production` (the service refuses to start otherwise); elsewhere, unset means `http://127.0.0.1:8000`, `make run`'s default address",
     ),
     Setting(
+        ("DOCS_URL",),
+        "empty",
+        "the address of the documentation site built from `docs/` (`make docs`), for instance where the operator publishes it; the front page `/` links to it as the reference of every endpoint, setting and page. Empty: the front page names the `docs/` directory of the source repository and `make docs` instead of a link",
+    ),
+    Setting(
         ("TRUSTED_PROXY_COUNT",),
         "`0`",
         "how many proxies in front may set `X-Forwarded-For`/`-Proto`/`-Host`; the client IP for throttling and the audit trail comes from it",

@@ -24,3 +24,6 @@ myst_enable_extensions = ["colon_fence"]
 nitpicky = True
 # Code blocks of shell sessions and sample output are not highlighted as a language they are not.
 highlight_language = "none"
+# The site's own few rules (docs/_static/verity.css): the endpoint tables stay readable on a laptop.
+html_static_path = ["_static"]
+html_css_files = ["verity.css"]

@@ -66,6 +66,37 @@ IDEMPOTENCY_IN_USE = (
 )
 
 
+# The tags in the order a reader meets them, by who calls: the organization's backend first (the
+# four calls of a verification and the other integration-key calls), then what staff and their
+# scripts call with a session token, then what wallets reach, then the probes. Swagger UI at
+# /docs and the Endpoints page draw the groups in this order. Each caller's name comes first in
+# the description, so a group says who it is for.
+TAGS: tuple[tuple[str, str], ...] = (
+    (
+        "individuals",
+        "Your backend: open an individual, hand the person the link, poll, and take the "
+        "decision from the authenticated lookup (integration key)",
+    ),
+    ("policy requests", "Your backend: a policy request and its status (integration key)"),
+    ("recipients", "Your backend: the people credentials are issued to (integration key)"),
+    ("verifications", "Staff (session token): define verifications and read their individuals"),
+    ("schemas", "Staff (session token): credential schemas"),
+    ("credentials", "Staff (session token): issue, revoke and resend credentials"),
+    ("webhooks", "Staff (session token): webhook endpoints and their deliveries"),
+    ("integrations", "Staff (session token): integration keys for the backend"),
+    ("trust", "Staff (session token): trusted issuers' sources"),
+    ("verifier identity", "Staff (session token): the certificate the requests carry"),
+    ("issuer certificates", "Staff (session token): the issuer's certificates"),
+    ("organizations", "Staff (session token): organizations, members and codes"),
+    ("audit", "Staff (session token): the audit trail"),
+    ("plan", "Staff (session token): the plan, vouchers and billing"),
+    ("sign-in", "Staff (session token): sign in through the identity provider for the token"),
+    ("issuer", "Wallets: the OpenID4VCI issuer, its metadata and status lists"),
+    ("operations", "Operators: liveness and readiness probes"),
+)
+TAG_ORDER = {name: index for index, (name, _) in enumerate(TAGS)}
+
+
 def build(app: Flask) -> dict[str, Any]:
     operations = []
     for rule in sorted(app.url_map.iter_rules(), key=lambda r: r.rule):
@@ -93,7 +124,9 @@ def build(app: Flask) -> dict[str, Any]:
     )
 
     paths: dict[str, Any] = {}
+    used: set[str] = set()
     for rule, method, view, doc in operations:
+        used.update(doc["tags"])
         path = PATH_PARAM.sub(r"{\1}", rule.rule)
         paths.setdefault(path, {})[method.lower()] = _operation(
             rule.rule, rule.endpoint, method, view, doc, schemas
@@ -116,6 +149,10 @@ def build(app: Flask) -> dict[str, Any]:
                 "as SD-JWT VCs. This document is drawn as an interactive reference at /docs."
             ),
         },
+        "tags": [
+            {"name": name, "description": description} for name, description in TAGS if name in used
+        ]
+        + [{"name": name} for name in sorted(used - TAG_ORDER.keys())],
         "paths": paths,
         "components": {
             "schemas": dict(sorted(definitions.get("$defs", {}).items())),

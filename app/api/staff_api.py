@@ -359,7 +359,7 @@ def create_verification():
     return json_response(render.verification(row), 201)
 
 
-@bp.get("/verifications/<verification_id>")
+@bp.get("/verifications/<record:verification_id>")
 @require_session
 @documented(
     "One verification definition", responses={200: p.VerificationOut}, tags=("verifications",)
@@ -373,16 +373,16 @@ def get_verification(verification_id: str):
     )
 
 
-@bp.put("/verifications/<verification_id>")
+@bp.route("/verifications/<record:verification_id>", methods=["PATCH", "PUT"])
 @require_session
 @documented(
-    "Update a verification definition",
+    "Update a verification definition: the fields sent change, the others keep their value",
     body=p.VerificationPatch,
     responses={200: p.VerificationOut},
     tags=("verifications",),
 )
 def update_verification(verification_id: str):
-    """Fields left out keep their value."""
+    """A partial update, under PATCH (its documented method) and PUT (which clients already use)."""
     body = parse_body(p.VerificationPatch)
     row = verifications.update_verification(
         acting_organization(), parse_id(verification_id), body.model_dump(exclude_unset=True)
@@ -390,7 +390,7 @@ def update_verification(verification_id: str):
     return json_response(render.verification(row))
 
 
-@bp.delete("/verifications/<verification_id>")
+@bp.delete("/verifications/<record:verification_id>")
 @require_session
 @documented(
     "Delete a verification definition (its individuals' history is kept)",
@@ -562,7 +562,7 @@ def _issuer_certificate():
     "The organization's issuer root certificate (made on first use) and the x5c chain its "
     "SD-JWT VCs and status lists carry",
     responses={200: p.IssuerCertificateOut},
-    tags=("issuer",),
+    tags=("issuer certificates",),
 )
 def get_issuer_certificate():
     """Verifiers outside the deployment trust the root (a PEM trust source)."""
@@ -577,7 +577,7 @@ def get_issuer_certificate():
     "credentials carry it from now on (owners and admins)",
     body=p.CertificateChainIn,
     responses={200: p.IssuerCertificateOut},
-    tags=("issuer",),
+    tags=("issuer certificates",),
 )
 def upload_issuer_certificate():
     """400 INVALID_CERTIFICATE_CHAIN for a chain not for the key, the issuer, or in order."""
@@ -600,7 +600,7 @@ def _mdoc_signer():
     "The organization's mdoc IACA root and document signer certificate (made on first use), "
     "and whether the IACA is the organization's own",
     responses={200: p.MdocSignerOut},
-    tags=("issuer",),
+    tags=("issuer certificates",),
 )
 def get_mdoc_signer():
     """Verifiers trust the IACA; mdocs carry the document signer in x5chain."""
@@ -613,7 +613,7 @@ def get_mdoc_signer():
     "A PKCS#10 signing request for the document signer key this service holds, for the "
     "organization's own IACA to certify (owners and admins); the key never leaves the service",
     responses={200: p.MdocSigningRequestOut},
-    tags=("issuer",),
+    tags=("issuer certificates",),
 )
 def get_mdoc_signing_request():
     """The same key on every call: a request downloaded earlier stays good."""
@@ -630,7 +630,7 @@ def get_mdoc_signing_request():
     "and admins)",
     body=p.CertificateChainIn,
     responses={200: p.MdocSignerOut},
-    tags=("issuer",),
+    tags=("issuer certificates",),
 )
 def upload_mdoc_signer():
     """400 INVALID_CERTIFICATE_CHAIN for a chain not for the key, out of order, outside its

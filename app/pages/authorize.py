@@ -97,10 +97,7 @@ def _page(
         organization=organization.name,
         credential=credential.name,
         description=credential.description or "",
-        claims=[
-            schema.display_name(c["name"], current_language()) or c["name"]
-            for c in credential.claims
-        ],
+        claims=[schema.shown_to_person(c["name"], current_language()) for c in credential.claims],
         action=request.path,
         client_id=pending.client_id,
         request_uri=request_uri,

@@ -16,7 +16,7 @@ from app.presentations.operations import (
     connect_individual,
     holds_subject_response_code,
 )
-from app.presentations.reasons import for_person
+from app.presentations.reasons import for_person, not_again_for_person
 from app.verifications import operations as individuals
 from app.verifications.models import (
     Individual,
@@ -76,6 +76,11 @@ class PageState:
     def reason(self) -> str | None:
         """Plain words for the person; the technical reason is for the organization."""
         return for_person(self.subject.validation_error)
+
+    @property
+    def not_again(self) -> str | None:
+        """Said where the same credential cannot pass again (a revoked one)."""
+        return not_again_for_person(self.subject.validation_error)
 
     @property
     def retry_allowed(self) -> bool:

@@ -11,7 +11,8 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
-from flask import Blueprint, current_app, redirect, render_template, request, url_for
+from flask import Blueprint, current_app, make_response, redirect, render_template, request, url_for
+from flask.blueprints import BlueprintSetupState
 from flask.typing import ResponseReturnValue
 from markupsafe import Markup
 from werkzeug.exceptions import HTTPException
@@ -21,14 +22,14 @@ from app.database import reading
 from app.didcomm import invitation as oob
 from app.didcomm.errors import DidcommError
 from app.didcomm_agent import operations as agent
-from app.errors import ApiError, CodeNotFound, NotFound
+from app.errors import ApiError, CodeNotFound, NotFound, answer_browsers_unknown_paths_with
 from app.extensions import db
 from app.pages import state
 from app.pages.headers import protect
 from app.pages.qr import QrCache
 from app.pages.wallet_apps import wallet_apps
 from app.presentations.glance import glance_individual
-from app.presentations.reasons import for_person
+from app.presentations.reasons import for_person, not_again_for_person
 from app.verifications.models import PresentationSubject, Status
 from app.web import language
 from app.web.links import links
@@ -268,6 +269,7 @@ def result_page(subject: PresentationSubject, holds: bool, path: str) -> Respons
         "person/result.html",
         subject=subject,
         reason=for_person(subject.validation_error),
+        not_again=not_again_for_person(subject.validation_error),
         verified=subject.status == Status.VERIFIED,
         organization=verification.organization.name,
         contact=verification.organization.contact,
@@ -302,6 +304,17 @@ def error_page(status: int) -> ResponseReturnValue:
     heading, advice = ERROR_TEXT.get(status, fallback)
     template = "person/_error.html" if request.endpoint in FRAGMENTS else "person/error.html"
     return render_template(template, heading=heading, advice=advice), status
+
+
+def unknown_address_page() -> ResponseReturnValue:
+    """A person who follows a mistyped or truncated link reads a page in their language."""
+    return protect(make_response(error_page(404)))
+
+
+@bp.record_once
+def answer_browsers_unknown_paths(state: BlueprintSetupState) -> None:
+    """An address that matches no route is, to a browser, this surface's "no such page"."""
+    answer_browsers_unknown_paths_with(state.app, unknown_address_page)
 
 
 @bp.errorhandler(ApiError)

@@ -105,6 +105,16 @@ FOR_PERSON: dict[Family, str] = {
 }
 
 
+# Where presenting the same credential again cannot succeed, the person is told so, and what
+# can: "Try again" alone would send them round the same refusal.
+NOT_AGAIN: dict[Family, str] = {
+    Family.REVOKED: N_(
+        "Presenting this credential again will not work. You can use another valid credential "
+        "of the same kind, or ask its issuer for a new one."
+    ),
+}
+
+
 def family_of(reason: str | None) -> Family | None:
     """The family of a technical reason; None when there is no reason (not failed)."""
     if not reason:
@@ -116,3 +126,10 @@ def for_person(reason: str | None) -> str | None:
     """What the person's page says for a technical reason; None when there is none."""
     family = family_of(reason)
     return FOR_PERSON[family] if family is not None else None
+
+
+def not_again_for_person(reason: str | None) -> str | None:
+    """What will not work and what will, when trying again with the same credential cannot
+    succeed; None otherwise."""
+    family = family_of(reason)
+    return NOT_AGAIN.get(family) if family is not None else None

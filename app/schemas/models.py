@@ -106,6 +106,11 @@ class Schema(IdMixin, TimestampMixin, db.Model):
                 return str(attribute["description"]).strip()
         return None
 
+    def shown_to_person(self, name: str, language: str | None = None) -> str:
+        """The display name, else the attribute's name in words (``member_number`` reads
+        "member number", ``address.country`` "address: country"), never its raw key."""
+        return self.display_name(name, language) or name.replace("_", " ").replace(".", ": ")
+
     def labelled(self, name: str) -> str:
         """The display name with the key beside it, for staff who also write the key in code."""
         shown = self.display_name(name)

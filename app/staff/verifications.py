@@ -26,6 +26,7 @@ from app.presentations import issuers_seen
 from app.schemas.models import Schema
 from app.schemas.operations import list_schemas
 from app.staff.blueprint import bp, navigate
+from app.staff.field_errors import SUMMARY, field_errors
 from app.staff.page_kit import refusal
 from app.staff.verification_form import (
     OPERATOR_LABELS,
@@ -120,10 +121,11 @@ def save(
     schemas: list[Schema],
     model: type[BaseModel],
     operation: Any,
-) -> tuple[Verification | None, tuple[str, int] | None]:
+) -> tuple[Verification | None, tuple[str, int, dict[str, str]] | None]:
     """Validate the form's body with the JSON API's model, then run its operation.
 
-    Returns the saved verification, or the message and status to re-render the form with.
+    Returns the saved verification, or what to re-render the form with: the message above it,
+    the status, and each refused field's own message, drawn at that field.
     A failed operation may have changed the loaded record half-way; ``refusal`` undoes that
     before the page is drawn from it.
     """
@@ -132,13 +134,16 @@ def save(
         body = model.model_validate(form.body(chosen_schema(form, schemas)))
         return operation(body.model_dump(exclude_unset=True)), None
     except FormError as exc:
-        return None, (str(exc), 400)
+        return None, (str(exc), 400, {})
     except NotFound as exc:  # the schema chosen is not one of the organization's
         refusal(exc, missing_record_is_a_page=False)
-        return None, ("Choose one of the schemas in the list.", 400)
-    except (ValidationError, ApiError) as exc:
+        return None, (SUMMARY, 400, {"schema_id": "Choose one of the schemas in the list."})
+    except ValidationError as exc:
+        refusal(exc, missing_record_is_a_page=False)
+        return None, (SUMMARY, 400, field_errors(exc))
+    except ApiError as exc:
         message, status = refusal(exc, missing_record_is_a_page=False)
-        return None, (readable_message(message), status)
+        return None, (readable_message(message), status, {})
 
 
 @bp.get("/verifications/new")
@@ -174,7 +179,10 @@ def verifications_create() -> ResponseReturnValue:
     if created is None:
         assert error is not None
         page = render_template(
-            "staff/verifications/new.html", error=error[0], **form_context(form, schemas)
+            "staff/verifications/new.html",
+            error=error[0],
+            field_errors=error[2],
+            **form_context(form, schemas),
         )
         return page, error[1]
     flash(f"Verification “{created.name}” created.", "success")
@@ -215,10 +223,12 @@ def detail_page(
     form: VerificationForm,
     schemas: list[Schema],
     error: str | None = None,
+    field_errors: dict[str, str] | None = None,
 ) -> str:
     return render_template(
         "staff/verifications/detail.html",
         verification=verification,
+        field_errors=field_errors or {},
         conditions=[
             describe_condition(c, verification.schema) for c in verification.attributes or []
         ],
@@ -261,7 +271,8 @@ def verifications_update(verification_id: str) -> ResponseReturnValue:
     )
     if updated is None:
         assert error is not None
-        return detail_page(the_verification(verification_id), form, schemas, error[0]), error[1]
+        verification = the_verification(verification_id)
+        return detail_page(verification, form, schemas, error[0], error[2]), error[1]
     flash("Changes saved.", "success")
     return redirect(url_for("staff.verifications_detail", verification_id=updated.id), 303)
 

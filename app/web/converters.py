@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from flask import Flask
-from werkzeug.routing import IntegerConverter, Map
+from werkzeug.routing import BaseConverter, IntegerConverter, Map
 
 # The largest SQL INTEGER (PostgreSQL ``integer``, and within SQLite's 64-bit range).
 MAX_DATABASE_INTEGER = 2**31 - 1
@@ -33,6 +33,20 @@ class DatabaseIntegerConverter(IntegerConverter):
         super().__init__(map, *args, **kwargs)
 
 
+class RecordIdConverter(BaseConverter):
+    """``<record:...>``: one record's ID beside a collection's own word.
+
+    ``/verifications/<verification_id>`` and ``/verifications/individuals`` share a prefix, and
+    a variable segment matches any word: ``PUT /verifications/individuals`` reached the
+    verification rule and answered its 401 ("Missing session token") instead of the 405 (with
+    ``Allow: POST``) of the address it names. The collection's word is no ID, so the variable
+    refuses it; any other text still reaches the view, which answers 400 for a non-UUID.
+    """
+
+    regex = r"(?!individuals(?:/|$))[^/]+"
+
+
 def register_converters(app: Flask) -> None:
     """Before any blueprint: rules pick their converter when they are added."""
     app.url_map.converters["int"] = DatabaseIntegerConverter
+    app.url_map.converters["record"] = RecordIdConverter

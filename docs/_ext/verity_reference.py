@@ -1,7 +1,7 @@
 """Reference pages rendered at build time from the service's own code.
 
-``{verity-endpoints}`` renders the OpenAPI document the service serves at ``/openapi.json``,
-``{verity-settings}`` the settings table in ``app/settings_reference.py`` and ``{verity-cli}``
+``{verity-endpoints}`` and ``{verity-schemas}`` render the OpenAPI document the service serves at
+``/openapi.json`` (its operations, by who calls them, and its bodies), ``{verity-settings}`` the settings table in ``app/settings_reference.py`` and ``{verity-cli}``
 the operator commands' click definitions. Each writes Markdown that MyST parses in place, so
 the pages are never written twice and cannot fall behind the code.
 """
@@ -64,24 +64,42 @@ def _schema_name(schema: dict[str, Any] | None) -> str:
 
 
 def _schema_link(ref: str) -> str:
-    """A link to the schema's own heading under "Schemas" (its GitHub-style anchor)."""
+    """A link to the schema's own heading on the Schemas page (its GitHub-style anchor)."""
     name = ref.rsplit("/", 1)[-1]
-    return f"[`{name}`](#{re.sub(r'[^a-z0-9_-]', '', name.lower())})"
+    return f"[`{name}`](schemas.md#{re.sub(r'[^a-z0-9_-]', '', name.lower())})"
+
+
+def _caller(description: str) -> str:
+    """Who calls a tag's operations: the words before its description's colon."""
+    return description.partition(":")[0] if ":" in description else "Other"
 
 
 def endpoints_markdown() -> list[str]:
+    """The operations in the document's tag order (who calls: the backend first), under one
+    heading per caller, then per tag; the schemas are a page of their own."""
     document = openapi_document()
     by_tag: dict[str, list[tuple[str, str, dict[str, Any]]]] = {}
     for path, methods in document["paths"].items():
         for method, operation in methods.items():
             tag = (operation.get("tags") or ["other"])[0]
             by_tag.setdefault(tag, []).append((path, method, operation))
+    described = {t["name"]: t.get("description", "") for t in document.get("tags", [])}
+    order = list(described) + sorted(set(by_tag) - set(described))
     out: list[str] = []
-    for tag in sorted(by_tag):
-        out += [f"## {tag}", ""]
+    caller = None
+    for tag in order:
+        if tag not in by_tag:
+            continue
+        description = described.get(tag, "")
+        if _caller(description) != caller:
+            caller = _caller(description)
+            out += [f"## {caller}", ""]
+        out += [f"### {tag}", ""]
+        if description:
+            out += [_cell(description.partition(":")[2].strip() or description), ""]
         for path, method, operation in by_tag[tag]:
             auth = ", ".join(next(iter(s)) for s in operation.get("security", [])) or "none"
-            out += [f"### `{method.upper()} {path}`", "", operation.get("summary", ""), ""]
+            out += [f"#### `{method.upper()} {path}`", "", operation.get("summary", ""), ""]
             out += [f"Authentication: {auth}.", ""]
             parameters = operation.get("parameters", [])
             if parameters:
@@ -104,9 +122,15 @@ def endpoints_markdown() -> list[str]:
                     f"| {_schema_name(schema)} |"
                 )
             out.append("")
-    out += ["## Schemas", ""]
+    return out
+
+
+def schemas_markdown() -> list[str]:
+    """Every request and response body of the document, one heading each."""
+    document = openapi_document()
+    out: list[str] = []
     for name, schema in document["components"]["schemas"].items():
-        out += [f"### `{name}`", ""]
+        out += [f"## `{name}`", ""]
         if schema.get("description"):
             out += [_cell(schema["description"]), ""]
         properties = schema.get("properties")
@@ -221,6 +245,10 @@ class Endpoints(_Generated):
     render = staticmethod(endpoints_markdown)
 
 
+class Schemas(_Generated):
+    render = staticmethod(schemas_markdown)
+
+
 class Settings(_Generated):
     render = staticmethod(settings_markdown)
 
@@ -231,6 +259,7 @@ class Cli(_Generated):
 
 def setup(app: Any) -> dict[str, Any]:
     app.add_directive("verity-endpoints", Endpoints)
+    app.add_directive("verity-schemas", Schemas)
     app.add_directive("verity-settings", Settings)
     app.add_directive("verity-cli", Cli)
     return {"parallel_read_safe": True, "version": "1"}

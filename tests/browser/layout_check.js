@@ -2,7 +2,9 @@
 //  - overlaps: two visible texts of different elements whose drawn lines cover each other by
 //    more than 2 px both ways (text boxes, not element boxes, so padding never counts);
 //  - cutOff: a table cell that does not lie whole inside its scrolling region (one has to
-//    scroll sideways to find the column) or, outside any such region, inside the viewport.
+//    scroll sideways to find the column) or, outside any such region, inside the viewport;
+//  - placeholderCut: an empty field whose placeholder (the hint of what to type) is wider than
+//    the field's text box, so the reader sees only its start.
 // Text hidden on purpose (closed <details>, visually hidden labels, zero-size boxes) is skipped.
 () => {
   const SLACK = 2;
@@ -84,5 +86,17 @@
       cutOff.push(`${name(cell)} spans ${Math.round(box.left)}-${Math.round(box.right)} px, shown ${Math.round(left)}-${Math.round(right)} px`);
     }
   }
-  return {overlaps, cutOff};
+  const placeholderCut = [];
+  const measure = document.createElement("canvas").getContext("2d");
+  for (const field of document.querySelectorAll("input[placeholder], textarea[placeholder]")) {
+    if (field.value || clippedAway(field) || field.offsetWidth === 0) continue;
+    const style = getComputedStyle(field);
+    measure.font = `${style.fontStyle} ${style.fontWeight} ${style.fontSize} ${style.fontFamily}`;
+    const room = field.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight);
+    const needed = measure.measureText(field.placeholder).width;
+    if (field.tagName === "INPUT" && needed > room + SLACK) {
+      placeholderCut.push(`${name(field)}#${field.id} "${field.placeholder}" needs ${Math.round(needed)} px, has ${Math.round(room)} px`);
+    }
+  }
+  return {overlaps, cutOff, placeholderCut};
 }

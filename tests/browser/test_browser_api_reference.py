@@ -82,6 +82,30 @@ def test_docs_draws_every_operation_from_its_own_document_with_no_other_host(bro
     assert_clean(page, problems)
 
 
+def test_docs_draws_the_backends_calls_first_and_the_wallets_after_staffs(browser, base):
+    """Swagger UI draws the tags in the document's ``tags`` order: by who calls."""
+    from playwright.sync_api import expect
+
+    problems: list[str] = []
+    page = watched_page(browser, DESKTOP, problems)
+    page.goto(f"{base}/docs")
+    tags = page.locator(".opblock-tag-section .opblock-tag")
+    expect(tags.first).to_be_visible(timeout=DRAWN_TIMEOUT_MS)
+    drawn = [tag.get_attribute("data-tag") for tag in tags.all()]
+    assert drawn[0] == "individuals", drawn
+    assert drawn.index("issuer") > drawn.index("verifications"), drawn
+    # The backend's four calls are in the first section, at the top of the page.
+    first = page.locator(".opblock-tag-section").first
+    for path in (
+        "/verifications/individuals",
+        "/verifications/{individual_id}/connect",
+        "/verifications/{individual_id}/verify",
+        "/verifications/{verification_id}/individuals/{customer_id}",
+    ):
+        expect(first.locator(f'.opblock-summary-path[data-path="{path}"]').first).to_be_visible()
+    assert_clean(page, problems)
+
+
 def test_docs_keeps_the_strict_policy_and_serves_only_the_renderer_files(client):
     page = client.get("/docs")
     assert page.status_code == 200

@@ -237,9 +237,9 @@ def test_display_names_per_language_round_trip_through_the_json_api_to_the_perso
     ).get_json()
     path = f"/i/{individual['id']}"
     french = client.get(path, headers={"Accept-Language": "fr"}).get_data(as_text=True)
-    assert "Matricule, First day." in french
+    assert "<bdi>Matricule</bdi>, <bdi>First day</bdi>." in french
     german = client.get(path, headers={"Accept-Language": "de"}).get_data(as_text=True)
-    assert "Payroll number, First day." in german
+    assert "<bdi>Payroll number</bdi>, <bdi>First day</bdi>." in german
 
 
 def test_the_result_page_names_the_support_contact_on_failure_only(app, client):

@@ -363,6 +363,19 @@ def test_the_list_filters_by_status(app, client, browser, owner):
     )
 
 
+def test_an_offered_credential_shows_when_it_was_offered_and_no_issue_date(
+    app, client, browser, owner
+):
+    offered = offer_credential_for(app, client, owner)
+    recipient = api_credentials(client, owner)[0]["recipient_id"]
+    for path in ("/dashboard/credentials", f"/dashboard/recipients/{recipient}"):
+        page = text_of(browser.get(path))
+        assert offered in page
+        row = page[page.index(offered) :].split("</tr>")[0]
+        assert re.search(r'data-label="Offered on"><time datetime="[^"]+">\d{4}-\d\d-\d\d<', row)
+        assert re.search(r'data-label="Issued on">Not yet</td>', row), row
+
+
 def test_the_recipients_page_lists_their_credentials(app, client, browser, owner):
     offered = offer_credential_for(app, client, owner)
     recipient = api_credentials(client, owner)[0]["recipient_id"]
