@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import secrets
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -32,6 +33,7 @@ from app.verifications.models import (
     ANONYMOUS_OPEN,
     BACKEND,
     DIDCOMM,
+    LINK,
     REFUSED,
     SIGNED,
     WALLET_PROTOCOLS,
@@ -228,6 +230,8 @@ trust_sources.provide_usage(verifications_using_source)
 
 # -- individuals ----------------------------------------------------------------------------
 
+CUSTOMER_ID_LENGTH = 200  # the column's length, and the JSON open's limit
+
 
 def owner_scope(body: bytes) -> str | None:
     """Whose Idempotency-Keys an opening shares: the verification's organization, read from
@@ -294,6 +298,38 @@ def check_opener(rules: Row, opener: Opener, customer_id: str, customer_sig: str
                 "keyed with the verification's link secret; it is missing or wrong",
                 code="CUSTOMER_SIG_INVALID",
             )
+
+
+LINK_OPENER = Opener(LINK)
+# A customer ID the no-code link makes when the link names none: unguessable, and marked
+# as the link's own so it never collides with the organization's IDs.
+LINK_CUSTOMER_PREFIX = "link_"
+
+
+def open_by_link(
+    verification_id: uuid.UUID, customer_id: str | None, customer_sig: str | None
+) -> uuid.UUID:
+    """The no-code link ``/connect/redirect/{verification_id}?customer=``: the individual's ID
+    for the customer, opened on first use (``opened_by`` link), under the verification's
+    ``anonymous_open`` as an open without the key. Without a customer a new unguessable
+    customer ID is made, which only ``allowed`` takes (nothing could have signed it)."""
+    if customer_id is not None and not 0 < len(customer_id) <= CUSTOMER_ID_LENGTH:
+        raise InvalidRequest(f"customer must be 1 to {CUSTOMER_ID_LENGTH} characters")
+    chosen = customer_id or f"{LINK_CUSTOMER_PREFIX}{secrets.token_urlsafe(18)}"
+    rules = opening(verification_id, chosen)
+    if rules is None:
+        raise NotFound()
+    if customer_id is None and (rules.anonymous_open or ALLOWED) != ALLOWED:
+        raise Unauthorized(
+            "A no-code link without customer opens only where anyone may open",
+            code="CUSTOMER_SIG_INVALID" if rules.anonymous_open == SIGNED else "APIKEY_REQUIRED",
+        )
+    check_opener(rules, LINK_OPENER, chosen, customer_sig)
+    if rules.id is not None:
+        return rules.id
+    individual, _ = open_individual(verification_id, chosen, LINK_OPENER)
+    db.session.flush()
+    return individual.id
 
 
 def _open_link_secret(sealed: bytes | None) -> str | None:
