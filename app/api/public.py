@@ -68,6 +68,16 @@ def opener_scope() -> str | None:
     body=p.OpenIndividual,
     responses={200: p.OpenedIndividualOut, 201: p.OpenedIndividualOut},
     tags=("individuals",),
+    headers={
+        "apikey": "Optional: the organization's integration key, from its backend (opened_by "
+        "backend; needed under anonymous_open refused). A key that is sent must be valid: "
+        "a wrong, unknown or deleted one is a 401, never read as no key."
+    },
+    errors={
+        401: "A wrong, unknown or deleted apikey or a session token (UNAUTHORIZED); no apikey "
+        'where anonymous_open is "refused" (APIKEY_REQUIRED); customer_sig missing or wrong '
+        'where it is "signed" (CUSTOMER_SIG_INVALID)'
+    },
 )
 def open_individual():
     """201 when created, 200 with the same body when it already existed (whoever opened it:

@@ -17,6 +17,7 @@ from markupsafe import Markup
 from werkzeug.exceptions import HTTPException
 
 from app import clock
+from app.api.common import documented
 from app.database import reading
 from app.didcomm import invitation as oob
 from app.didcomm.errors import DidcommError
@@ -109,6 +110,24 @@ def individual_page(individual_id: str) -> ResponseReturnValue:
 
 
 @bp.get("/connect/redirect/<verification_id>")
+@documented(
+    "The no-code link: opens the customer's individual (opened_by link) and redirects the "
+    "person to their page /i/{individual_id}",
+    responses={303: None},
+    query={
+        "customer": "The customer ID (1 to 200 characters); without it, a new unguessable one "
+        '(only where anonymous_open is "allowed")',
+        "customer_sig": 'Where anonymous_open is "signed": base64url (no padding) of '
+        "HMAC-SHA256 over the customer ID, keyed with the verification's link secret",
+    },
+    errors={
+        403: 'The link is not valid: anonymous_open "refused", or customer_sig missing or '
+        "wrong (a page in the person's language)",
+        404: "No such verification (a page)",
+    },
+    tags=("individuals",),
+    page=True,
+)
 def no_code_link(verification_id: str) -> ResponseReturnValue:
     """The no-code link (Socious Verify's ``/connect/redirect/{verification_id}?customer=``):
     opens the individual, or finds it again, and sends the person to their page. A link the

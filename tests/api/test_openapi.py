@@ -83,6 +83,7 @@ UNAUTHENTICATED_OPERATIONS = {
     ("GET", "/healthz"),
     ("GET", "/readyz"),
     ("POST", "/billing/webhook"),
+    ("GET", "/connect/redirect/{verification_id}"),
 }
 # Each organization's OpenID4VCI credential issuer, for wallets and verifiers. The
 # credential endpoint takes the issuer's own OAuth access token (RFC 6750), none of the API's
@@ -107,6 +108,8 @@ ISSUER_OPERATIONS = {
 }
 UNAUTHENTICATED_OPERATIONS |= ISSUER_OPERATIONS
 WALLET_PATHS = ("/issuers/", "/.well-known/", "/types/")
+# Routes for people, documented with their HTML answers: every error is a page, never JSON.
+PAGE_PATHS = ("/connect/redirect/",)
 # Everything else is the dashboard's: session token only.
 SESSION_ONLY = [{"session": []}]
 HTTP_METHODS = {"get", "put", "post", "delete", "patch"}
@@ -333,6 +336,10 @@ def error_body(ctx, response, case) -> None:
     if response.status_code < 400:
         return
     content_type = response.headers.get("content-type", [""])[0]
+    # A method no route takes (405) is answered before any route is chosen: JSON, as always.
+    if case.operation.path.startswith(PAGE_PATHS) and response.status_code != 405:
+        assert content_type.startswith("text/html"), f"{response.status_code}: {content_type}"
+        return
     assert content_type.startswith("application/json"), f"{response.status_code}: {content_type}"
     body = response.json()
     assert isinstance(body, dict), body
