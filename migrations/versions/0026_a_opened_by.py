@@ -6,9 +6,8 @@ Create Date: 2026-12-01 20:30:00.000000
 
 """
 
-from alembic import op
 import sqlalchemy as sa
-
+from alembic import op
 
 # revision identifiers, used by Alembic.
 revision = "0026_a_opened_by"
@@ -22,9 +21,7 @@ def upgrade():
     # and a backend must not take them for its own.
     with op.batch_alter_table("individuals") as batch:
         batch.add_column(
-            sa.Column(
-                "opened_by", sa.String(length=10), server_default="anonymous", nullable=False
-            )
+            sa.Column("opened_by", sa.String(length=10), server_default="anonymous", nullable=False)
         )
         batch.add_column(sa.Column("opened_by_integration_id", sa.Uuid(), nullable=True))
     with op.batch_alter_table("verifications") as batch:
