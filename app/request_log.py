@@ -18,7 +18,7 @@ log = logging.getLogger("verity.request")
 # Query parameters that carry secrets: the integration key (the contract warns that query
 # strings are logged), and the sign-in code and state on the OIDC callback.
 # response_code lets the person's browser see a result; it is as secret as the result.
-SECRET_PARAMETERS = {"apikey", "code", "state", "token", "response_code"}
+SECRET_PARAMETERS = {"apikey", "code", "state", "token", "response_code", "customer_sig"}
 REDACTED = "[redacted]"
 # Path variables that are themselves secrets, whatever route carries them: a policy page's
 # token opens it, an offer's token gives its pre-authorized code, an individual's ID gives a

@@ -62,8 +62,13 @@ def documented(
     responses: dict[int, type[BaseModel] | None] | None = None,
     query: dict[str, str] | None = None,
     tags: tuple[str, ...] = (),
+    headers: dict[str, str] | None = None,
+    errors: dict[int, str] | None = None,
+    page: bool = False,
 ) -> Callable[[F], F]:
-    """Attach what /openapi.json says of a route, next to the route itself."""
+    """Attach what /openapi.json says of a route, next to the route itself: ``headers`` are
+    optional request headers, ``errors`` the statuses the route answers beyond those its
+    authentication gives, and ``page`` marks a route for people, whose answers are HTML."""
 
     def decorate(view: F) -> F:
         view.openapi = {  # type: ignore[attr-defined]
@@ -72,6 +77,9 @@ def documented(
             "responses": responses or {200: None},
             "query": query or {},
             "tags": tags,
+            "headers": headers or {},
+            "errors": errors or {},
+            "page": page,
         }
         return view
 

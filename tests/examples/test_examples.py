@@ -139,6 +139,7 @@ def live_verity(workdir: Path, env: dict[str, str], port: int) -> Iterator[Verit
         verification = staff("POST", "/verifications", 201, {
             "name": "Members", "schema_id": schema["id"],
             "claims": ["given_name", "family_name", "member_number"],
+            "anonymous_open": "refused",
         })  # fmt: skip
         recipient = Api(base, {"apikey": apikey})("POST", "/recipients", 201, {
             "first_name": "Erika", "last_name": "Mustermann", "email": "erika@example.org",
@@ -241,6 +242,7 @@ def assert_verified(outcome: dict) -> None:
     assert outcome["webhook"]["type"] == "individual.verified"
     assert outcome["webhook"]["id"].startswith("msg_")
     assert outcome["status"] == "VERIFIED"
+    assert outcome["opened_by"]["kind"] == "backend"  # opened with the key, as refused needs
     assert outcome["claims"] == {
         "given_name": "Erika", "family_name": "Mustermann", "member_number": 1042,
     }  # fmt: skip
