@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from flask import Blueprint, current_app, request
 
-from app.api import render
+from app.api import compat, render
 from app.api.common import (
     PAGING_QUERY,
     base_url,
@@ -23,6 +23,7 @@ from app.extensions import db
 from app.policies import operations as policies
 from app.recipients import operations as recipients
 from app.verifications import operations as individuals
+from app.verifications.compatibility import SOCIOUS_VERIFY
 from app.web import payloads as p
 from app.web.access import acting_organization, acting_organization_id, require_apikey
 from app.web.idempotency import idempotent
@@ -37,7 +38,7 @@ bp.record_once(register_any_text)
 @require_apikey
 @documented(
     "Authenticated lookup of the individual for a customer: the final decision",
-    responses={200: p.IndividualLookupOut},
+    responses={200: p.IndividualLookupCompatOut},
     tags=("individuals",),
 )
 def lookup_individual(verification_id: str, customer_id: str):
@@ -45,7 +46,10 @@ def lookup_individual(verification_id: str, customer_id: str):
     individual = individuals.lookup_individual_row(
         acting_organization_id(), parse_id(verification_id), customer_id
     )
-    return json_response(render.individual_for_owner(individual, links()))
+    answer = render.individual_for_owner(individual, links())
+    if individual.api_compatibility == SOCIOUS_VERIFY:
+        answer = compat.with_socious_verify_fields(answer, individual, acting_organization_id())
+    return json_response(answer)
 
 
 @bp.delete(

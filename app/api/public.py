@@ -5,7 +5,7 @@ from __future__ import annotations
 from flask import Blueprint, current_app, g, request
 from sqlalchemy.orm import joinedload
 
-from app.api import render
+from app.api import compat, render
 from app.api.common import documented, json_response, parse_body, parse_id
 from app.database import read_only
 from app.errors import InvalidRequest, NotFound, Unauthorized
@@ -66,7 +66,7 @@ def opener_scope() -> str | None:
 @documented(
     "Open an individual for (customer_id, verification_id); safe to retry",
     body=p.OpenIndividual,
-    responses={200: p.OpenedIndividualOut, 201: p.OpenedIndividualOut},
+    responses={200: p.IndividualOpenOut, 201: p.IndividualOpenOut},
     tags=("individuals",),
     headers={
         "apikey": "Optional: the organization's integration key, from its backend (opened_by "
@@ -90,9 +90,17 @@ def open_individual():
         raise NotFound()
     individuals.check_opener(rules, who, body.customer_id, body.customer_sig)
     if rules.id is not None:  # a retry, the common case: one read
-        return json_response(render.opened_individual(rules, links()), 200)
+        return json_response(opened_answer(rules, who), 200)
     individual, created = individuals.open_individual(body.verification_id, body.customer_id, who)
-    return json_response(render.opened_individual(individual, links()), 201 if created else 200)
+    return json_response(opened_answer(individual, who), 201 if created else 200)
+
+
+def opened_answer(individual, who: individuals.Opener) -> dict:
+    """Verity's answer to an open, with Socious Verify's fields when the organization's own
+    integration key opened it and the organization asked for them (never to anyone else)."""
+    answer = render.opened_individual(individual, links())
+    organization_id = who.organization_id if who.kind == BACKEND else None
+    return compat.with_socious_verify_fields(answer, individual, organization_id)
 
 
 @bp.get("/verifications/<individual_id>/connect")

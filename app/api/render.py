@@ -166,6 +166,7 @@ def organization(row: Organization) -> dict[str, Any]:
         "wallet_attestation": row.wallet_attestation.value,
         "created_at": _time(row.created_at),
         "support_contact": row.support_contact,
+        "api_compatibility": row.api_compatibility.value,
     }
 
 

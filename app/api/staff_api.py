@@ -131,7 +131,8 @@ def organization_detail(member) -> dict:
 @bp.patch("/organizations/<organization_id>")
 @require_session
 @documented(
-    "Change an organization's settings (owners and admins): its support contact",
+    "Change an organization's settings (owners and admins): its support contact and the "
+    "answer shape of its API (api_compatibility)",
     body=p.OrganizationPatch,
     responses={200: p.OrganizationDetail},
     tags=("organizations",),
@@ -145,6 +146,8 @@ def patch_organization(organization_id: str):
     body = parse_body(p.OrganizationPatch)
     if "support_contact" in body.model_fields_set:
         organizations.set_support_contact(member, body.support_contact)
+    if "api_compatibility" in body.model_fields_set:
+        organizations.set_api_compatibility(member, body.api_compatibility)
     return json_response(organization_detail(member))
 
 

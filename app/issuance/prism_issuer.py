@@ -38,7 +38,7 @@ from app.issuance.models import Credential, PrismIssuer
 from app.issuance.own import list_started, revoked_indices
 from app.oid4vci.keys import seal_private_key
 from app.statuslist import statuslist2021
-from app.statuslist.ldproof import sign_secp256k1_2019
+from app.statuslist.ldproof import secp256k1_key_uri, sign_secp256k1_2019
 
 ISSUING_KEY_ID = PrismIssuer.ISSUING_KEY_ID
 MASTER_KEY_ID = "master-0"
@@ -162,4 +162,15 @@ def status_list_document(
         expires_at=now + valid,
     )
     created = now.isoformat().replace("+00:00", "Z")
-    return sign_secp256k1_2019(document, signing_key(issuer), issuer.issuing_kid, created)
+    return sign_secp256k1_2019(document, signing_key(issuer), list_key_uri(issuer), created)
+
+
+def list_key_uri(issuer: PrismIssuer) -> str:
+    """The ``verificationMethod`` of the issuer's lists: its ISSUING key (the one its
+    credentials name in ``kid``) in the data: URI the cloud agent writes, the only form the
+    Identus SDK's ``isCredentialRevoked`` reads. The DID URL it named before says more, but
+    every verifier built on the SDK refused the lists for it."""
+    method = next(
+        m for m in issuer.document()["verificationMethod"] if m["id"] == issuer.issuing_kid
+    )
+    return secp256k1_key_uri(method["publicKeyJwk"])

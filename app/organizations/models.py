@@ -42,6 +42,16 @@ class WalletAttestation(enum.StrEnum):
     OFF = "off"
 
 
+class ApiCompatibility(enum.StrEnum):
+    """Whose answer shape the organization's backend reads."""
+
+    # Verity's own fields only.
+    VERITY = "verity"
+    # Verity's fields plus those Socious Verify's lookup had (``body``, ``user_id``, the
+    # nested ``verification``...), for a backend written against Socious Verify (ShinID).
+    SOCIOUS_VERIFY = "socious-verify"
+
+
 @dataclass(frozen=True)
 class SupportContact:
     """An organization's support contact as a link: ``mailto:`` for an address."""
@@ -100,6 +110,19 @@ class Organization(IdMixin, TimestampMixin, db.Model):
             values_callable=lambda kinds: [kind.value for kind in kinds],
         ),
         default=WalletAttestation.OPTIONAL,
+    )
+
+    # The answer shape its backend reads from the apikey lookup and apikey opens.
+    api_compatibility: Mapped[ApiCompatibility] = mapped_column(
+        Enum(
+            ApiCompatibility,
+            native_enum=False,
+            length=20,
+            validate_strings=True,
+            values_callable=lambda kinds: [kind.value for kind in kinds],
+        ),
+        default=ApiCompatibility.VERITY,
+        server_default=ApiCompatibility.VERITY.value,
     )
 
     # How the people it verifies or issues to reach it (an email address or an https URL),

@@ -13,6 +13,7 @@ from app.errors import CodeNotFound, Forbidden, InvalidRequest, NotFound, Upgrad
 from app.extensions import db
 from app.identity.models import User
 from app.organizations.models import (
+    ApiCompatibility,
     Membership,
     Organization,
     OrganizationCode,
@@ -88,6 +89,23 @@ def set_support_contact(member: Membership, value: str | None) -> Organization:
     except ValueError as exc:
         raise InvalidRequest(str(exc)) from exc
     member.organization.support_contact = checked or None
+    db.session.flush()
+    return member.organization
+
+
+def set_api_compatibility(member: Membership, value: str) -> Organization:
+    """Owners and admins choose the answer shape their backend reads (a change of what the
+    integration keys are answered, so it is theirs, like the keys); audited like every
+    change of the organization."""
+    require_manager(member)
+    try:
+        chosen = ApiCompatibility(value)
+    except ValueError:
+        raise InvalidRequest(
+            "api_compatibility must be one of: "
+            + ", ".join(kind.value for kind in ApiCompatibility)
+        ) from None
+    member.organization.api_compatibility = chosen
     db.session.flush()
     return member.organization
 

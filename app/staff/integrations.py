@@ -15,15 +15,29 @@ from pydantic import ValidationError
 
 from app.errors import ApiError
 from app.integrations import operations as keys
+from app.organizations import operations as org_ops
 from app.organizations.models import Organization
 from app.staff.blueprint import bp, navigate
 from app.staff.page_kit import finished, form_values, refusal
 from app.web import shown_once
-from app.web.access import acting_organization, require_staff, tier_gated, upgrade_prompt
-from app.web.payloads import IntegrationIn
+from app.web.access import (
+    acting_membership,
+    acting_organization,
+    require_staff,
+    tier_gated,
+    upgrade_prompt,
+)
+from app.web.payloads import IntegrationIn, OrganizationPatch
 from app.web.requests import parse_id
 
 GATED_ACTION = "Creating an integration key"
+
+
+# The answer shapes staff choose between, with the words the page shows.
+API_COMPATIBILITY_CHOICES = (
+    ("verity", "Verity's answer (default)"),
+    ("socious-verify", "Verity's answer plus Socious Verify's fields"),
+)
 
 
 def integrations_page(organization: Organization, status: int = 200, **extra: Any):
@@ -32,6 +46,8 @@ def integrations_page(organization: Organization, status: int = 200, **extra: An
         rows=keys.list_integrations(organization),
         upgrade=upgrade_prompt(organization, GATED_ACTION),
         values=extra.pop("values", {"name": ""}),
+        api_compatibility_choices=API_COMPATIBILITY_CHOICES,
+        api_compatibility=organization.api_compatibility.value,
         **extra,
     )
     return page, status
@@ -62,6 +78,22 @@ def integrations_create() -> ResponseReturnValue:
         "integrations", created={"name": row.name, "key_prefix": row.key_prefix}, key=key
     )
     return navigate(url_for("staff.integrations"))
+
+
+@bp.post("/integrations/api-compatibility")
+@require_staff
+def integrations_api_compatibility() -> ResponseReturnValue:
+    """The answer shape the keys get, for the acting organization, by its owners and admins
+    (the operation checks the role, as ``PATCH /organizations/{id}`` does)."""
+    organization = acting_organization()
+    values = form_values(("api_compatibility",))
+    try:
+        body = OrganizationPatch.model_validate(values)
+        org_ops.set_api_compatibility(acting_membership(), body.api_compatibility or "")
+    except (ValidationError, ApiError) as exc:
+        message, status = refusal(exc)
+        return integrations_page(organization, status, compatibility_error=message)
+    return finished("Answer shape saved.", "staff.integrations")
 
 
 @bp.get("/integrations/<integration_id>/delete")

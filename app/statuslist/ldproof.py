@@ -48,6 +48,7 @@ from app.statuslist.jsonld import canonize, jcs
 from app.trust.issuers import ResolvedIssuer
 
 SECP256K1_2019 = "EcdsaSecp256k1Signature2019"
+SECP256K1_KEY_2019 = "EcdsaSecp256k1VerificationKey2019"
 DATA_INTEGRITY = "DataIntegrityProof"
 EDDSA_JCS_2022 = "eddsa-jcs-2022"
 DATA_URI_PREFIX = "data:application/json;base64,"
@@ -88,6 +89,29 @@ def sign_secp256k1_2019(
         "jws": f"{header}..{signature}",
     }
     return {**unsigned, "proof": proof}
+
+
+def secp256k1_key_uri(jwk: dict[str, str]) -> str:
+    """The ``verificationMethod`` of a list signed with the secp256k1 key ``jwk``, as the agent
+    writes it (Proof.scala ``EcdsaSecp256k1Signature2019ProofGenerator``): a
+    ``data:application/json;base64,`` URI of an ``EcdsaSecp256k1VerificationKey2019``. The
+    Identus SDK reads nothing else (``IsCredentialRevoked.ts`` takes what follows the comma
+    as standard base64 JSON with ``publicKeyJwk``; a DID URL fails "CredentialStatus proof
+    invalid verificationMethod"), so the base64 is the standard alphabet, padded, as the
+    agent's is. The proof is not signed, so this changes nothing a verifier canonicalizes."""
+    method = {
+        "@context": ["https://w3id.org/security/v1"],
+        "type": SECP256K1_KEY_2019,
+        "publicKeyJwk": {
+            "crv": jwk["crv"],
+            "key_ops": ["verify"],
+            "kty": jwk["kty"],
+            "x": jwk["x"],
+            "y": jwk["y"],
+        },
+    }
+    text = json.dumps(method, separators=(",", ":")).encode("utf-8")
+    return DATA_URI_PREFIX + base64.b64encode(text).decode("ascii")
 
 
 def _b64url(data: bytes) -> str:

@@ -46,8 +46,12 @@ ENTRY_TYPE = "StatusList2021Entry"
 LIST_CREDENTIAL_TYPE = "StatusList2021Credential"
 LIST_TYPE = "StatusList2021"
 CREDENTIALS_V1 = "https://www.w3.org/2018/credentials/v1"
-# The status list context the agent names (VCStatusList2021.scala).
-LIST_CONTEXT = "https://w3c.github.io/vc-bitstring-status-list/contexts/2021/v1.jsonld"
+# The status list context the lists made here name: the draft's own (§2.1), which the Identus
+# SDK carries (IsCredentialRevoked.ts), so its check fetches no context. The agent names a copy
+# on w3c.github.io (VCStatusList2021.scala) that the SDK would have to fetch: offline, or once
+# that page moves, every check of the list fails. Both hold the same terms, so the N-Quads
+# signed are the same whichever a list names; lists naming either are read.
+LIST_CONTEXT = "https://w3id.org/vc/status-list/2021/v1"
 PURPOSES = ("revocation", "suspension")
 # §3.2: at least 16KB uncompressed.
 MIN_BITS = 131_072

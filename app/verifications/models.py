@@ -132,12 +132,19 @@ class Verification(IdMixin, TimestampMixin, db.Model):
 
     def requested_claims(self) -> list[str]:
         """Claims asked of the wallet: those wanted plus those conditions read, nothing else."""
-        names = list(self.claims)
-        for condition in self.attributes:
-            name = condition.get("name") or condition.get("attribute_id")
-            if name and name not in names:
-                names.append(name)
-        return names
+        return requested_claim_names(self.claims, self.attributes)
+
+
+def requested_claim_names(
+    claims: list[str] | None, conditions: list[dict[str, Any]] | None
+) -> list[str]:
+    """A verification's requested claims from its columns (the lookup reads them as a row)."""
+    names = list(claims or [])
+    for condition in conditions or []:
+        name = condition.get("name") or condition.get("attribute_id")
+        if name and name not in names:
+            names.append(name)
+    return names
 
 
 class PresentationSubject(IdMixin, TimestampMixin):

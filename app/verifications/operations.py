@@ -453,8 +453,13 @@ def erase_individual(
 _INDIVIDUAL = Individual.__table__
 _INDIVIDUAL_BY_ID = select(_INDIVIDUAL).where(_INDIVIDUAL.c.id == bindparam("id"))
 _INDIVIDUAL_OF_ORGANIZATION = (
-    select(_INDIVIDUAL)
+    # With the organization's answer shape, so the lookup knows it without a query more.
+    select(_INDIVIDUAL, Organization.__table__.c.api_compatibility)
     .join(Verification.__table__, _INDIVIDUAL.c.verification_id == Verification.__table__.c.id)
+    .join(
+        Organization.__table__,
+        Organization.__table__.c.id == Verification.__table__.c.organization_id,
+    )
     .where(
         _INDIVIDUAL.c.verification_id == bindparam("verification_id"),
         _INDIVIDUAL.c.customer_id == bindparam("customer_id"),

@@ -168,6 +168,103 @@ class IndividualList(Out):
     total: int
 
 
+# Socious Verify's fields (api_compatibility "socious-verify"): what each holds in Verity.
+SOCIOUS_ONLY = (
+    " Only when the organization's api_compatibility is socious-verify, in the apikey lookup "
+    "and in the answer of an open made with the organization's own integration key; never in "
+    "the unauthenticated answers."
+)
+
+
+class SociousAttributeOut(Out):
+    id: str = Field(
+        description="The attribute's name: Verity names a schema attribute by its name, which "
+        "is also what a condition's attribute_id takes (Socious Verify had a UUID here)."
+    )
+    name: str
+    description: str | None
+    type: str = Field(description="TEXT, NUMBER, BOOLEAN, URL, DATETIME or EMAIL.")
+    created_at: datetime = Field(
+        description="The schema's creation time: attributes have no time of their own."
+    )
+
+
+class SociousSchemaOut(Out):
+    id: uuid.UUID
+    name: str
+    description: str | None
+    attributes: list[SociousAttributeOut]
+    created_at: datetime
+
+
+class SociousUserOut(Out):
+    id: uuid.UUID = Field(
+        description="The organization's ID. Socious Verify put the record of the staff account "
+        "that owned the verification here (username, email, names, phone); Verity carries no "
+        "personal data of the organization's staff in a customer's record."
+    )
+
+
+class SociousVerificationOut(Out):
+    id: uuid.UUID
+    name: str
+    description: str | None
+    type: Literal["SINGLE", "MULTI"]
+    schema_id: uuid.UUID
+    schema_: SociousSchemaOut = Field(alias="schema")
+    user_id: uuid.UUID = Field(description="The organization's ID, as user_id above.")
+    user: SociousUserOut
+    created_at: datetime
+    updated_at: datetime
+
+
+class SociousVerifyFields(Out):
+    body: dict[str, Any] | None = Field(
+        default=None,
+        description="The disclosed claims keyed by the attribute names the verification asks "
+        "for (its claims and the attributes its conditions read), as claims holds them; null "
+        "until VERIFIED and again once the claims are deleted (retention_days). Socious Verify "
+        "kept the whole credential subject; Verity keeps only what the verification asks for."
+        + SOCIOUS_ONLY,
+    )
+    user_id: uuid.UUID | None = Field(
+        default=None,
+        description="The organization that owns the verification (Socious Verify: the account "
+        "that made it)." + SOCIOUS_ONLY,
+    )
+    recipient_id: uuid.UUID | None = Field(
+        default=None,
+        description="The organization's recipient (/recipients) whose customer_id is this "
+        "individual's, the oldest if several; null when there is none. Socious Verify made a "
+        "recipient for every customer it was given; Verity keeps recipients for the people an "
+        "organization issues credentials to." + SOCIOUS_ONLY,
+    )
+    connection_id: uuid.UUID | None = Field(
+        default=None,
+        description="The presentation request behind the current connection_url (Socious "
+        "Verify: the cloud agent's connection); null before a link was handed out." + SOCIOUS_ONLY,
+    )
+    present_id: uuid.UUID | None = Field(
+        default=None,
+        description="The presentation request the person's last presentation answered "
+        "(Socious Verify: the cloud agent's presentation record); null until the person "
+        "presented. Usually connection_id; another when an older link was answered." + SOCIOUS_ONLY,
+    )
+    verification: SociousVerificationOut | None = Field(
+        default=None,
+        description="The verification with its schema and the schema's attributes, as Socious "
+        "Verify nested it." + SOCIOUS_ONLY,
+    )
+
+
+class IndividualOpenOut(SociousVerifyFields, OpenedIndividualOut):
+    pass
+
+
+class IndividualLookupCompatOut(SociousVerifyFields, IndividualLookupOut):
+    pass
+
+
 # -- verifications ------------------------------------------------------------------------
 
 
@@ -657,8 +754,22 @@ SUPPORT_CONTACT = (
 )
 
 
+API_COMPATIBILITY = (
+    "The answer shape the organization's backend reads: verity (Verity's fields only, the "
+    "default) or socious-verify (Socious Verify's lookup fields too, body, user_id, "
+    "recipient_id, connection_id, present_id and verification, in the apikey lookup and in "
+    "opens made with the organization's integration key; never in the unauthenticated answers)."
+)
+
+
 class OrganizationPatch(Body):
     support_contact: str | None = Field(default=None, max_length=320, description=SUPPORT_CONTACT)
+    # Left out keeps the setting; null is refused like any unknown shape (the default is
+    # never validated, so it only marks "not sent").
+    api_compatibility: Literal["verity", "socious-verify"] = Field(
+        default=None,  # type: ignore[assignment]
+        description=API_COMPATIBILITY + " Owners and admins only; left out keeps it.",
+    )
 
 
 class OrganizationOut(Out):
@@ -669,6 +780,9 @@ class OrganizationOut(Out):
     wallet_attestation: Literal["required", "optional", "off"]
     created_at: datetime
     support_contact: str | None = Field(default=None, description=SUPPORT_CONTACT)
+    api_compatibility: Literal["verity", "socious-verify"] = Field(
+        default="verity", description=API_COMPATIBILITY
+    )
 
 
 class IssuerSettingsIn(Body):

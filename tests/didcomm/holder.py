@@ -85,6 +85,11 @@ class Holder:
         """``parseOOBInvitation`` + ``acceptInvitation``: the invitation's id and from."""
         return self.call("accept", url=url)["invitation"]
 
+    def is_revoked(self, credential_type: str) -> bool:
+        """The SDK's own ``Agent.isCredentialRevoked`` on the stored credential whose claims'
+        ``type`` is this one (HolderError with the SDK's reason when it cannot tell)."""
+        return self.call("is_revoked", type=credential_type)["revoked"]
+
     def pick(self, credential_type: str | None) -> None:
         """Present the credential whose claims' ``type`` is this one, as a person picks one in
         the wallet (None: the wallet's own choice, the KYC credential)."""

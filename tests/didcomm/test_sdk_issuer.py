@@ -179,6 +179,22 @@ def test_issued_over_didcomm_presented_verified_revoked_presented_failed(served,
     )
 
 
+def test_the_sdks_own_revocation_check_reads_verity_lists(served, wallet):
+    # Agent.isCredentialRevoked, which every verifier built on the SDK runs on a presented
+    # credential: it fetches the list Verity serves, checks its proof (the key in a data: URI,
+    # the JWS over the URDNA2015 form) and reads the bit.
+    client = served.app.test_client()
+    staff = make_staff(served.app)
+    credential = offer(client, staff, membership_schema(client, staff)).get_json()
+    wallet.accept(credential["offer_url"])
+    wallet.wait_for("received", timeout=TIMEOUT)
+
+    assert wallet.is_revoked("membership") is False
+    revoked = client.post(f"/credentials/{credential['id']}/revoke", headers=staff.headers())
+    assert revoked.get_json()["status"] == "REVOKED"
+    assert wallet.is_revoked("membership") is True
+
+
 def test_an_offer_is_taken_once(served, wallet, mediator):
     client = served.app.test_client()
     staff = make_staff(served.app)

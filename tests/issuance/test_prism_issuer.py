@@ -26,10 +26,13 @@ from app.didcomm import prism
 from app.extensions import db
 from app.issuance import prism_issuer
 from app.issuance import settings as issuing_settings
+from app.issuance.links import IssuerLinks
 from app.issuance.models import Credential, PrismIssuer
 from app.issuance.own import own_issuers
 from app.oid4vci.keys import open_private_key
 from app.statuslist import INVALID, VALID, StatusError, check_bitstring_status
+from app.statuslist.ldproof import secp256k1_key_uri, sign_secp256k1_2019
+from app.statuslist.statuslist2021 import read_list
 from app.trust.fetch import Fetcher, TTLCache
 from app.trust.issuers import ResolvedIssuer
 
@@ -225,7 +228,14 @@ def verify_independently(document: dict, did: str) -> bytes:
     proof = document["proof"]
     assert proof["type"] == "EcdsaSecp256k1Signature2019"
     assert proof["proofPurpose"] == "assertionMethod"
-    assert proof["verificationMethod"] == f"{did}#issuing-0"
+    # The key as the cloud agent names it, the only form the Identus SDK reads: a data: URI of
+    # standard base64 (the SDK's decoder refuses base64url) holding the DID's ISSUING key.
+    prefix, _, encoded = proof["verificationMethod"].partition(",")
+    assert prefix == "data:application/json;base64"
+    assert not set(encoded) & set("-_")
+    method = json.loads(base64.b64decode(encoded, validate=True))
+    assert method["type"] == "EcdsaSecp256k1VerificationKey2019"
+    assert {**method["publicKeyJwk"], "key_ops": None} == {**issuing_jwk(did), "key_ops": None}
     header, empty, signature = proof["jws"].split(".")
     assert empty == ""
     assert json.loads(base64.urlsafe_b64decode(header + "==")) == {
@@ -267,9 +277,10 @@ def test_the_list_verifies_and_its_bit_is_set_once_revoked(serve):
     assert answer.headers["Cache-Control"] == "public, max-age=60"
     assert answer.headers["Access-Control-Allow-Origin"] == "*"
     document = answer.get_json()
+    # The draft's own context, which the Identus SDK carries: its check fetches no context.
     assert document["@context"] == [
         "https://www.w3.org/2018/credentials/v1",
-        "https://w3c.github.io/vc-bitstring-status-list/contexts/2021/v1.jsonld",
+        "https://w3id.org/vc/status-list/2021/v1",
     ]
     assert document["type"] == ["VerifiableCredential", "StatusList2021Credential"]
     assert document["id"] == uri and document["issuer"] == did
@@ -291,6 +302,46 @@ def test_the_list_verifies_and_its_bit_is_set_once_revoked(serve):
     assert revoked.status_code == 200, revoked.get_json()
     assert bit(verify_independently(client.get(local(uri)).get_json(), did), index) == 1
     assert checked() == INVALID
+
+
+def test_a_list_in_the_form_served_before_still_verifies_here(app):
+    # Lists served before named the key by its DID URL and the agent's w3c.github.io context;
+    # a verifier may hold one in its cache for a minute. This service's verifier still reads
+    # that form (signed by the issuer's own key); the SDK never did.
+    org = make_org(app)
+    credential = issue(app.test_client(), org)
+    with app.app_context():
+        row = credential_row(app, credential["id"])
+        issuer = prism_issuer.prism_issuer_of(row.organization_id)
+        db.session.commit()
+        uri = prism_issuer.status_entry(row)["statusListCredential"]
+        served = prism_issuer.status_list_document(
+            row.organization_id, row.status_list, IssuerLinks(app.config["PUBLIC_URL"])
+        )
+        old = {name: value for name, value in served.items() if name != "proof"}
+        old["@context"] = [
+            "https://www.w3.org/2018/credentials/v1",
+            "https://w3c.github.io/vc-bitstring-status-list/contexts/2021/v1.jsonld",
+        ]
+        key = prism_issuer.signing_key(issuer)
+        did = issuer.did
+    created = served["proof"]["created"]
+    for document in (served, sign_secp256k1_2019(old, key, f"{did}#issuing-0", created)):
+        verified = read_list(document, uri, resolved(did), now())
+        assert verified.purpose == "revocation"
+    # The key in the data: URI must still be the credential issuer's.
+    stranger = ec.generate_private_key(ec.SECP256K1())
+    while not prism.sdk_accepts(stranger.public_key()):
+        stranger = ec.generate_private_key(ec.SECP256K1())
+    jwk = prism.PublicKey("k", prism.ISSUING, prism.SECP256K1, *coordinates(stranger)).jwk()
+    forged = sign_secp256k1_2019(old, stranger, secp256k1_key_uri(jwk), created)
+    with pytest.raises(StatusError, match="not the credential issuer's"):
+        read_list(forged, uri, resolved(did), now())
+
+
+def coordinates(key: ec.EllipticCurvePrivateKey) -> tuple[bytes, bytes]:
+    numbers = key.public_key().public_numbers()
+    return numbers.x.to_bytes(32, "big"), numbers.y.to_bytes(32, "big")
 
 
 def test_a_list_before_the_did_or_never_started_is_not_found(app):

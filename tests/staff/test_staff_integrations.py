@@ -146,3 +146,36 @@ def test_another_organizations_integration_reads_as_not_found(app, browser, clie
     assert "belongs to another organization" in text_of(response)
     assert lookup_with(client, created.get_json()["key"]).status_code == 400
     assert submit(browser, "/dashboard/integrations/not-an-id/delete").status_code == 404
+
+
+# -- the answer shape ------------------------------------------------------------------------
+
+
+def test_the_answer_shape_is_chosen_on_the_integrations_page(app, browser, client, owner):
+    page = text_of(browser.get("/dashboard/integrations"))
+    assert 'action="/dashboard/integrations/api-compatibility"' in page
+    assert re.search(r'value="verity" data-testid="api-compatibility-verity"\s+checked', page)
+
+    saved = submit(
+        browser,
+        "/dashboard/integrations/api-compatibility",
+        {"api_compatibility": "socious-verify"},
+    )
+    assert saved.status_code in (302, 303), text_of(saved)
+    page = text_of(browser.get("/dashboard/integrations"))
+    assert "Answer shape saved." in page
+    assert re.search(
+        r'value="socious-verify" data-testid="api-compatibility-socious-verify"\s+checked', page
+    )
+    shown = client.get(f"/organizations/{owner.organization_id}", headers=owner.headers())
+    assert shown.get_json()["api_compatibility"] == "socious-verify"
+    audit = text_of(browser.get("/dashboard/audit"))
+    assert "api_compatibility" in audit
+
+    refused = submit(
+        browser, "/dashboard/integrations/api-compatibility", {"api_compatibility": "x"}
+    )
+    assert refused.status_code == 400
+    assert 'id="compatibility-error"' in text_of(refused)
+    shown = client.get(f"/organizations/{owner.organization_id}", headers=owner.headers())
+    assert shown.get_json()["api_compatibility"] == "socious-verify"

@@ -7,7 +7,10 @@
 //          {"id":3,"cmd":"store_credential","jwt":...} -> {"id":3,"ok":true,"credential":{...}}
 //          {"id":4,"cmd":"accept","url":...}           -> {"id":4,"ok":true,"invitation":{...}}
 //          {"id":5,"cmd":"pick","type":...}            -> present the credential of that type
-//          {"id":6,"cmd":"stop"}                       -> {"id":6,"ok":true}, then exit
+//          {"id":6,"cmd":"is_revoked","type":...}      -> {"id":6,"ok":true,"revoked":bool}: the
+//                                                      SDK's own isCredentialRevoked on the
+//                                                      stored credential of that type
+//          {"id":7,"cmd":"stop"}                       -> {"id":7,"ok":true}, then exit
 //          (a failed command answers {"id":n,"ok":false,"error":...})
 //   stdout {"event":"ready",...} once mediation is granted, then events as they happen:
 //          connected, message, request, presented, requested_credential, received, dropped,
@@ -20,6 +23,7 @@
 // lacks: a trust ping asking for a response gets one, so the tests can see the SDK send.
 import SDK from "@hyperledger/identus-sdk";
 import { randomUUID } from "node:crypto";
+import { createRequire } from "node:module";
 import { createInterface } from "node:readline";
 
 const out = (obj) => process.stdout.write(JSON.stringify(obj) + "\n");
@@ -211,6 +215,23 @@ agent.addListener(SDK.ListenerKey.CONNECTION, (pair) => {
 
 let picked = null;
 
+// The SDK's CommonJS build checks revocation; its ES module build cannot under Node: it does
+// `import * as jsonld from "jsonld"`, and Node gives a CommonJS package imported so only a
+// `default` export, so canonicalizing fails ("re.canonize is not a function") on every list,
+// the cloud agent's included. A bundler (the wallet's) joins the two as the CommonJS build
+// does. So the check runs the same code from the CommonJS build, in an agent of its own that
+// is never started (the check needs no mediation).
+let revocation = null;
+function revocationAgent() {
+  if (!revocation) {
+    const CJS = createRequire(import.meta.url)("@hyperledger/identus-sdk");
+    const store = new CJS.Pluto(new MemoryStore(), new CJS.Apollo());
+    const verifier = CJS.Agent.initialize({ mediatorDID: CJS.Domain.DID.fromString(mediatorDID), pluto: store });
+    revocation = { SDK: CJS, agent: verifier };
+  }
+  return revocation;
+}
+
 const commands = {
   async pick({ type }) {
     picked = type ?? null;
@@ -241,6 +262,15 @@ const commands = {
     const credential = SDK.JWTCredential.fromJWS(jwt);
     await pluto.storeCredential(credential);
     return { credential: credentialSummary(credential) };
+  },
+  async is_revoked({ type }) {
+    // What every verifier built on the SDK runs on a presented credential (PresentationVerify
+    // verifyJWTClaims): fetches its StatusList2021 list, checks the list's proof, reads the bit.
+    const credentials = await pluto.getAllCredentials();
+    const credential = credentials.find((c) => c.claims[0]?.type === type);
+    if (!credential) throw new Error(`no stored credential of type ${type}`);
+    const verifier = revocationAgent();
+    return { revoked: await verifier.agent.isCredentialRevoked(verifier.SDK.JWTCredential.fromJWS(credential.id)) };
   },
   async accept({ url }) {
     const invitation = await agent.parseOOBInvitation(new URL(url));
