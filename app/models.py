@@ -8,6 +8,7 @@ from app.integrations.models import Integration
 from app.issuance.models import Credential, CredentialUpload
 from app.organizations.models import Membership, Organization, OrganizationCode
 from app.policies.models import PolicyRequest
+from app.presentations.models import PinnedPrismDid
 from app.recipients.models import Recipient
 from app.schemas.models import Schema
 from app.trust_sources.models import TrustSource
@@ -34,6 +35,7 @@ __all__ = [
     "Membership",
     "Organization",
     "OrganizationCode",
+    "PinnedPrismDid",
     "PolicyRequest",
     "PresentationAttempt",
     "PresentationRequest",

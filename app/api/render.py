@@ -10,6 +10,7 @@ from app.issuance.links import IssuerLinks
 from app.issuance.models import Credential
 from app.organizations.models import Membership, Organization
 from app.policies.models import PolicyRequest
+from app.presentations.issuers_seen import IssuerSeen
 from app.recipients.models import Recipient
 from app.schemas.models import Schema
 from app.verifications.conditions import echoed
@@ -102,6 +103,17 @@ def verification_answer(row: Verification) -> dict[str, Any]:
     if row.fresh_link_secret is not None:
         body["link_secret"] = row.fresh_link_secret
     return body
+
+
+def issuer_seen(row: IssuerSeen) -> dict[str, Any]:
+    return {
+        "issuer": row.issuer,
+        "presentations": row.presentations,
+        "failed_untrusted": row.failed_untrusted,
+        "last_seen_at": _time(row.last_seen_at),
+        "trusted": row.trusted,
+        "key_learnt": row.key_learnt,
+    }
 
 
 def schema(row: Schema) -> dict[str, Any]:

@@ -31,6 +31,7 @@ from app.issuance import mdoc_signer
 from app.issuance.links import IssuerLinks
 from app.organizations import operations as organizations
 from app.organizations.models import Plan, Role
+from app.presentations import issuers_seen
 from app.schemas import operations as schemas
 from app.verifications import operations as verifications
 from app.verifier_identity import operations as verifier_identity
@@ -412,6 +413,36 @@ def rotate_link_secret(verification_id: str):
 def delete_verification(verification_id: str):
     """New individuals can no longer be opened against it."""
     return deleted(verifications.delete_verification, verification_id)
+
+
+@bp.get("/verifications/<verification_id>/issuers-seen")
+@require_session
+@documented(
+    "The issuers its presentations named, refused ones included, the most recently seen first",
+    responses={200: p.IssuersSeenList},
+    tags=("verifications",),
+)
+def list_issuers_seen(verification_id: str):
+    """What "Trust this issuer" offers, with how often each was refused as untrusted."""
+    seen = issuers_seen.issuers_seen(acting_organization(), parse_id(verification_id))
+    return json_response({"results": [render.issuer_seen(row) for row in seen]})
+
+
+@bp.post("/verifications/<verification_id>/trusted-issuers")
+@require_session
+@documented(
+    "Trust an issuer its presentations named: added to trusted_issuers; a did:prism whose "
+    "long form a presentation revealed is also pinned for the organization",
+    body=p.TrustIssuerIn,
+    responses={200: p.VerificationOut},
+    tags=("verifications",),
+)
+def trust_issuer(verification_id: str):
+    """Only an issuer seen (400 ``ISSUER_NOT_SEEN`` otherwise); trusting it twice changes
+    nothing."""
+    body = parse_body(p.TrustIssuerIn)
+    row = issuers_seen.trust_issuer(acting_organization(), parse_id(verification_id), body.issuer)
+    return json_response(render.verification(row))
 
 
 @bp.get("/verifications/<verification_id>/individuals")

@@ -63,6 +63,7 @@ RECORD_TYPES = {
     "VerifierKey": "verifier_key",
     "MdocSigner": "mdoc_signer",
     "PrismIssuer": "prism_issuer",
+    "PinnedPrismDid": "pinned_prism_did",
     "Organization": "organization",
     "Membership": "membership",
     "OrganizationCode": "organization_code",

@@ -29,10 +29,13 @@ from app import clock, json_input, metrics
 from app.database import reading
 from app.errors import Expired, InvalidRequest, NotFound
 from app.extensions import db
+from app.oid4vp.formats import JWT_VC_JSON
 from app.presentations.decide import Context, Decision, Rules, decide
+from app.presentations.issuers_seen import pinned_documents
 from app.presentations.reasons import family_of
 from app.tokens import hash_secret, same
 from app.trust_sources.use import chosen_sources, source_trust
+from app.vcjwt.learned import issuer_long_form
 from app.verifications.models import (
     TRANSITIONS,
     Individual,
@@ -349,6 +352,9 @@ def rules_for(verification: Verification) -> Rules:
         conditions=list(verification.attributes),
         trusted_issuers=list(verification.trusted_issuers),
         sources=sources,
+        prism_pins=pinned_documents(verification.organization_id)
+        if credential.format == JWT_VC_JSON
+        else {},
     )
 
 
@@ -386,9 +392,15 @@ def decide_and_record(pending: Pending, presentation: str | bytes, context: Cont
     outcome: a channel that opens its responses itself (``org-iso-mdoc``) reads ``pending``
     first and comes here with what it opened."""
     decision = decide(presentation, pending.rules, context)
+    learned = (
+        issuer_long_form(presentation)
+        if pending.rules.credential.format == JWT_VC_JSON
+        and (decision.issuer or "").startswith("did:prism:")
+        else None
+    )
     code = secrets.token_urlsafe(24)
     request = consume(pending.request_id, hash_secret(code))
-    subject = record(request, decision)
+    subject = record(request, decision, learned)
     return Received(decision, subject, code)
 
 
@@ -413,8 +425,11 @@ def read_pending(
     return pending
 
 
-def record(request: PresentationRequest, decision: Decision) -> PresentationSubject:
-    """Keep the attempt and apply its outcome to the request's subject; the subject.
+def record(
+    request: PresentationRequest, decision: Decision, issuer_long_form: str | None = None
+) -> PresentationSubject:
+    """Keep the attempt (with the long form of a did:prism issuer the presentation revealed,
+    ``app.vcjwt.learned``) and apply its outcome to the request's subject; the subject.
 
     The subject is locked first and its own state and expiry checked under the lock, so that
     two answers to two of its links settle in turn: one that finds the subject final or
@@ -430,6 +445,7 @@ def record(request: PresentationRequest, decision: Decision) -> PresentationSubj
             outcome=outcome,
             validation_error=decision.reason,
             issuer=decision.issuer,
+            issuer_long_form=issuer_long_form,
         )
     )
     set_status(subject, outcome, decision)

@@ -10,8 +10,8 @@ for every format in ``app.presentations.decide``. No database and no Flask.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -30,13 +30,28 @@ from app.trust.x5c import load_pem_anchors
 @dataclass(frozen=True)
 class Rules:
     """What the verification asks: the credential type, claims, conditions, trusted issuers,
-    and the certificates its trust sources name (None when it chose no source)."""
+    and the certificates its trust sources name (None when it chose no source).
+    ``prism_pins`` are the did:prism documents its organization pinned by trusting an issuer
+    people presented (``app.presentations.issuers_seen``), by short form."""
 
     credential: CredentialType
     requested_claims: list[str]
     conditions: list[dict[str, Any]]
     trusted_issuers: list[str]
     sources: SourceTrust | None = None
+    prism_pins: Mapping[str, dict[str, Any]] = field(default_factory=dict)
+
+    def prism(self, context: Context) -> PrismResolution | None:
+        """Where did:prism issuers resolve for this verification: the deployment's pins and
+        resolver, then the organization's own pins. The deployment's pin wins: it is the
+        operator's word on the DID's current state, where the organization's is the state the
+        DID was created in."""
+        if not self.prism_pins:
+            return context.prism
+        deployment = context.prism or PrismResolution()
+        return PrismResolution(
+            {**self.prism_pins, **deployment.pinned}, resolver_url=deployment.resolver_url
+        )
 
     def anchors(self, context: Context) -> list[x509.Certificate]:
         """What chains are validated against, for every format alike: the deployment's

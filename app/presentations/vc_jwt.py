@@ -42,7 +42,7 @@ def read_vc_jwt(presentation: str, rules: Rules, context: Context) -> Presented:
             fetcher=context.fetcher,
             anchors=rules.anchors(context),
             own=context.own_issuers,
-            prism=context.prism,
+            prism=rules.prism(context),
         )
     except IssuerUnresolved as exc:
         issuer = _named(exc.issuer)

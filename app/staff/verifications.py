@@ -23,6 +23,7 @@ from app.database import reading
 from app.errors import ApiError, InvalidRequest, NotFound
 from app.integrations.operations import list_integrations
 from app.organizations.models import Organization
+from app.presentations import issuers_seen
 from app.schemas.models import Schema
 from app.schemas.operations import list_schemas
 from app.staff.blueprint import bp, navigate
@@ -234,6 +235,7 @@ def detail_page(
         ],
         error=error,
         chosen_sources=chosen_sources(verification.organization_id, verification.trust_sources),
+        issuers_seen=issuers_seen.issuers_seen(acting_organization(), verification.id),
         **form_context(form, schemas),
     )
 
@@ -286,6 +288,24 @@ def verifications_link_secret(verification_id: str) -> ResponseReturnValue:
     flash("A new link secret was made; signatures made with the old one no longer open.", "success")
     schemas = schema_choices(organization)
     return detail_page(rotated, VerificationForm.from_verification(rotated), schemas)
+
+
+@bp.post("/verifications/<verification_id>/trusted-issuers")
+@require_staff
+def verifications_trust_issuer(verification_id: str) -> ResponseReturnValue:
+    """ "Trust this issuer" on an issuer seen, as ``POST .../trusted-issuers`` does."""
+    verification = the_verification(verification_id)
+    issuer = request.form.get("issuer", "").strip()
+    try:
+        issuers_seen.trust_issuer(acting_organization(), verification.id, issuer)
+    except ApiError as exc:
+        message, status = refusal(exc)
+        verification = the_verification(verification_id)
+        schemas = schema_choices(acting_organization())
+        form = VerificationForm.from_verification(verification)
+        return detail_page(verification, form, schemas, message), status
+    flash(f"{issuer} is now trusted by this verification.", "success")
+    return redirect(url_for("staff.verifications_detail", verification_id=verification.id), 303)
 
 
 @bp.get("/verifications/<verification_id>/delete")

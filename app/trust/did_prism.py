@@ -17,6 +17,10 @@ the deployment says where short-form documents come from (``PrismResolution``):
   ``didDocument``, or a bare document), fetched through the ``Fetcher`` like any other issuer
   document (https only, public addresses, a deadline and a size cap).
 
+An organization may also pin a did:prism for itself, from a long form one of its
+presentations showed (``app.presentations.issuers_seen``, passed in ``PrismResolution.pinned``
+beside the file's documents); the deployment's file wins over it.
+
 A pin wins over the resolver (nothing is fetched), and over the keys a long form carries when
 its short form is pinned: a published DID may have rotated its keys since it was created, and
 the pin is the operator's word on its current state. The resolver is asked about short forms

@@ -284,5 +284,8 @@ class PresentationAttempt(IdMixin, db.Model):
     outcome: Mapped[Status] = status_column()
     validation_error: Mapped[str | None] = mapped_column(Text)
     issuer: Mapped[str | None] = mapped_column(String(2000))
+    # The long form of a did:prism issuer, when the presentation revealed one
+    # (``app.vcjwt.learned``): what trusting that issuer from the dashboard pins.
+    issuer_long_form: Mapped[str | None] = mapped_column(Text)
 
     request: Mapped[PresentationRequest] = relationship()

@@ -452,6 +452,37 @@ class VerificationList(Out):
     total: int
 
 
+class IssuerSeenOut(Out):
+    issuer: str = Field(
+        description="The issuer as the credential named it (a did:prism by its short form), "
+        "as `trusted_issuers` and `POST /verifications/{id}/trusted-issuers` take it"
+    )
+    presentations: int = Field(description="Presentations to this verification naming it")
+    failed_untrusted: int = Field(
+        description="Of those, how many FAILED because the verification does not trust it"
+    )
+    last_seen_at: datetime
+    trusted: bool = Field(
+        description="Whether the verification's `trusted_issuers` names it (an empty list "
+        "accepts any issuer, yet names none)"
+    )
+    key_learnt: bool = Field(
+        description="A did:prism whose long form (its keys) a presentation revealed: trusting "
+        "it pins that long form for the organization, so credentials naming its short form "
+        "verify with no deployment file or DID resolver"
+    )
+
+
+class IssuersSeenList(Out):
+    results: list[IssuerSeenOut]
+
+
+class TrustIssuerIn(Body):
+    issuer: str = Field(
+        min_length=1, max_length=2000, description="An issuer as issuers-seen lists it"
+    )
+
+
 # -- schemas ------------------------------------------------------------------------------
 
 

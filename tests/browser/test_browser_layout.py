@@ -4,9 +4,11 @@ column lies beyond its scrolling region or the screen, and on the laptop the QR 
 person's page and of the offer page lies in the first screen, above the fold.
 
 The checks are tests/browser/layout_check.js, evaluated in the page as it is drawn. The pages:
-the person's page, the offer page, the dashboard's overview, the individuals list of a
+the person's page (and one offering both OpenID4VP and DIDComm, where each code and wallet
+button says which wallets it is for and the browser's button stays beside the OpenID4VP code),
+the offer page, the dashboard's overview, the individuals list of a
 verification with a long customer ID, the trust page, the webhooks page and the audit page
-with twelve events (one line each, their details on demand). Screenshots:
+with fifteen events (one line each, their details on demand). Screenshots:
 test-output/screenshots/layout-*.png.
 """
 
@@ -27,13 +29,18 @@ from browser_support import (
     screenshot,
     watched_page,
 )
+from didcomm.test_didcomm_verifier import identity_schema
 from factories import make_apikey, make_staff, make_verification
 
 LAPTOP = {"width": 1366, "height": 768}
 LAYOUT_CHECK = (Path(__file__).resolve().parent / "layout_check.js").read_text()
 LONG_CUSTOMER_ID = "crm-" + "0123456789abcdef" * 5
-AUDIT_EVENTS = 12
+AUDIT_EVENTS = 15
 ROW_HEIGHT = 64  # px: one line of text and its cell padding, with room to spare
+SOCIOUS = "For the Socious Wallet and other Identus wallets"
+OPENID4VP = "For EU Digital Identity Wallets and other OpenID4VP wallets"
+# Chromium here has no Digital Credentials API: a stand-in, so the page reveals its button.
+DC_API_BROWSER = "window.DigitalCredential = function () {};"
 
 
 @pytest.fixture(scope="module")
@@ -90,12 +97,26 @@ def walk(make_app) -> Iterator[dict[str, str]]:
             "/verifications/individuals",
             json={"customer_id": LONG_CUSTOMER_ID, "verification_id": verification},
         ).get_json()["id"]
+        # A person offered both protocols: two codes, each saying which wallets it is for.
+        both = make_verification(
+            client,
+            owner,
+            schema_id=identity_schema(client, owner),
+            claims=["given_name"],
+            attributes=[],
+            wallet_protocols=["didcomm", "openid4vp"],
+        )["id"]
+        both_individual = client.post(
+            "/verifications/individuals",
+            json={"customer_id": "crm-both", "verification_id": both},
+        ).get_json()["id"]
         events = client.get("/audit-events", headers=owner.headers()).get_json()["total"]
         assert events == AUDIT_EVENTS, events
         yield {
             "base": base,
             "token": owner.token,
             "person": f"{base}/i/{individual}",
+            "person-both": f"{base}/i/{both_individual}",
             "offer": credential["offer_page"],
             "overview": f"{base}/dashboard/",
             "individuals": f"{base}/dashboard/verifications/{verification}/individuals",
@@ -103,6 +124,32 @@ def walk(make_app) -> Iterator[dict[str, str]]:
             "webhooks": f"{base}/dashboard/webhooks",
             "audit": f"{base}/dashboard/audit",
         }
+
+
+def wallets_named(page: Any) -> dict[str, Any]:
+    """On a page offering both protocols, each code's caption and each wallet button says
+    which wallets it is for, drawn on screen, and the browser's button is offered beside the
+    OpenID4VP code (it is an OpenID4VP request)."""
+    captions = [c.inner_text() for c in page.locator("#connect figcaption").all()]
+    labels = [
+        p.inner_text() for p in page.locator("#connect p.wallet-kind").all() if p.is_visible()
+    ]
+    button = page.locator("#dc-api")
+    found = {
+        "captions": captions,
+        "labels": labels,
+        "dcApiVisible": button.count() == 1 and button.is_visible(),
+        "dcApiBesideOpenid4vp": page.locator("#other-kind-openid4vp ~ p #dc-api").count() == 1,
+    }
+    found["ok"] = (
+        len(captions) == 2
+        and SOCIOUS in captions[0]
+        and OPENID4VP in captions[1]
+        and labels == [SOCIOUS, OPENID4VP]
+        and found["dcApiVisible"]
+        and found["dcApiBesideOpenid4vp"]
+    )
+    return found
 
 
 def sign_in(page: Any, base: str, token: str) -> None:
@@ -133,14 +180,18 @@ def test_no_text_overlaps_and_no_column_is_cut_off_on_a_laptop_and_a_phone(brows
     problems: list[str] = []
     for size, viewport in (("laptop", LAPTOP), ("phone", PHONE)):
         page = watched_page(browser, viewport, problems, device_scale_factor=1)
-        for name in ("person", "offer"):
+        # A browser with the Digital Credentials API: its button shows where it is offered.
+        page.context.add_init_script(DC_API_BROWSER)
+        for name in ("person", "offer", "person-both"):
             page.goto(walk[name])
             page.wait_for_load_state()
             screenshot(page, f"layout-{name}-{size}")
             found = page.evaluate(LAYOUT_CHECK)
             if size == "laptop":
-                qr = "#connect svg[role=img]" if name == "person" else "main svg[role=img]"
+                qr = "main svg[role=img]" if name == "offer" else "#connect svg[role=img]"
                 found["qrInFirstScreen"] = in_first_screen(page, qr)
+            if name == "person-both":
+                found["walletsNamed"] = wallets_named(page)
             broken[f"{name} {size}"] = found
         sign_in(page, walk["base"], walk["token"])
         for name in ("overview", "individuals", "trust", "webhooks", "audit"):
@@ -181,6 +232,7 @@ def test_no_text_overlaps_and_no_column_is_cut_off_on_a_laptop_and_a_phone(brows
         or found.get("oneLinePerEvent") is False
         or found.get("actionsOneHeight") is False
         or found.get("menuOneLine") is False
+        or found.get("walletsNamed", {}).get("ok") is False
     }
     findings = SCREENSHOTS.parent / "layout-findings.json"
     findings.write_text(json.dumps(failing, indent=2))
