@@ -481,8 +481,15 @@ def test_who_opens_an_individual_is_documented(client) -> None:
     secret on verifications; the open's optional apikey and its 401s; the no-code link."""
     document = client.get("/openapi.json").get_json()
     paths, models = document["paths"], document["components"]["schemas"]
-    for name in ("OpenedIndividualOut", "IndividualLookupOut"):
-        assert "opened_by" in models[name]["required"], name
+    lookup = "/verifications/{verification_id}/individuals/{customer_id}"
+    for path, method, status in (
+        ("/verifications/individuals", "post", "201"),
+        ("/verifications/individuals", "post", "200"),
+        (lookup, "get", "200"),
+    ):
+        answer = paths[path][method]["responses"][status]["content"]["application/json"]
+        name = answer["schema"]["$ref"].rsplit("/", 1)[1]
+        assert "opened_by" in models[name]["required"], (path, status, name)
     assert set(models["OpenedBy"]["properties"]["kind"]["enum"]) == {"backend", "link", "anonymous"}
     for name in ("VerificationIn", "VerificationPatch", "VerificationOut"):
         assert "anonymous_open" in models[name]["properties"], name
