@@ -77,9 +77,9 @@ def opener_scope() -> str | None:
         "a wrong, unknown or deleted one is a 401, never read as no key."
     },
     errors={
-        401: "A wrong, unknown or deleted apikey or a session token (UNAUTHORIZED); no apikey "
-        'where anonymous_open is "refused" (APIKEY_REQUIRED); customer_sig missing or wrong '
-        'where it is "signed" (CUSTOMER_SIG_INVALID)'
+        401: "A wrong, unknown or deleted apikey, or a session token without one "
+        '(UNAUTHORIZED); no apikey where anonymous_open is "refused" (APIKEY_REQUIRED); '
+        'customer_sig missing or wrong where it is "signed" (CUSTOMER_SIG_INVALID)'
     },
 )
 def open_individual():
