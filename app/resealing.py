@@ -240,7 +240,7 @@ def _reseal_link_secrets(previous_secret: str) -> int:
     """Each ``signed`` verification's link secret, so the signatures its backend makes keep
     opening individuals."""
     old_kek = link_secret.key_encryption_key(previous_secret)
-    new_kek = link_secret.key_encryption_key(issuing_settings.current().secret)
+    new_kek = link_secret.current_kek()
     moved = 0
     held = select(Verification).where(Verification.sealed_link_secret.is_not(None))
     for verification in db.session.scalars(held.order_by(Verification.created_at)):

@@ -31,15 +31,18 @@ def opener() -> individuals.Opener:
     apikey endpoint, never read as no credential. Only a request with none is anonymous."""
     if "opener" in g:
         return g.opener
-    if request.headers.get("Authorization") is not None:
-        raise Unauthorized(
-            "POST /verifications/individuals takes the integration key in the 'apikey' header; "
-            "a session token (Authorization) is not accepted here: send none, or the apikey"
-        )
     key = request.headers.get("apikey")
     if key is None:
         key = request.args.get("apikey")
     if key is None:
+        # As on every apikey endpoint, a session token is no integration key (beside a key,
+        # it is ignored there too).
+        if request.headers.get("Authorization") is not None:
+            raise Unauthorized(
+                "POST /verifications/individuals takes the integration key in the 'apikey' "
+                "header; a session token (Authorization) is not accepted here: send none, or "
+                "the apikey"
+            )
         g.opener = individuals.ANONYMOUS_OPENER
     else:
         integration_id, organization_id = authenticate_key(key)
@@ -74,9 +77,9 @@ def opener_scope() -> str | None:
         "a wrong, unknown or deleted one is a 401, never read as no key."
     },
     errors={
-        401: "A wrong, unknown or deleted apikey or a session token (UNAUTHORIZED); no apikey "
-        'where anonymous_open is "refused" (APIKEY_REQUIRED); customer_sig missing or wrong '
-        'where it is "signed" (CUSTOMER_SIG_INVALID)'
+        401: "A wrong, unknown or deleted apikey, or a session token without one "
+        '(UNAUTHORIZED); no apikey where anonymous_open is "refused" (APIKEY_REQUIRED); '
+        'customer_sig missing or wrong where it is "signed" (CUSTOMER_SIG_INVALID)'
     },
 )
 def open_individual():

@@ -17,7 +17,6 @@ from markupsafe import Markup
 from werkzeug.exceptions import HTTPException
 
 from app import clock
-from app.api.common import documented
 from app.database import reading
 from app.didcomm import invitation as oob
 from app.didcomm.errors import DidcommError
@@ -32,6 +31,7 @@ from app.presentations.reasons import for_person
 from app.verifications import operations as individuals
 from app.verifications.models import PresentationSubject, Status
 from app.web import language
+from app.web.documentation import documented
 from app.web.links import links
 from app.web.requests import base_url, parse_id
 

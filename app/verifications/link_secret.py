@@ -16,6 +16,7 @@ import hashlib
 import hmac
 import os
 import secrets
+from collections.abc import Callable
 
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives import hashes
@@ -30,6 +31,22 @@ _NONCE_BYTES = 12  # NIST SP 800-38D §8.2
 
 class SealedLinkSecretError(ValueError):
     """A sealed link secret did not open: another key-encryption key, or damaged bytes."""
+
+
+_configured: list[Callable[[], str]] = []
+
+
+def provide(provider: Callable[[], str]) -> None:
+    """Where the running application's ``ISSUER_KEY_SECRET`` (or what stands in for it) is
+    read; the application factory says, so this module knows nothing of Flask."""
+    _configured[:] = [provider]
+
+
+def current_kek() -> bytes:
+    """The key link secrets are sealed under now."""
+    if not _configured:
+        raise RuntimeError("the link secret's key is wired by the application factory")
+    return key_encryption_key(_configured[0]())
 
 
 def new_secret() -> str:

@@ -18,7 +18,6 @@ from app.audit import operations as audit
 from app.database import read_row, reading
 from app.errors import InvalidRequest, NotFound, Unauthorized
 from app.extensions import db
-from app.issuance import settings as issuing_settings
 from app.oid4vp.formats import JWT_VC_JSON as DIDCOMM_FORMAT
 from app.organizations.models import Organization
 from app.schemas.operations import get_schema, require_schema_entitlement
@@ -186,7 +185,7 @@ def _mint_link_secret(verification: Verification) -> str:
 
 def link_secret_kek() -> bytes:
     """The key link secrets are sealed under, derived from the issuer key secret."""
-    return link_secret.key_encryption_key(issuing_settings.current().secret)
+    return link_secret.current_kek()
 
 
 def rotate_link_secret(organization: Organization, verification_id: uuid.UUID) -> Verification:

@@ -109,3 +109,16 @@ def test_the_individuals_page_and_export_say_who_opened_each(app, browser, clien
     assert by_customer["by-anyone"]["opened_by"] == "anonymous"
     assert by_customer["by-link"]["opened_by"] == "link"
     assert by_customer["by-link"]["opened_by_integration_id"] == ""
+
+
+def test_an_edit_that_leaves_the_choice_out_keeps_it(browser, client, owner):
+    made = make_verification(client, owner, anonymous_open="refused")["id"]
+    path = f"/dashboard/verifications/{made}"
+    saved = browser.post(path, data=form_data(browser, path, name="Renamed"))
+    assert saved.status_code == 303, text_of(saved)
+    body = client.get(f"/verifications/{made}", headers=owner.headers()).get_json()
+    assert body["name"] == "Renamed" and body["anonymous_open"] == "refused"
+    allowed = browser.post(path, data=form_data(browser, path, anonymous_open="allowed"))
+    assert allowed.status_code == 303
+    body = client.get(f"/verifications/{made}", headers=owner.headers()).get_json()
+    assert body["anonymous_open"] == "allowed"

@@ -221,3 +221,12 @@ def test_the_link_secret_is_stored_sealed(app, client):
         stored = db.session.get(Verification, __import__("uuid").UUID(created["id"]))
         assert stored.sealed_link_secret
         assert created["link_secret"].encode() not in stored.sealed_link_secret
+
+
+def test_beside_a_valid_apikey_a_session_token_is_ignored_as_on_apikey_endpoints(app, client):
+    staff = make_staff(app)
+    verification = make_verification(client, staff)["id"]
+    key = make_apikey(app, staff.organization_id)
+    opened = client.post(OPEN, json=body(verification), headers={**staff.headers(), "apikey": key})
+    assert opened.status_code == 201
+    assert opened.get_json()["opened_by"]["kind"] == "backend"
