@@ -36,6 +36,7 @@ from app.oid4vp.profile import HAIP, PROFILES, haip_problems
 from app.oid4vp.request import REQUEST_URI_METHODS
 from app.oid4vp.verifier import Verifier
 from app.statuslist import StatusResult, check_kept
+from app.verifications import link_secret
 from app.verifications import profile as verification_profile
 
 # DC_API_RESPONSE_MODE: how wallets answer over the Digital Credentials API (Appendix A.3).
@@ -68,6 +69,8 @@ def register_issuing(app: Flask) -> None:
     (several applications may live in one process, and their configuration is read as it is
     when asked, like the database session's)."""
     issuing_settings.provide(lambda: issuing_settings.from_config(current_app.config))
+    # The verifications' link secrets are sealed under the same configured secret.
+    link_secret.provide(lambda: issuing_settings.current().secret)
 
 
 def kept_status_check() -> Callable[[dict[str, Any], datetime], StatusResult]:

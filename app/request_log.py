@@ -22,7 +22,7 @@ log = logging.getLogger("verity.request")
 # its id is a DIDComm offer's token, or a presentation request's ID. request_uri, on the
 # issuer's authorization page, is the pushed authorization request the page continues.
 SECRET_PARAMETERS = frozenset(
-    {"apikey", "code", "state", "token", "response_code", "_oob", "request_uri"}
+    {"apikey", "code", "state", "token", "response_code", "_oob", "request_uri", "customer_sig"}
 )
 REDACTED = "[redacted]"
 # Path variables that are themselves secrets, whatever route carries them: a policy page's

@@ -1,8 +1,8 @@
 """Re-seal what is stored under ``ISSUER_KEY_SECRET`` when that secret changes.
 
-Five things depend on it: the issuing private keys (issuer signing keys, issuer root keys,
+Six things depend on it: the issuing private keys (issuer signing keys, issuer root keys,
 mdoc IACA and document signer keys, the ISSUING keys of organizations' did:prism issuers), organizations' verifier identity keys, their DIDComm
-keys and webhook signing secrets are sealed under keys derived from it, and each open offer's pre-authorized code is an
+keys, webhook signing secrets and verifications' link secrets (``customer_sig``) are sealed under keys derived from it, and each open offer's pre-authorized code is an
 HMAC under a key derived from it (the database holds the code's hash). ``reseal`` opens every sealed value with the
 previous secret and seals it again under the running configuration's, and recomputes the code
 hashes of open offers, in one transaction: either all of it moves to the new secret or none.
@@ -37,6 +37,8 @@ from app.issuance.operations import pre_authorized_code
 from app.oid4vci.keys import SealedKeyError, key_encryption_key, open_private_key
 from app.oid4vci.keys import seal_private_key as seal_key
 from app.tokens import hash_secret
+from app.verifications import link_secret
+from app.verifications.models import Verification
 from app.verifier_identity.models import VerifierKey
 from app.webhooks import settings as webhook_settings
 from app.webhooks.models import WebhookEndpoint
@@ -57,6 +59,7 @@ class ResealReport:
     verifier_keys: int
     didcomm_keys: int
     webhook_secrets: int
+    link_secrets: int
     offer_codes: int
     offers_with_tx_code: int
 
@@ -80,6 +83,7 @@ def reseal(previous_secret: str) -> ResealReport:
     verifier_keys = _reseal_verifier_keys(old_key_kek, new_issuing.kek)
     didcomm_keys = _reseal_didcomm_keys(previous_secret)
     secrets = _reseal_webhook_secrets(previous_secret)
+    link_secrets = _reseal_link_secrets(previous_secret)
     codes, with_tx_code = _rehash_open_offer_codes()
     db.session.flush()
     return ResealReport(
@@ -91,6 +95,7 @@ def reseal(previous_secret: str) -> ResealReport:
         verifier_keys=verifier_keys,
         didcomm_keys=didcomm_keys,
         webhook_secrets=secrets,
+        link_secrets=link_secrets,
         offer_codes=codes,
         offers_with_tx_code=with_tx_code,
     )
@@ -228,6 +233,33 @@ def _reseal_webhook_secrets(previous_secret: str) -> int:
                 )
             setattr(endpoint, column, seal(open_sealed(sealed, old_kek), new_kek))
             moved += 1
+    return moved
+
+
+def _reseal_link_secrets(previous_secret: str) -> int:
+    """Each ``signed`` verification's link secret, so the signatures its backend makes keep
+    opening individuals."""
+    old_kek = link_secret.key_encryption_key(previous_secret)
+    new_kek = link_secret.current_kek()
+    moved = 0
+    held = select(Verification).where(Verification.sealed_link_secret.is_not(None))
+    for verification in db.session.scalars(held.order_by(Verification.created_at)):
+        sealed = verification.sealed_link_secret
+        assert sealed is not None
+        try:
+            link_secret.open_sealed(sealed, new_kek)
+            continue
+        except link_secret.SealedLinkSecretError:
+            pass
+        try:
+            plain = link_secret.open_sealed(sealed, old_kek)
+        except link_secret.SealedLinkSecretError:
+            raise ResealError(
+                f"the link secret of verification {verification.id} opens under neither the "
+                "previous nor the new secret"
+            ) from None
+        verification.sealed_link_secret = link_secret.seal(plain, new_kek)
+        moved += 1
     return moved
 
 

@@ -14,6 +14,7 @@ from werkzeug.routing import BaseConverter
 from app import json_input
 from app.errors import InvalidRequest, UnsupportedMediaType
 from app.web.access import acting_organization
+from app.web.documentation import documented
 from app.web.paging import (
     DEFAULT_LIMIT,
     MAX_LIMIT,
@@ -53,29 +54,6 @@ PAGING_QUERY = {
 
 M = TypeVar("M", bound=BaseModel)
 F = TypeVar("F", bound=Callable[..., Any])
-
-
-def documented(
-    summary: str,
-    *,
-    body: type[BaseModel] | None = None,
-    responses: dict[int, type[BaseModel] | None] | None = None,
-    query: dict[str, str] | None = None,
-    tags: tuple[str, ...] = (),
-) -> Callable[[F], F]:
-    """Attach what /openapi.json says of a route, next to the route itself."""
-
-    def decorate(view: F) -> F:
-        view.openapi = {  # type: ignore[attr-defined]
-            "summary": summary,
-            "body": body,
-            "responses": responses or {200: None},
-            "query": query or {},
-            "tags": tags,
-        }
-        return view
-
-    return decorate
 
 
 class AnyTextConverter(BaseConverter):

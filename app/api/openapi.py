@@ -199,6 +199,16 @@ def _operation(
         }
         for name, text in doc["query"].items()
     ]
+    parameters += [
+        {
+            "name": name,
+            "in": "header",
+            "required": False,
+            "schema": {"type": "string"},
+            "description": text,
+        }
+        for name, text in doc.get("headers", {}).items()
+    ]
     if auth == "session":
         parameters.append(dict(CURRENT_IDENTITY))
     if getattr(view, "idempotent", False):
@@ -219,6 +229,8 @@ def _operation(
         }
 
     responses = operation["responses"]
+    if doc.get("page"):
+        return _page_operation(operation, doc)
     for status, model in doc["responses"].items():
         response: dict[str, Any] = {"description": "OK" if status < 300 else "See error"}
         if model is not None:
@@ -227,6 +239,8 @@ def _operation(
             }
         responses[str(status)] = response
     error = {"application/json": {"schema": schemas[(ErrorOut, "serialization")]}}
+    for status, text in doc.get("errors", {}).items():
+        responses.setdefault(str(status), {"description": text, "content": error})
     if path_params or doc["query"] or _has_body(doc, method):
         responses.setdefault("400", {"description": BAD_REQUEST, "content": error})
     if auth is not None:
@@ -245,4 +259,25 @@ def _operation(
         "502", {"description": UNAVAILABLE, "headers": RETRY_AFTER, "content": error}
     )
     responses["default"] = {"description": "Error: JSON with a stable `code`", "content": error}
+    return operation
+
+
+PAGE = {"text/html": {"schema": {"type": "string"}}}
+PAGE_UNAVAILABLE = (
+    "Storage cannot be reached right now: a page saying so, as the JSON API answers "
+    "STORAGE_UNAVAILABLE; retry after Retry-After seconds"
+)
+
+
+def _page_operation(operation: dict[str, Any], doc: dict[str, Any]) -> dict[str, Any]:
+    """A route for people: redirects and HTML pages, every error a page in their language."""
+    responses = operation["responses"]
+    for status in doc["responses"]:
+        responses[str(status)] = {"description": doc["summary"]}
+    for status, text in doc.get("errors", {}).items():
+        responses[str(status)] = {"description": text, "content": PAGE}
+    responses.setdefault(
+        "502", {"description": PAGE_UNAVAILABLE, "headers": RETRY_AFTER, "content": PAGE}
+    )
+    responses["default"] = {"description": "Error: an HTML page for the person", "content": PAGE}
     return operation

@@ -2,20 +2,20 @@
 
 from __future__ import annotations
 
-from flask import Blueprint, current_app, request
+from flask import Blueprint, current_app, g, request
 from sqlalchemy.orm import joinedload
 
 from app.api import compat, render
 from app.api.common import documented, json_response, parse_body, parse_id
 from app.database import read_only
-from app.errors import InvalidRequest, Unauthorized
+from app.errors import InvalidRequest, NotFound, Unauthorized
 from app.integrations.operations import authenticate_key
 from app.oid4vp import wallet_metadata
 from app.oid4vp.request import AuthorizationRequest
 from app.presentations import operations as presentations
 from app.verifications import operations as individuals
 from app.verifications import profile
-from app.verifications.models import OPENID4VP, Individual
+from app.verifications.models import BACKEND, OPENID4VP, Individual
 from app.web import payloads as p
 from app.web.idempotency import idempotent
 from app.web.links import links
@@ -25,20 +25,42 @@ bp = Blueprint("public", __name__)
 UNAUTHENTICATED_SCOPE = "unauthenticated:"
 
 
+def opener() -> individuals.Opener:
+    """Who sends the open. A credential that is sent must be right: a wrong, unknown or
+    deleted integration key (header or query), or a session token, is a 401 as on every
+    apikey endpoint, never read as no credential. Only a request with none is anonymous."""
+    if "opener" in g:
+        return g.opener
+    key = request.headers.get("apikey")
+    if key is None:
+        key = request.args.get("apikey")
+    if key is None:
+        # As on every apikey endpoint, a session token is no integration key (beside a key,
+        # it is ignored there too).
+        if request.headers.get("Authorization") is not None:
+            raise Unauthorized(
+                "POST /verifications/individuals takes the integration key in the 'apikey' "
+                "header; a session token (Authorization) is not accepted here: send none, or "
+                "the apikey"
+            )
+        g.opener = individuals.ANONYMOUS_OPENER
+    else:
+        integration_id, organization_id = authenticate_key(key)
+        g.opener = individuals.Opener(BACKEND, integration_id, organization_id)
+    return g.opener
+
+
 def opener_scope() -> str | None:
     """Whose ``Idempotency-Key`` an opening shares, by who sent it: with an integration key,
     the key's organization (the space of its other creates); without one, a space of its own
     per verification's organization, so an unauthenticated caller, who may be anyone, can
     neither replay nor burn nor probe the keys the organization's backend sends."""
+    who = opener()  # a wrong key is refused here, before any replay
     owner = individuals.owner_scope(request.get_data(cache=True))
     if owner is None:
         return None
-    key = request.headers.get("apikey") or request.args.get("apikey")
-    if key:
-        try:
-            return str(authenticate_key(key)[1])
-        except Unauthorized:
-            pass  # the opening needs no key: a wrong one is no key, as without the header
+    if who.kind == BACKEND:
+        return str(who.organization_id)
     return f"{UNAUTHENTICATED_SCOPE}{owner}"
 
 
@@ -49,35 +71,39 @@ def opener_scope() -> str | None:
     body=p.OpenIndividual,
     responses={200: p.IndividualOpenOut, 201: p.IndividualOpenOut},
     tags=("individuals",),
+    headers={
+        "apikey": "Optional: the organization's integration key, from its backend (opened_by "
+        "backend; needed under anonymous_open refused). A key that is sent must be valid: "
+        "a wrong, unknown or deleted one is a 401, never read as no key."
+    },
+    errors={
+        401: "A wrong, unknown or deleted apikey, or a session token without one "
+        '(UNAUTHORIZED); no apikey where anonymous_open is "refused" (APIKEY_REQUIRED); '
+        'customer_sig missing or wrong where it is "signed" (CUSTOMER_SIG_INVALID)'
+    },
 )
 def open_individual():
-    """201 when created, 200 with the same body when it already existed."""
+    """201 when created, 200 with the same body when it already existed (whoever opened it:
+    ``opened_by`` names the first opener)."""
+    who = opener()
     body = parse_body(p.OpenIndividual)
     profile.require_verification_allowed(body.verification_id)
-    existing = individuals.existing_individual(body.verification_id, body.customer_id)
-    if existing is not None:  # a retry, the common case: one read
-        return json_response(opened_answer(existing), 200)
-    individual, created = individuals.open_individual(body.verification_id, body.customer_id)
-    return json_response(opened_answer(individual), 201 if created else 200)
+    rules = individuals.opening(body.verification_id, body.customer_id)
+    if rules is None:
+        raise NotFound()
+    individuals.check_opener(rules, who, body.customer_id, body.customer_sig)
+    if rules.id is not None:  # a retry, the common case: one read
+        return json_response(opened_answer(rules, who), 200)
+    individual, created = individuals.open_individual(body.verification_id, body.customer_id, who)
+    return json_response(opened_answer(individual, who), 201 if created else 200)
 
 
-def opened_answer(individual) -> dict:
+def opened_answer(individual, who: individuals.Opener) -> dict:
     """Verity's answer to an open, with Socious Verify's fields when the organization's own
     integration key opened it and the organization asked for them (never to anyone else)."""
-    answer = render.individual(individual, links())
-    return compat.with_socious_verify_fields(answer, individual, key_organization())
-
-
-def key_organization():
-    """The organization of the integration key sent with the request, if any and valid; a
-    wrong key is no key here, as the opening reads it (``opener_scope``)."""
-    key = request.headers.get("apikey") or request.args.get("apikey")
-    if not key:
-        return None
-    try:
-        return authenticate_key(key)[1]
-    except Unauthorized:
-        return None
+    answer = render.opened_individual(individual, links())
+    organization_id = who.organization_id if who.kind == BACKEND else None
+    return compat.with_socious_verify_fields(answer, individual, organization_id)
 
 
 @bp.get("/verifications/<individual_id>/connect")

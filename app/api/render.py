@@ -14,7 +14,7 @@ from app.presentations.issuers_seen import IssuerSeen
 from app.recipients.models import Recipient
 from app.schemas.models import Schema
 from app.verifications.conditions import echoed
-from app.verifications.models import Individual, Verification
+from app.verifications.models import ALLOWED, ANONYMOUS, BACKEND, Individual, Verification
 from app.web.links import Links
 from app.webhooks.models import WebhookAttempt, WebhookDelivery, WebhookEndpoint
 
@@ -44,11 +44,28 @@ def individual(row: Individual, links: Links | None = None) -> dict[str, Any]:
     }
 
 
+def opened_by(row: Individual) -> dict[str, Any]:
+    """How the individual was first opened: a backend's key (and which integration's), the
+    no-code link, or no credential. Rows from before it was recorded read anonymous."""
+    kind = row.opened_by or ANONYMOUS
+    if kind == BACKEND:
+        integration_id = row.opened_by_integration_id
+        return {"kind": kind, "integration_id": str(integration_id) if integration_id else None}
+    return {"kind": kind}
+
+
+def opened_individual(row: Individual, links: Links | None = None) -> dict[str, Any]:
+    """The open's answer: the unauthenticated shape and who first opened it, so a backend
+    sees at once that a customer ID it opens was opened by someone else before."""
+    return {**individual(row, links), "opened_by": opened_by(row)}
+
+
 def individual_for_owner(row: Individual, links: Links | None = None) -> dict[str, Any]:
-    """The authenticated lookup adds the requested claims, the issuer and every unmet
-    condition (``validation_error`` names only the first)."""
+    """The authenticated lookup adds the requested claims, the issuer, every unmet
+    condition (``validation_error`` names only the first) and who first opened it."""
     return {
         **individual(row, links),
+        "opened_by": opened_by(row),
         "failed_conditions": list(row.failed_conditions or []),
         "claims": row.claims,
         "issuer": row.issuer,
@@ -73,9 +90,19 @@ def verification(row: Verification) -> dict[str, Any]:
         "wallet_protocols": row.protocols(),
         "retention_days": row.retention_days,
         "status_check_hours": row.status_check_hours,
+        "anonymous_open": row.anonymous_open or ALLOWED,
         "created_at": _time(row.created_at),
         "updated_at": _time(row.updated_at),
     }
+
+
+def verification_answer(row: Verification) -> dict[str, Any]:
+    """A verification as a write answers it: with ``link_secret`` when this write minted one
+    (turning ``signed`` on, or a rotation), the only time it is shown."""
+    body = verification(row)
+    if row.fresh_link_secret is not None:
+        body["link_secret"] = row.fresh_link_secret
+    return body
 
 
 def issuer_seen(row: IssuerSeen) -> dict[str, Any]:

@@ -356,7 +356,7 @@ def create_verification():
     """Conditions are checked against the schema here, not at presentation time."""
     body = parse_body(p.VerificationIn)
     row = verifications.create_verification(acting_organization(), body.model_dump())
-    return json_response(render.verification(row), 201)
+    return json_response(render.verification_answer(row), 201)
 
 
 @bp.get("/verifications/<record:verification_id>")
@@ -387,7 +387,20 @@ def update_verification(verification_id: str):
     row = verifications.update_verification(
         acting_organization(), parse_id(verification_id), body.model_dump(exclude_unset=True)
     )
-    return json_response(render.verification(row))
+    return json_response(render.verification_answer(row))
+
+
+@bp.post("/verifications/<verification_id>/link-secret")
+@require_session
+@documented(
+    'A new link secret for customer_sig (anonymous_open "signed"); the old one stops working',
+    responses={200: p.VerificationOut},
+    tags=("verifications",),
+)
+def rotate_link_secret(verification_id: str):
+    """The answer is the only place the new secret is shown."""
+    row = verifications.rotate_link_secret(acting_organization(), parse_id(verification_id))
+    return json_response(render.verification_answer(row))
 
 
 @bp.delete("/verifications/<record:verification_id>")

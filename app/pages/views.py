@@ -22,7 +22,13 @@ from app.database import reading
 from app.didcomm import invitation as oob
 from app.didcomm.errors import DidcommError
 from app.didcomm_agent import operations as agent
-from app.errors import ApiError, CodeNotFound, NotFound, answer_browsers_unknown_paths_with
+from app.errors import (
+    ApiError,
+    CodeNotFound,
+    NotFound,
+    Unauthorized,
+    answer_browsers_unknown_paths_with,
+)
 from app.extensions import db
 from app.pages import state
 from app.pages.headers import protect
@@ -30,8 +36,10 @@ from app.pages.qr import QrCache
 from app.pages.wallet_apps import wallet_apps
 from app.presentations.glance import glance_individual
 from app.presentations.reasons import for_person, not_again_for_person
+from app.verifications import operations as individuals
 from app.verifications.models import PresentationSubject, Status
 from app.web import language
+from app.web.documentation import documented
 from app.web.links import links
 from app.web.requests import parse_id
 
@@ -107,6 +115,40 @@ def individual_page(individual_id: str) -> ResponseReturnValue:
         )
         return result_page(subject, holds, url_for(".individual_page", individual_id=subject.id))
     return live_page(state.of_individual(parse_id(individual_id), windows()))
+
+
+@bp.get("/connect/redirect/<verification_id>")
+@documented(
+    "The no-code link: opens the customer's individual (opened_by link) and redirects the "
+    "person to their page /i/{individual_id}",
+    responses={303: None},
+    query={
+        "customer": "The customer ID (1 to 200 characters); without it, a new unguessable one "
+        '(only where anonymous_open is "allowed")',
+        "customer_sig": 'Where anonymous_open is "signed": base64url (no padding) of '
+        "HMAC-SHA256 over the customer ID, keyed with the verification's link secret",
+    },
+    errors={
+        403: 'The link is not valid: anonymous_open "refused", or customer_sig missing or '
+        "wrong (a page in the person's language)",
+        404: "No such verification (a page)",
+    },
+    tags=("individuals",),
+    page=True,
+)
+def no_code_link(verification_id: str) -> ResponseReturnValue:
+    """The no-code link (Socious Verify's ``/connect/redirect/{verification_id}?customer=``):
+    opens the individual, or finds it again, and sends the person to their page. A link the
+    verification's ``anonymous_open`` refuses is a page saying so, never JSON."""
+    try:
+        individual_id = individuals.open_by_link(
+            parse_id(verification_id),
+            request.args.get("customer"),
+            request.args.get("customer_sig"),
+        )
+    except Unauthorized:
+        return render_template("person/error.html", heading=LINK_NOT_VALID, advice=ASK_AGAIN), 403
+    return redirect(url_for(".individual_page", individual_id=individual_id), 303)
 
 
 @bp.get("/i/<individual_id>/status")
@@ -287,6 +329,7 @@ def N_(text: str) -> str:
 ASK_AGAIN = N_(
     "Check the link you were given, or ask the organization that sent you for a new one."
 )
+LINK_NOT_VALID = N_("This link is not valid")
 ERROR_TEXT = {
     404: (N_("This page does not exist"), ASK_AGAIN),
     410: (N_("This request has expired"), N_("Ask the organization that sent you for a new link.")),

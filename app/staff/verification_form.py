@@ -88,6 +88,9 @@ class VerificationForm:
     wallet_protocols: str = "openid4vp"
     retention_days: str = str(DEFAULT_RETENTION_DAYS)
     status_check_hours: str = str(DEFAULT_STATUS_CHECK_HOURS)
+    # Who may open an individual without the integration key (allowed, signed, refused);
+    # empty when a submission left it out, which changes nothing.
+    anonymous_open: str = "allowed"
     # The highest row index the browser sent: the next added row takes the one after it.
     last_index: int = -1
 
@@ -116,6 +119,7 @@ class VerificationForm:
             wallet_protocols=",".join(verification.protocols()),
             retention_days=str(verification.retention_days),
             status_check_hours=str(verification.status_check_hours),
+            anonymous_open=verification.anonymous_open or "allowed",
         )
 
     @classmethod
@@ -151,6 +155,7 @@ class VerificationForm:
             wallet_protocols=data.get("wallet_protocols", "openid4vp").strip() or "openid4vp",
             retention_days=data.get("retention_days", "").strip(),
             status_check_hours=data.get("status_check_hours", "").strip(),
+            anonymous_open=data.get("anonymous_open", "").strip(),
             last_index=max(rows, default=-1),
         )
 
@@ -199,6 +204,8 @@ class VerificationForm:
             "recommended_wallets": parse_recommended_wallets(self.recommended_wallets),
             "wallet_protocols": [p.strip() for p in self.wallet_protocols.split(",") if p.strip()],
         }
+        if self.anonymous_open:
+            body["anonymous_open"] = self.anonymous_open
         if self.return_url:
             body["return_url"] = self.return_url
         # Whole numbers as numbers; anything else is passed on for the API's model to refuse.

@@ -21,6 +21,7 @@ from pydantic import BaseModel, ValidationError
 
 from app.database import reading
 from app.errors import ApiError, InvalidRequest, NotFound
+from app.integrations.operations import list_integrations
 from app.organizations.models import Organization
 from app.presentations import issuers_seen
 from app.schemas.models import Schema
@@ -50,7 +51,7 @@ from app.web.access import acting_organization, require_staff, tier_gated
 from app.web.csv_export import csv_download
 from app.web.filters import day_arg, midnight
 from app.web.paging import page_args, pager
-from app.web.requests import parse_id
+from app.web.requests import base_url, parse_id
 
 GATED_ACTION = "Creating a verification"
 # Schemas offered in the select; list_schemas is paginated and nobody scrolls past this.
@@ -58,6 +59,12 @@ SCHEMA_CHOICES = 100
 # Form buttons that re-render the form instead of saving it (the no-JavaScript builder).
 CHOOSE, ADD_CONDITION = "choose", "add-condition"
 
+# How an individual was first opened, as the individuals page says it.
+OPENER_WORDS = {
+    "backend": "Your backend (integration key)",
+    "link": "The no-code link",
+    "anonymous": "Without a key (anyone knowing the verification ID)",
+}
 STATUS_WORDS = {
     "CREATED": "Opened",
     "REQUESTED": "Link handed out",
@@ -186,6 +193,8 @@ def verifications_create() -> ResponseReturnValue:
         )
         return page, error[1]
     flash(f"Verification “{created.name}” created.", "success")
+    if created.fresh_link_secret is not None:  # shown once: on this page, not after a redirect
+        return detail_page(created, VerificationForm.from_verification(created), schemas), 201
     return redirect(url_for("staff.verifications_detail", verification_id=created.id), 303)
 
 
@@ -229,6 +238,8 @@ def detail_page(
         "staff/verifications/detail.html",
         verification=verification,
         field_errors=field_errors or {},
+        link_secret=verification.fresh_link_secret,
+        base_url=base_url(),
         conditions=[
             describe_condition(c, verification.schema) for c in verification.attributes or []
         ],
@@ -274,7 +285,20 @@ def verifications_update(verification_id: str) -> ResponseReturnValue:
         verification = the_verification(verification_id)
         return detail_page(verification, form, schemas, error[0], error[2]), error[1]
     flash("Changes saved.", "success")
+    if updated.fresh_link_secret is not None:  # shown once: on this page, not after a redirect
+        return detail_page(updated, VerificationForm.from_verification(updated), schemas)
     return redirect(url_for("staff.verifications_detail", verification_id=updated.id), 303)
+
+
+@bp.post("/verifications/<verification_id>/link-secret")
+@require_staff
+def verifications_link_secret(verification_id: str) -> ResponseReturnValue:
+    """A new link secret, shown on the page this answers with; the old one stops working."""
+    organization = acting_organization()
+    rotated = verification_ops.rotate_link_secret(organization, parse_id(verification_id))
+    flash("A new link secret was made; signatures made with the old one no longer open.", "success")
+    schemas = schema_choices(organization)
+    return detail_page(rotated, VerificationForm.from_verification(rotated), schemas)
 
 
 @bp.post("/verifications/<verification_id>/trusted-issuers")
@@ -369,6 +393,8 @@ def verifications_individuals(verification_id: str) -> ResponseReturnValue:
         rows=rows,
         attempts=attempts,
         status_words=STATUS_WORDS,
+        opener_words=OPENER_WORDS,
+        integration_names=integration_names(rows),
         chosen=chosen,
         claims={row.id: shown_claims(row.claims, verification.schema) for row in rows},
         pages=pager(
@@ -380,6 +406,15 @@ def verifications_individuals(verification_id: str) -> ResponseReturnValue:
             **chosen,
         ),
     )
+
+
+def integration_names(rows: list[Any]) -> dict[uuid.UUID, str]:
+    """The names of the integrations that opened the rows shown, by ID (a deleted one is
+    missing: the page then shows its ID)."""
+    ids = {row.opened_by_integration_id for row in rows if row.opened_by_integration_id}
+    if not ids:
+        return {}
+    return {i.id: i.name for i in list_integrations(acting_organization()) if i.id in ids}
 
 
 @bp.get("/verifications/<verification_id>/individuals/export.csv")
@@ -400,6 +435,8 @@ def verifications_individuals_export(verification_id: str) -> ResponseReturnValu
         "connection_at",
         "verified_at",
         "revoked_at",
+        "opened_by",
+        "opened_by_integration_id",
     ]
 
     def rows() -> Iterator[list[Any]]:
@@ -416,6 +453,8 @@ def verifications_individuals_export(verification_id: str) -> ResponseReturnValu
                         i.connection_at,
                         i.verified_at,
                         i.revoked_at,
+                        i.opened_by,
+                        i.opened_by_integration_id or "",
                     ]
                     if with_claims:
                         row.append(json.dumps(i.claims, ensure_ascii=False) if i.claims else "")

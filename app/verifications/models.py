@@ -19,6 +19,7 @@ from sqlalchemy import (
     ColumnElement,
     Enum,
     ForeignKey,
+    LargeBinary,
     String,
     Text,
     UniqueConstraint,
@@ -60,6 +61,16 @@ MAX_RETENTION_DAYS = 3650
 DEFAULT_STATUS_CHECK_HOURS = 24
 MAX_STATUS_CHECK_HOURS = 24 * 365
 
+# Who may open an individual without the organization's integration key (``anonymous_open``):
+# anyone (the contract), only with a ``customer_sig`` made with the verification's link
+# secret, or nobody (the backend's apikey open still works).
+ALLOWED, SIGNED, REFUSED = "allowed", "signed", "refused"
+ANONYMOUS_OPEN = (ALLOWED, SIGNED, REFUSED)
+# How an individual was first opened (``opened_by``): with a valid integration key of the
+# verification's organization, through the no-code link, or with no credential.
+BACKEND, LINK, ANONYMOUS = "backend", "link", "anonymous"
+OPENERS = (BACKEND, LINK, ANONYMOUS)
+
 
 def status_column() -> Mapped[Status]:
     return mapped_column(
@@ -97,11 +108,18 @@ class Verification(IdMixin, TimestampMixin, db.Model):
     # How often a VERIFIED individual's credential status is checked again while its claims
     # are kept, in hours; 0 checks it only when presented.
     status_check_hours: Mapped[int] = mapped_column(default=DEFAULT_STATUS_CHECK_HOURS)
+    # Who may open an individual without the integration key (ANONYMOUS_OPEN).
+    anonymous_open: Mapped[str] = mapped_column(String(10), default=ALLOWED, server_default=ALLOWED)
+    # The secret a ``customer_sig`` is an HMAC under (``signed``), sealed: it must be read
+    # back to check a signature, so it cannot be a hash (``app.verifications.link_secret``).
+    sealed_link_secret: Mapped[bytes | None] = mapped_column(LargeBinary)
     # Deleting keeps the record (and its individuals' audit trail) but hides it everywhere.
     deleted_at: Mapped[datetime | None]
 
     organization: Mapped[Organization] = relationship()
     schema: Mapped[Schema] = relationship()
+    # The link secret minted by this request, for its answer only (never stored plain).
+    fresh_link_secret: ClassVar[str | None] = None
 
     def description_in(self, language: str) -> str:
         """The purpose in the person's language where staff wrote one, else the description."""
@@ -197,6 +215,12 @@ class Individual(PresentationSubject, db.Model):
     status_checked_at: Mapped[datetime | None] = mapped_column(index=True)
     # Set when a later check finds the credential no longer valid; VERIFIED stays final.
     revoked_at: Mapped[datetime | None]
+    # How the individual was first opened (OPENERS), set at insert and never replaced, so a
+    # backend can tell a record it opened from one a stranger opened under its customer ID.
+    # Rows from before it was recorded read "anonymous": their opener is unknown.
+    opened_by: Mapped[str] = mapped_column(String(10), default=ANONYMOUS, server_default=ANONYMOUS)
+    # The integration whose key opened it (``backend``); kept after the integration is deleted.
+    opened_by_integration_id: Mapped[uuid.UUID | None]
 
 
 class PresentationRequest(IdMixin, db.Model):

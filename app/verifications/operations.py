@@ -4,17 +4,19 @@ from __future__ import annotations
 
 import contextlib
 import json
+import secrets
 import uuid
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Row, bindparam, delete, func, select
+from sqlalchemy import Row, and_, bindparam, delete, func, select
 from sqlalchemy.exc import IntegrityError
 
 from app import clock
 from app.audit import operations as audit
 from app.database import read_row, reading
-from app.errors import InvalidRequest, NotFound
+from app.errors import InvalidRequest, NotFound, Unauthorized
 from app.extensions import db
 from app.oid4vp.formats import JWT_VC_JSON as DIDCOMM_FORMAT
 from app.organizations.models import Organization
@@ -22,8 +24,21 @@ from app.schemas.operations import get_schema, require_schema_entitlement
 from app.trust.policy import parse_pins
 from app.trust_sources import operations as trust_sources
 from app.trust_sources.operations import check_source_ids
+from app.verifications import link_secret
 from app.verifications.conditions import check_conditions, echoed, known_attribute
-from app.verifications.models import DIDCOMM, WALLET_PROTOCOLS, Individual, Verification
+from app.verifications.models import (
+    ALLOWED,
+    ANONYMOUS,
+    ANONYMOUS_OPEN,
+    BACKEND,
+    DIDCOMM,
+    LINK,
+    REFUSED,
+    SIGNED,
+    WALLET_PROTOCOLS,
+    Individual,
+    Verification,
+)
 from app.verifications.profile import require_format_allowed
 from app.webhooks.models import WebhookEvent
 
@@ -137,12 +152,55 @@ def _apply(organization: Organization, verification: Verification, fields: dict[
         verification.trust_sources = []
     if fields.get("wallet_protocols") is not None:
         verification.wallet_protocols = check_wallet_protocols(fields["wallet_protocols"])
+    if fields.get("anonymous_open") is not None:
+        _set_anonymous_open(verification, fields["anonymous_open"])
     if DIDCOMM in verification.protocols() and schema.format != DIDCOMM_FORMAT:
         raise InvalidRequest(
             f"wallet_protocols: DIDComm carries W3C VC-JWT credentials only; this verification's "
             f"schema is {schema.format} (choose a {DIDCOMM_FORMAT} schema, or openid4vp alone)",
             code="PROTOCOL_NOT_AVAILABLE",
         )
+
+
+def _set_anonymous_open(verification: Verification, value: str) -> None:
+    """Turning ``signed`` on mints a link secret, shown once in this answer
+    (``fresh_link_secret``); leaving ``signed`` forgets it, so turning it on again never
+    brings an old secret back."""
+    if value not in ANONYMOUS_OPEN:
+        raise InvalidRequest(f"anonymous_open must be one of {', '.join(ANONYMOUS_OPEN)}")
+    was_signed = verification.anonymous_open == SIGNED and verification.sealed_link_secret
+    verification.anonymous_open = value
+    if value == SIGNED and not was_signed:
+        _mint_link_secret(verification)
+    elif value != SIGNED:
+        verification.sealed_link_secret = None
+
+
+def _mint_link_secret(verification: Verification) -> str:
+    secret = link_secret.new_secret()
+    verification.sealed_link_secret = link_secret.seal(secret, link_secret_kek())
+    verification.fresh_link_secret = secret
+    return secret
+
+
+def link_secret_kek() -> bytes:
+    """The key link secrets are sealed under, derived from the issuer key secret."""
+    return link_secret.current_kek()
+
+
+def rotate_link_secret(organization: Organization, verification_id: uuid.UUID) -> Verification:
+    """A new link secret (in ``fresh_link_secret``, shown once); signatures made with the old
+    one stop opening at once. Only a ``signed`` verification has one."""
+    verification = get_verification(organization, verification_id)
+    if verification.anonymous_open != SIGNED:
+        raise InvalidRequest(
+            'Only a verification with anonymous_open "signed" has a link secret: set it first '
+            "(the answer that sets it carries the first secret)",
+            code="LINK_SECRET_NOT_USED",
+        )
+    _mint_link_secret(verification)
+    db.session.flush()
+    return verification
 
 
 def check_wallet_protocols(protocols: list[str]) -> list[str]:
@@ -171,6 +229,8 @@ trust_sources.provide_usage(verifications_using_source)
 
 # -- individuals ----------------------------------------------------------------------------
 
+CUSTOMER_ID_LENGTH = 200  # the column's length, and the JSON open's limit
+
 
 def owner_scope(body: bytes) -> str | None:
     """Whose Idempotency-Keys an opening shares: the verification's organization, read from
@@ -187,21 +247,109 @@ def owner_scope(body: bytes) -> str | None:
     return str(organization_id) if organization_id is not None else None
 
 
-def existing_individual(verification_id: uuid.UUID, customer_id: str) -> Row | None:
-    """The row of the individual for (customer_id, verification_id) if it exists: a retried
-    open, the common case, answered by one Core read with no write lock and no ORM object."""
+@dataclass(frozen=True)
+class Opener:
+    """Who opens an individual: ``kind`` is one of OPENERS; a backend comes with its
+    integration and that integration's organization."""
+
+    kind: str
+    integration_id: uuid.UUID | None = None
+    organization_id: uuid.UUID | None = None
+
+
+ANONYMOUS_OPENER = Opener(ANONYMOUS)
+
+
+def opening(verification_id: uuid.UUID, customer_id: str) -> Row | None:
+    """The live verification's opening rules (``owner_id``, ``anonymous_open``,
+    ``sealed_link_secret``) and the individual's columns for (customer_id, verification_id),
+    ``id`` None until it is opened: a retried open, the common case, is this one Core read
+    with no write lock and no ORM object. None when no live verification has the ID."""
     return read_row(
         db.engine,
-        _INDIVIDUAL_OF_PAIR,
+        _OPENING_OF_PAIR,
         {"verification_id": verification_id, "customer_id": customer_id},
     )
 
 
-def open_individual(verification_id: uuid.UUID, customer_id: str) -> tuple[Individual, bool]:
+def check_opener(rules: Row, opener: Opener, customer_id: str, customer_sig: str | None) -> None:
+    """Whether ``opener`` may open ``customer_id`` under the verification's ``rules`` (a row
+    of ``opening``). A backend's key must be of the verification's organization (another's
+    verification reads as missing, as in the lookup); anyone else is held to
+    ``anonymous_open``."""
+    if opener.kind == BACKEND:
+        if rules.owner_id != opener.organization_id:
+            raise NotFound()
+        return
+    policy = rules.anonymous_open or ALLOWED
+    if policy == REFUSED:
+        raise Unauthorized(
+            "This verification opens individuals only with the organization's integration "
+            "key: send the 'apikey' header from your backend",
+            code="APIKEY_REQUIRED",
+        )
+    if policy == SIGNED:
+        secret = _open_link_secret(rules.sealed_link_secret)
+        if secret is None or not link_secret.signature_holds(secret, customer_id, customer_sig):
+            raise Unauthorized(
+                "This verification opens an individual without the integration key only with "
+                "customer_sig: base64url (no padding) of HMAC-SHA256 over the customer_id, "
+                "keyed with the verification's link secret; it is missing or wrong",
+                code="CUSTOMER_SIG_INVALID",
+            )
+
+
+LINK_OPENER = Opener(LINK)
+# A customer ID the no-code link makes when the link names none: unguessable, and marked
+# as the link's own so it never collides with the organization's IDs.
+LINK_CUSTOMER_PREFIX = "link_"
+
+
+def open_by_link(
+    verification_id: uuid.UUID, customer_id: str | None, customer_sig: str | None
+) -> uuid.UUID:
+    """The no-code link ``/connect/redirect/{verification_id}?customer=``: the individual's ID
+    for the customer, opened on first use (``opened_by`` link), under the verification's
+    ``anonymous_open`` as an open without the key. Without a customer a new unguessable
+    customer ID is made, which only ``allowed`` takes (nothing could have signed it)."""
+    if customer_id is not None and not 0 < len(customer_id) <= CUSTOMER_ID_LENGTH:
+        raise InvalidRequest(f"customer must be 1 to {CUSTOMER_ID_LENGTH} characters")
+    chosen = customer_id or f"{LINK_CUSTOMER_PREFIX}{secrets.token_urlsafe(18)}"
+    rules = opening(verification_id, chosen)
+    if rules is None:
+        raise NotFound()
+    if customer_id is None and (rules.anonymous_open or ALLOWED) != ALLOWED:
+        raise Unauthorized(
+            "A no-code link without customer opens only where anyone may open",
+            code="CUSTOMER_SIG_INVALID" if rules.anonymous_open == SIGNED else "APIKEY_REQUIRED",
+        )
+    check_opener(rules, LINK_OPENER, chosen, customer_sig)
+    if rules.id is not None:
+        return rules.id
+    individual, _ = open_individual(verification_id, chosen, LINK_OPENER)
+    db.session.flush()
+    return individual.id
+
+
+def _open_link_secret(sealed: bytes | None) -> str | None:
+    """None when there is none, or it no longer opens (a secret changed without ``flask keys
+    reseal``): every signature then fails, rather than the open failing with a 500."""
+    if not sealed:
+        return None
+    try:
+        return link_secret.open_sealed(sealed, link_secret_kek())
+    except link_secret.SealedLinkSecretError:
+        return None
+
+
+def open_individual(
+    verification_id: uuid.UUID, customer_id: str, opener: Opener = ANONYMOUS_OPENER
+) -> tuple[Individual, bool]:
     """The individual for (customer_id, verification_id), created on first call.
 
     Returns ``(individual, created)``. Concurrent first calls meet at the unique constraint:
-    the loser's insert is rolled back to a savepoint and it reads the winner's row.
+    the loser's insert is rolled back to a savepoint and it reads the winner's row. Only the
+    insert records ``opener``: the first opener is never replaced by a later one.
     """
     fresh = not db.session().in_transaction()
     with reading() if fresh else contextlib.nullcontext():
@@ -225,7 +373,12 @@ def open_individual(verification_id: uuid.UUID, customer_id: str) -> tuple[Indiv
         raise NotFound()
     try:
         with db.session.begin_nested():
-            individual = Individual(verification_id=verification_id, customer_id=customer_id)
+            individual = Individual(
+                verification_id=verification_id,
+                customer_id=customer_id,
+                opened_by=opener.kind,
+                opened_by_integration_id=opener.integration_id,
+            )
             db.session.add(individual)
     except IntegrityError:
         existing = _individual_for(verification_id, customer_id)
@@ -314,14 +467,24 @@ _INDIVIDUAL_OF_ORGANIZATION = (
 )
 
 
-_INDIVIDUAL_OF_PAIR = (
-    select(_INDIVIDUAL)
-    .join(Verification.__table__, _INDIVIDUAL.c.verification_id == Verification.__table__.c.id)
-    .where(
-        _INDIVIDUAL.c.verification_id == bindparam("verification_id"),
-        _INDIVIDUAL.c.customer_id == bindparam("customer_id"),
-        Verification.__table__.c.deleted_at.is_(None),
+_VERIFICATION = Verification.__table__
+_OPENING_OF_PAIR = (
+    select(
+        _VERIFICATION.c.organization_id.label("owner_id"),
+        _VERIFICATION.c.anonymous_open,
+        _VERIFICATION.c.sealed_link_secret,
+        *_INDIVIDUAL.c,
     )
+    .select_from(
+        _VERIFICATION.outerjoin(
+            _INDIVIDUAL,
+            and_(
+                _INDIVIDUAL.c.verification_id == _VERIFICATION.c.id,
+                _INDIVIDUAL.c.customer_id == bindparam("customer_id"),
+            ),
+        )
+    )
+    .where(_VERIFICATION.c.id == bindparam("verification_id"), _VERIFICATION.c.deleted_at.is_(None))
 )
 
 

@@ -63,9 +63,58 @@ class ErrorOut(Out):
 # -- individuals --------------------------------------------------------------------------
 
 
+ANONYMOUS_OPEN = (
+    "Who may open an individual without the organization's integration key: "
+    '"allowed" (the default: anyone who knows the verification ID may open any customer ID, '
+    'so use unguessable customer IDs or check opened_by), "signed" (such an open must carry '
+    "customer_sig, an HMAC of the customer ID under the verification's link secret; missing "
+    'or wrong is 401 CUSTOMER_SIG_INVALID) or "refused" (401 APIKEY_REQUIRED; the backend '
+    "opens with its apikey). The no-code link /connect/redirect/{verification_id} follows "
+    "the same rule."
+)
+LINK_SECRET = (
+    'Only in the answer that turns anonymous_open "signed" on and in the answer of POST '
+    "/verifications/{id}/link-secret: the key of customer_sig (HMAC-SHA256 keyed with this "
+    "text's UTF-8 bytes over the customer ID's UTF-8 bytes, base64url without padding). "
+    "Stored sealed, never shown again; a rotation or leaving signed makes it stop working."
+)
+
+
+AnonymousOpen = Literal["allowed", "signed", "refused"]
+
+
 class OpenIndividual(Body):
     customer_id: str = Field(min_length=1, max_length=200)
     verification_id: uuid.UUID
+    customer_sig: str | None = Field(
+        default=None,
+        max_length=200,
+        description='Needed by an open without the apikey when the verification\'s anonymous_open is "signed": '
+        "base64url (no padding) of HMAC-SHA256 over the customer_id's UTF-8 bytes, keyed "
+        "with the link secret's UTF-8 bytes. Ignored on an open with the apikey.",
+    )
+
+
+class OpenedBy(Out):
+    kind: Literal["backend", "link", "anonymous"] = Field(
+        description='"backend": opened with an integration key of the verification\'s '
+        'organization; "link": through the no-code link /connect/redirect/{verification_id}; '
+        '"anonymous": with no credential (anyone who knew the verification ID). Set by the '
+        "first open and never replaced; individuals opened before it was recorded read "
+        '"anonymous".'
+    )
+    integration_id: uuid.UUID | None = Field(
+        default=None,
+        description="With kind backend: the integration whose key opened it (kept after the "
+        "integration is deleted).",
+    )
+
+
+OPENED_BY = (
+    "How the individual was first opened. A backend should act only on a record it opened "
+    '(kind "backend"), or know why it accepts another: with anonymous_open "allowed", anyone '
+    "who knows the verification ID can open any customer ID first."
+)
 
 
 class IndividualOut(Out):
@@ -91,7 +140,12 @@ class IndividualOut(Out):
     updated_at: datetime
 
 
+class OpenedIndividualOut(IndividualOut):
+    opened_by: OpenedBy = Field(description=OPENED_BY)
+
+
 class IndividualLookupOut(IndividualOut):
+    opened_by: OpenedBy = Field(description=OPENED_BY)
     failed_conditions: list[str] = Field(
         description="Every condition the last presentation did not satisfy, each as one "
         "sentence naming the attribute and the operator; validation_error names the first. "
@@ -203,7 +257,7 @@ class SociousVerifyFields(Out):
     )
 
 
-class IndividualOpenOut(SociousVerifyFields, IndividualOut):
+class IndividualOpenOut(SociousVerifyFields, OpenedIndividualOut):
     pass
 
 
@@ -316,6 +370,7 @@ class VerificationIn(Body):
         le=MAX_STATUS_CHECK_HOURS,
         description=STATUS_CHECK_HOURS,
     )
+    anonymous_open: AnonymousOpen = Field(default="allowed", description=ANONYMOUS_OPEN)
 
 
 class VerificationPatch(Body):
@@ -345,6 +400,7 @@ class VerificationPatch(Body):
     status_check_hours: int | None = Field(
         default=None, ge=0, le=MAX_STATUS_CHECK_HOURS, description=STATUS_CHECK_HOURS
     )
+    anonymous_open: AnonymousOpen | None = Field(default=None, description=ANONYMOUS_OPEN)
 
 
 class ConditionOut(Out):
@@ -385,6 +441,8 @@ class VerificationOut(Out):
     )
     retention_days: int
     status_check_hours: int
+    anonymous_open: AnonymousOpen = Field(default="allowed", description=ANONYMOUS_OPEN)
+    link_secret: str | None = Field(default=None, description=LINK_SECRET)
     created_at: datetime
     updated_at: datetime
 

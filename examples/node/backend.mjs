@@ -25,9 +25,10 @@ async function verify(url, response) {
   // Open an individual (safe to retry: one per customer and verification), send the person.
   const customerId = url.searchParams.get("customer_id");
   if (!customerId) return send(response, 400, { error: "customer_id is required" });
+  // With the key: the verification takes no other open ("refused").
   const opened = await fetch(`${VERITY_URL}/verifications/individuals`, {
     method: "POST",
-    headers: { "Content-Type": "application/json" },
+    headers: { "Content-Type": "application/json", apikey: APIKEY },
     body: JSON.stringify({ customer_id: customerId, verification_id: VERIFICATION_ID }),
   });
   if (!opened.ok) throw new Error(`Verity answered ${opened.status}: ${await opened.text()}`);
@@ -57,6 +58,7 @@ async function receive(request, response) {
       webhook: { id: request.headers["webhook-id"], type: event.type, signature: "verified" },
       status: decision.status,
       validation_error: decision.validation_error,
+      opened_by: decision.opened_by, // who opened it first: trust it only if "backend"
       claims: decision.claims,
     });
   }

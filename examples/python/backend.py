@@ -38,9 +38,10 @@ lock = threading.Lock()
 def verify():
     """Open an individual (safe to retry: one per customer and verification), send the person."""
     customer_id = request.args.get("customer_id") or abort(400, "customer_id is required")
-    opened = requests.post(
+    opened = requests.post(  # with the key: the verification takes no other open ("refused")
         f"{VERITY_URL}/verifications/individuals",
         json={"customer_id": customer_id, "verification_id": VERIFICATION_ID},
+        headers={"apikey": APIKEY},
         timeout=10,
     )
     opened.raise_for_status()
@@ -73,6 +74,8 @@ def webhook():
                 },
                 "status": decision["status"],
                 "validation_error": decision["validation_error"],
+                # Who opened the record first: trust it only if "backend" (this key's).
+                "opened_by": decision["opened_by"],
                 "claims": decision["claims"],
             }
     return "", 204  # any 2xx: delivered; anything else is retried

@@ -83,6 +83,7 @@ UNAUTHENTICATED_OPERATIONS = {
     ("GET", "/healthz"),
     ("GET", "/readyz"),
     ("POST", "/billing/webhook"),
+    ("GET", "/connect/redirect/{verification_id}"),
 }
 # Each organization's OpenID4VCI credential issuer, for wallets and verifiers. The
 # credential endpoint takes the issuer's own OAuth access token (RFC 6750), none of the API's
@@ -107,6 +108,8 @@ ISSUER_OPERATIONS = {
 }
 UNAUTHENTICATED_OPERATIONS |= ISSUER_OPERATIONS
 WALLET_PATHS = ("/issuers/", "/.well-known/", "/types/")
+# Routes for people, documented with their HTML answers: every error is a page, never JSON.
+PAGE_PATHS = ("/connect/redirect/",)
 # Everything else is the dashboard's: session token only.
 SESSION_ONLY = [{"session": []}]
 HTTP_METHODS = {"get", "put", "post", "delete", "patch"}
@@ -333,6 +336,10 @@ def error_body(ctx, response, case) -> None:
     if response.status_code < 400:
         return
     content_type = response.headers.get("content-type", [""])[0]
+    # A method no route takes (405) is answered before any route is chosen: JSON, as always.
+    if case.operation.path.startswith(PAGE_PATHS) and response.status_code != 405:
+        assert content_type.startswith("text/html"), f"{response.status_code}: {content_type}"
+        return
     assert content_type.startswith("application/json"), f"{response.status_code}: {content_type}"
     body = response.json()
     assert isinstance(body, dict), body
@@ -467,3 +474,38 @@ def test_the_creates_document_idempotency_keys_and_the_lists_offset(client) -> N
     assert "page_url" in schemas["IndividualOut"]["properties"]
     assert "failed_conditions" in schemas["IndividualLookupOut"]["properties"]
     assert "/webhooks/endpoints/{endpoint_id}/test" in paths
+
+
+def test_who_opens_an_individual_is_documented(client) -> None:
+    """opened_by on the open's answer, the lookup and the list; anonymous_open and the link
+    secret on verifications; the open's optional apikey and its 401s; the no-code link."""
+    document = client.get("/openapi.json").get_json()
+    paths, models = document["paths"], document["components"]["schemas"]
+    lookup = "/verifications/{verification_id}/individuals/{customer_id}"
+    for path, method, status in (
+        ("/verifications/individuals", "post", "201"),
+        ("/verifications/individuals", "post", "200"),
+        (lookup, "get", "200"),
+    ):
+        answer = paths[path][method]["responses"][status]["content"]["application/json"]
+        name = answer["schema"]["$ref"].rsplit("/", 1)[1]
+        assert "opened_by" in models[name]["required"], (path, status, name)
+    assert set(models["OpenedBy"]["properties"]["kind"]["enum"]) == {"backend", "link", "anonymous"}
+    for name in ("VerificationIn", "VerificationPatch", "VerificationOut"):
+        assert "anonymous_open" in models[name]["properties"], name
+    assert "link_secret" in models["VerificationOut"]["properties"]
+    assert "customer_sig" in models["OpenIndividual"]["properties"]
+    opening = paths["/verifications/individuals"]["post"]
+    assert opening["security"] == []
+    assert any(p["name"] == "apikey" and p["in"] == "header" for p in opening["parameters"])
+    for code in ("APIKEY_REQUIRED", "CUSTOMER_SIG_INVALID"):
+        assert code in opening["responses"]["401"]["description"]
+    assert "post" in paths["/verifications/{verification_id}/link-secret"]
+    link = paths["/connect/redirect/{verification_id}"]["get"]
+    assert {p["name"] for p in link["parameters"]} >= {
+        "verification_id",
+        "customer",
+        "customer_sig",
+    }
+    assert "303" in link["responses"]
+    assert "text/html" in link["responses"]["403"]["content"]

@@ -57,6 +57,7 @@ def test_the_tutorials_run_as_written_against_a_live_instance(tmp_path):
     assert done.returncode == 0, out + done.stderr
     lines = out.splitlines()
     assert "ISSUED" in lines, out
+    assert "APIKEY_REQUIRED" in lines, out  # a refused verification takes only the key's open
     assert f"{base}/i/" in out, out
     assert "VERIFIED {'given_name': 'Erika', 'member_number': 1042}" in lines, out
     assert "REVOKED" in lines, out

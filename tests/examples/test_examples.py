@@ -9,6 +9,12 @@ credential is issued into the project's holder. Then, for each example, as a per
 the backend's ``/verify`` redirects the browser to the individual's page, the holder
 (``python -m app.holder present``) answers the page's wallet link, and the backend shows that
 it received a webhook whose signature it checked and read ``VERIFIED`` from the lookup.
+
+The same Verity also serves ``examples/socious_verify_client.py``, a backend written from
+Socious Verify's own guide and never edited for Verity: its organization set to
+``socious-verify``, a person follows the client's no-code link as a browser would and the
+Identus SDK holder (the Socious Wallet's agent) presents over DIDComm through the tests'
+loopback mediator; the client reads the decision and the claims from ``body``.
 """
 
 from __future__ import annotations
@@ -29,10 +35,25 @@ from typing import Any
 
 import pytest
 import requests
+from didcomm.holder import Holder
+from didcomm.mediator import Mediator
 from interop.interop_support import interop_database
 from support.npm import ensure_node_modules
 
-from demo.run import PERSON, SCHEMA, Api, environment, free_port, gunicorn, stop, wait_ready
+from app.didcomm import prism
+from demo.run import (
+    DIDCOMM_SCHEMA,
+    PERSON,
+    SCHEMA,
+    WALLET_HOLDER,
+    Api,
+    environment,
+    free_port,
+    gunicorn,
+    identus_credential,
+    stop,
+    wait_ready,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"
@@ -139,6 +160,7 @@ def live_verity(workdir: Path, env: dict[str, str], port: int) -> Iterator[Verit
         verification = staff("POST", "/verifications", 201, {
             "name": "Members", "schema_id": schema["id"],
             "claims": ["given_name", "family_name", "member_number"],
+            "anonymous_open": "refused",
         })  # fmt: skip
         recipient = Api(base, {"apikey": apikey})("POST", "/recipients", 201, {
             "first_name": "Erika", "last_name": "Mustermann", "email": "erika@example.org",
@@ -241,6 +263,7 @@ def assert_verified(outcome: dict) -> None:
     assert outcome["webhook"]["type"] == "individual.verified"
     assert outcome["webhook"]["id"].startswith("msg_")
     assert outcome["status"] == "VERIFIED"
+    assert outcome["opened_by"]["kind"] == "backend"  # opened with the key, as refused needs
     assert outcome["claims"] == {
         "given_name": "Erika", "family_name": "Mustermann", "member_number": 1042,
     }  # fmt: skip
@@ -272,3 +295,101 @@ def test_the_node_example_redirects_checks_the_signed_webhook_and_reads_verified
         outcome = the_person_verifies_through(verity, backend, "node-customer-1")
         assert_verified(outcome)
         assert delivered(verity, backend)
+
+
+SOCIOUS_VERIFY_CLIENT = EXAMPLES / "socious_verify_client.py"
+
+
+def socious_verify_client(verity: Verity, verification_id: str, *args: str) -> subprocess.Popen:
+    """The old client as its operator runs it: its own settings, both of Socious Verify's
+    addresses (app and API) now Verity's one base URL, and Verity's key; nothing else."""
+    env = {
+        **os.environ,
+        "SHINID_APP": verity.base,
+        "SHINID_API": verity.base,
+        "SHINID_API_KEY": verity.apikey,
+        "SHINID_VERIFICATION_ID": verification_id,
+        "SHINID_TIMEOUT": str(OUTCOME_TIMEOUT),
+    }
+    return subprocess.Popen(
+        [sys.executable, str(SOCIOUS_VERIFY_CLIENT), *args], cwd=EXAMPLES, env=env,
+        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+
+
+def finished(client: subprocess.Popen) -> tuple[int, str, str]:
+    try:
+        out, err = client.communicate(timeout=OUTCOME_TIMEOUT + 30)
+    except subprocess.TimeoutExpired:
+        stop(client)
+        out, err = client.communicate()
+    return client.returncode, out, err
+
+
+def test_the_socious_verify_client_unchanged_reads_verified_and_body_after_a_didcomm_presentation(
+    verity,
+):
+    """Acceptance (issue 34): the old client gets the decision and the claims from ``body``
+    through its no-code link and a DIDComm presentation by the Identus SDK 7.0.0 holder."""
+    staff = verity.staff
+    organization_id = staff("GET", "/me", 200)["acting_organization_id"]
+    staff(
+        "PATCH", f"/organizations/{organization_id}", 200, {"api_compatibility": "socious-verify"}
+    )
+    try:
+        schema = staff("POST", "/schemas", 201, DIDCOMM_SCHEMA)
+        staff("POST", f"/schemas/{schema['id']}/publish", 200)
+        issuer = prism.make()  # an Identus-shaped KYC issuer: a long-form did:prism, ES256K
+        verification = staff("POST", "/verifications", 201, {
+            "name": "Socious KYC", "schema_id": schema["id"],
+            # Every claim the old client reads from body: Verity keeps only those asked for.
+            "claims": ["first_name", "last_name", "country"],
+            "trusted_issuers": [prism.parse(issuer.did).canonical],
+            "wallet_protocols": ["didcomm"],
+        })  # fmt: skip
+        customer = "shinid-customer-1"
+        with Mediator() as mediator, Holder(mediator.did) as wallet:
+            wallet.store_credential(identus_credential(issuer, wallet.prism_did()))
+            # The backend polls from before the person comes (the lookup is a 400 until then).
+            waiting = socious_verify_client(verity, verification["id"], "wait", customer)
+            try:
+                code, out, err = finished(
+                    socious_verify_client(verity, verification["id"], "link", customer)
+                )
+                assert code == 0, err
+                link = out.strip()
+                assert link == (
+                    f"{verity.base}/connect/redirect/{verification['id']}?customer={customer}"
+                )
+                # The person's browser: the link, its 303 to their page, the page's wallet link.
+                sent = requests.get(link, allow_redirects=False, timeout=15)
+                assert sent.status_code == 303, sent.text
+                page_url = requests.compat.urljoin(link, sent.headers["Location"])
+                assert re.fullmatch(rf"{re.escape(verity.base)}/i/[0-9a-f-]{{36}}", page_url)
+                page = requests.get(page_url, timeout=15)
+                assert page.status_code == 200
+                found = re.search(r'id="open-wallet"[^>]*href="([^"]+)"', page.text)
+                assert found, "the person's page has no wallet link"
+                invitation = html.unescape(found.group(1))
+                assert invitation.startswith(f"{verity.base}/didcomm/invitation?_oob=")
+                wallet.accept(invitation)
+                wallet.wait_for("presented", timeout=OUTCOME_TIMEOUT)
+            finally:
+                code, out, err = finished(waiting)
+        assert code == 0, out + err
+        outcome = json.loads(out)
+        assert outcome == {
+            "status": "VERIFIED",
+            "claims": WALLET_HOLDER,
+            "validation_error": None,
+            "verified_at": outcome["verified_at"],
+            "verification": "Socious KYC",
+        }
+        assert outcome["verified_at"]
+        # Opened by the link (the person), as Socious Verify's link did.
+        lookup = Api(verity.base, {"apikey": verity.apikey})(
+            "GET", f"/verifications/{verification['id']}/individuals/{customer}", 200
+        )
+        assert lookup["opened_by"]["kind"] == "link"
+    finally:
+        staff("PATCH", f"/organizations/{organization_id}", 200, {"api_compatibility": "verity"})

@@ -68,6 +68,7 @@ def test_after_resealing_the_same_key_signs_webhooks_sign_and_sent_links_work(ma
         "verifier_keys": 1,
         "didcomm_keys": 0,
         "webhook_secrets": 1,
+        "link_secrets": 0,
         "offer_codes": 1,
         "offers_with_tx_code": 1,
     }
@@ -196,3 +197,32 @@ def test_after_resealing_the_did_prism_issuer_signs_under_the_same_did(make_app)
     assert verify_es256k(token, did)[1] == {"n": 1}
     again = json.loads(reseal(after).stdout)
     assert again["prism_keys"] == 0 and again["issuer_keys_already_sealed"] == 1
+
+
+def test_after_resealing_a_signed_verification_s_link_secret_still_opens(make_app):
+    from factories import make_staff, make_verification
+
+    from app.verifications.link_secret import customer_sig as sig
+
+    before = make_app(ISSUER_KEY_SECRET=OLD)
+    client = before.test_client()
+    staff = make_staff(before)
+    created = make_verification(client, staff, anonymous_open="signed")
+    secret = created["link_secret"]
+
+    after = make_app(ISSUER_KEY_SECRET=NEW)
+    client = after.test_client()
+    opened = {"customer_id": "crm-1", "verification_id": created["id"]}
+    # Before the re-seal the secret no longer opens: no signature holds.
+    stale = client.post(
+        "/verifications/individuals", json={**opened, "customer_sig": sig(secret, "crm-1")}
+    )
+    assert stale.status_code == 401
+    result = reseal(after)
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["link_secrets"] == 1
+    moved = client.post(
+        "/verifications/individuals", json={**opened, "customer_sig": sig(secret, "crm-1")}
+    )
+    assert moved.status_code == 201, moved.get_json()
+    assert json.loads(reseal(after).stdout)["link_secrets"] == 0

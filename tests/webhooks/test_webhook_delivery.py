@@ -17,6 +17,7 @@ from wallets import Issuer, post_response, python_presentation, read_request
 from webhook_support import Person, add_endpoint, drain, sweep, verification
 
 from app.extensions import db
+from app.integrations.models import Integration
 from app.jobs.queue import queue_of
 from app.webhooks import delivery
 from app.webhooks.models import DeliveryState, WebhookDelivery, WebhookEndpoint, WebhookEvent
@@ -368,3 +369,29 @@ def test_a_replayed_delivery_is_sent_again_with_the_same_webhook_id(hooks_app, r
     with hooks_app.app_context():
         row = db.session.get(WebhookDelivery, delivery_id)
         assert row.state == DeliveryState.DELIVERED and row.attempt_count == 2
+
+
+def test_individual_events_say_who_first_opened_the_individual(hooks_app, receiver):
+    client = hooks_app.test_client()
+    staff = make_staff(hooks_app)
+    endpoint = add_endpoint(client, staff, receiver.url, events=["individual.verified"])
+    verification_id = verification(client, staff)
+    key = make_apikey(hooks_app, staff.organization_id)
+    with hooks_app.app_context():
+        (integration_id,) = db.session.execute(select(Integration.id)).one()
+    opened = client.post(
+        "/verifications/individuals",
+        json={"customer_id": "crm-backend", "verification_id": verification_id},
+        headers={"apikey": key},
+    )
+    assert opened.status_code == 201
+    Person(client, verification_id, "crm-backend").present()
+    Person(client, verification_id, "crm-stranger").present()
+    drain(hooks_app)
+
+    received = {p["data"]["customer_id"]: p["data"] for p in payloads(receiver, endpoint["secret"])}
+    assert received["crm-backend"]["opened_by"] == {
+        "kind": "backend",
+        "integration_id": str(integration_id),
+    }
+    assert received["crm-stranger"]["opened_by"] == {"kind": "anonymous"}
