@@ -21,6 +21,7 @@ from pydantic import BaseModel, ValidationError
 
 from app.database import reading
 from app.errors import ApiError, InvalidRequest, NotFound
+from app.issuance.links import IssuerLinks
 from app.organizations.models import Organization
 from app.schemas.models import Schema
 from app.schemas.operations import list_schemas
@@ -48,7 +49,7 @@ from app.web.access import acting_organization, require_staff, tier_gated
 from app.web.csv_export import csv_download
 from app.web.filters import day_arg, midnight
 from app.web.paging import page_args, pager
-from app.web.requests import parse_id
+from app.web.requests import base_url, parse_id
 
 GATED_ACTION = "Creating a verification"
 # Schemas offered in the select; list_schemas is paginated and nobody scrolls past this.
@@ -168,7 +169,9 @@ def verifications_create() -> ResponseReturnValue:
         form,
         schemas,
         payloads.VerificationIn,
-        lambda fields: verification_ops.create_verification(organization, fields),
+        lambda fields: verification_ops.create_verification(
+            organization, fields, IssuerLinks(base_url()).issuer(organization.id)
+        ),
     )
     if created is None:
         assert error is not None

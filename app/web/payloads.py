@@ -143,6 +143,20 @@ TRUST_SOURCES = (
     "as granted now. Empty or absent: none (trusted_issuers and the deployment's anchors "
     "decide, as before)."
 )
+TRUSTED_ISSUERS = (
+    "The issuers this verification accepts: issuer identifiers (an https iss, a DID), PEM "
+    "certificates or SHA-256 certificate fingerprints (an x5c chain must contain one). An "
+    'empty list is an explicit choice: any issuer whose signature verifies (trust "any"). '
+    "Left out when creating: a verification of the organization's own SD-JWT VC schema starts "
+    "pinned to the organization's own issuer, <PUBLIC_URL>/issuers/<organization id>; on "
+    'another schema it starts empty (any issuer, shown as trust "any"), so name the issuers '
+    "or choose trust_sources."
+)
+TRUST = (
+    '"any" when trusted_issuers and trust_sources are both empty: any issuer whose signature '
+    'verifies is accepted, a self-made did:jwk included. "pinned" otherwise: only the issuers '
+    "listed, or certificates the chosen trust sources grant."
+)
 STATUS_CHECK_HOURS = (
     "How often, in hours, a VERIFIED individual's credential status (its status list entry) "
     "is checked again while its claims are kept; a withdrawn credential sets the individual's "
@@ -196,7 +210,9 @@ class VerificationIn(Body):
     type: Literal["SINGLE", "MULTI"] = "SINGLE"
     claims: list[str] = Field(default_factory=list, max_length=100)
     attributes: list[Condition] = Field(default_factory=list, max_length=50)
-    trusted_issuers: list[str] = Field(default_factory=list, max_length=50)
+    trusted_issuers: list[str] | None = Field(
+        default=None, max_length=50, description=TRUSTED_ISSUERS
+    )
     trust_sources: list[uuid.UUID] = Field(
         default_factory=list, max_length=20, description=TRUST_SOURCES
     )
@@ -231,7 +247,9 @@ class VerificationPatch(Body):
     type: Literal["SINGLE", "MULTI"] | None = None
     claims: list[str] | None = Field(default=None, max_length=100)
     attributes: list[Condition] | None = Field(default=None, max_length=50)
-    trusted_issuers: list[str] | None = Field(default=None, max_length=50)
+    trusted_issuers: list[str] | None = Field(
+        default=None, max_length=50, description=TRUSTED_ISSUERS
+    )
     trust_sources: list[uuid.UUID] | None = Field(
         default=None, max_length=20, description=TRUST_SOURCES
     )
@@ -277,8 +295,9 @@ class VerificationOut(Out):
     type: str
     claims: list[str]
     attributes: list[ConditionOut]
-    trusted_issuers: list[str]
+    trusted_issuers: list[str] = Field(description=TRUSTED_ISSUERS)
     trust_sources: list[uuid.UUID] = Field(description=TRUST_SOURCES)
+    trust: Literal["any", "pinned"] = Field(description=TRUST)
     return_url: str | None
     recommended_wallets: list[RecommendedWalletOut] = Field(
         default_factory=list, description=RECOMMENDED_WALLETS
