@@ -55,9 +55,16 @@ class Out(BaseModel):
 
 
 class ErrorOut(Out):
-    error: str
-    code: str | None = None
-    tier: str | None = None
+    error: str = Field(
+        description="For people; it may change. 'sql: no rows in result set' is the fixed "
+        'text of code NOT_FOUND and means only "not found".'
+    )
+    code: str | None = Field(
+        default=None,
+        description="Stable, to branch on: NOT_FOUND (an ID that does not exist, or another "
+        "organization's), INVALID_REQUEST, UPGRADE_REQUIRED, ... (see the errors reference).",
+    )
+    tier: str | None = Field(default=None, description="FREE, with UPGRADE_REQUIRED (402).")
 
 
 # -- individuals --------------------------------------------------------------------------
