@@ -29,6 +29,7 @@ from app.pages.wallet_apps import wallet_apps
 from app.presentations.glance import glance_individual
 from app.presentations.reasons import for_person
 from app.verifications.models import PresentationSubject, Status
+from app.verifications.return_address import return_address
 from app.web import language
 from app.web.links import links
 from app.web.requests import base_url, parse_id
@@ -269,7 +270,7 @@ def result_page(subject: PresentationSubject, holds: bool, path: str) -> Respons
         contact=verification.organization.contact,
         verification=verification,
         retry_path=path if subject.retries_after_failure else None,
-        return_url=state.safe_return_url(verification.return_url),
+        return_url=state.safe_return_url(return_address(verification.return_url, subject)),
     )
 
 

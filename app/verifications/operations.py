@@ -27,6 +27,7 @@ from app.trust_sources.operations import check_source_ids
 from app.verifications.conditions import check_conditions, echoed, known_attribute
 from app.verifications.models import DIDCOMM, WALLET_PROTOCOLS, Individual, Verification
 from app.verifications.profile import require_format_allowed
+from app.verifications.return_address import check_return_url
 from app.webhooks.models import WebhookEvent
 
 # -- definitions ----------------------------------------------------------------------------
@@ -139,6 +140,8 @@ def _apply(
     ):
         if key in fields and fields[key] is not None:
             setattr(verification, key, fields[key])
+    if fields.get("return_url") is not None:
+        check_return_url(fields["return_url"])
     if not (verification.name or "").strip():
         raise InvalidRequest("name must not be empty")
     names = schema.attribute_names()

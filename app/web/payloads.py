@@ -159,6 +159,16 @@ TRUSTED_ISSUERS = (
     'another schema it starts empty (any issuer, shown as trust "any"), so name the issuers '
     "or choose trust_sources."
 )
+RETURN_URL = (
+    "Where the person's page sends the person back to the organization's site once there is "
+    "an outcome (a Continue or Return button): an http(s) address. It may carry "
+    "{individual_id} and {customer_id}, replaced (percent-encoded) by the individual's ID and "
+    "the customer_id the backend opened it with, so the site knows who came back "
+    "(https://shop.example/verified?customer={customer_id}); no other placeholder is taken, "
+    "and none in the host. Without placeholders the address is used as given. The address "
+    "is only a pointer anyone could type: take the decision from the authenticated lookup "
+    "GET /verifications/{verification_id}/individuals/{customer_id}."
+)
 TRUST = (
     '"any" when trusted_issuers and trust_sources are both empty: any issuer whose signature '
     'verifies is accepted, a self-made did:jwk included. "pinned" otherwise: only the issuers '
@@ -223,7 +233,9 @@ class VerificationIn(Body):
     trust_sources: list[uuid.UUID] = Field(
         default_factory=list, max_length=20, description=TRUST_SOURCES
     )
-    return_url: str | None = Field(default=None, max_length=2000, pattern=r"^https?://")
+    return_url: str | None = Field(
+        default=None, max_length=2000, pattern=r"^https?://", description=RETURN_URL
+    )
     recommended_wallets: list[RecommendedWallet] = Field(
         default_factory=list, max_length=5, description=RECOMMENDED_WALLETS
     )
@@ -260,7 +272,9 @@ class VerificationPatch(Body):
     trust_sources: list[uuid.UUID] | None = Field(
         default=None, max_length=20, description=TRUST_SOURCES
     )
-    return_url: str | None = Field(default=None, max_length=2000, pattern=r"^https?://")
+    return_url: str | None = Field(
+        default=None, max_length=2000, pattern=r"^https?://", description=RETURN_URL
+    )
     recommended_wallets: list[RecommendedWallet] | None = Field(
         default=None, max_length=5, description=RECOMMENDED_WALLETS
     )
@@ -305,7 +319,7 @@ class VerificationOut(Out):
     trusted_issuers: list[str] = Field(description=TRUSTED_ISSUERS)
     trust_sources: list[uuid.UUID] = Field(description=TRUST_SOURCES)
     trust: Literal["any", "pinned"] = Field(description=TRUST)
-    return_url: str | None
+    return_url: str | None = Field(description=RETURN_URL)
     recommended_wallets: list[RecommendedWalletOut] = Field(
         default_factory=list, description=RECOMMENDED_WALLETS
     )
