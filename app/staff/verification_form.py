@@ -158,6 +158,10 @@ class VerificationForm:
             last_index=max(rows, default=-1),
         )
 
+    def leaves_issuers_unsaid(self) -> bool:
+        """No trusted issuer typed and "Accept any issuer" not ticked."""
+        return not self.any_issuer and not self.trusted_issuers.strip()
+
     def for_schema(self, schema: Schema | None) -> VerificationForm:
         """After choosing another schema: claims it does not have are unticked.
 

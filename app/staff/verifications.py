@@ -141,6 +141,12 @@ def save(
         return None, (readable_message(message), status)
 
 
+EMPTIED_ISSUERS = (
+    "Trusted issuers: name at least one, or tick “Accept any issuer” to accept any issuer "
+    "whose signature checks out."
+)
+
+
 @bp.get("/verifications/new")
 @require_staff
 @tier_gated(GATED_ACTION)
@@ -254,6 +260,9 @@ def verifications_update(verification_id: str) -> ResponseReturnValue:
     form = submitted_form(schemas)
     if request.form.get("action") in (CHOOSE, ADD_CONDITION):
         return detail_page(verification, form, schemas)
+    if verification.trusted_issuers and form.leaves_issuers_unsaid():
+        # Emptying the list would widen it to any issuer: only the box says that.
+        return detail_page(verification, form, schemas, EMPTIED_ISSUERS), 400
     updated, error = save(
         form,
         schemas,

@@ -99,10 +99,10 @@ def initial_pins(
     An empty list accepts any issuer whose signature verifies, a self-made ``did:jwk``
     included, so it is an explicit choice (``[]``), never what silence gets where a safer
     answer is known: the organization's own SD-JWT VC schema is the one it issues here, under
-    ``own_issuer``. The shipped public schemas name no issuer (a PID's issuers are the
-    national providers a trust list names: choose them as trust sources), so there, and
-    where trust sources are chosen, silence stays empty, as clients of the contract expect;
-    the answer's ``trust`` then says "any".
+    ``own_issuer``. Chosen trust sources narrow the issuers themselves. The shipped public
+    schemas name no issuer (a PID's issuers are the national providers a trust list names:
+    choose them as trust sources), so there silence stays empty, as clients of the contract
+    expect, and the answer's ``trust`` says "any".
     """
     if (
         own_issuer

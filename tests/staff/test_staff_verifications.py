@@ -327,6 +327,21 @@ def test_editing_through_the_form_changes_what_the_json_api_returns(browser, cli
     assert body["attributes"] == [{"name": "birthdate", "operator": "AGE_AT_LEAST", "value": 21}]
 
 
+def test_emptying_the_trusted_issuers_on_an_edit_needs_the_any_issuer_box(browser, client, owner):
+    made = make_verification(client, owner, trusted_issuers=["https://issuer.example"])
+    path = f"/dashboard/verifications/{made['id']}"
+    refused = browser.post(path, data=form_data(browser, path, trusted_issuers=""))
+    assert refused.status_code == 400
+    assert "tick “Accept any issuer”" in text_of(refused)
+    body = client.get(f"/verifications/{made['id']}", headers=owner.headers()).get_json()
+    assert body["trusted_issuers"] == ["https://issuer.example"]
+
+    ticked = browser.post(path, data=form_data(browser, path, trusted_issuers="", any_issuer="1"))
+    assert ticked.status_code == 303
+    body = client.get(f"/verifications/{made['id']}", headers=owner.headers()).get_json()
+    assert body["trusted_issuers"] == [] and body["trust"] == "any"
+
+
 def test_a_failed_edit_changes_nothing_and_keeps_the_input(browser, client, owner):
     made = make_verification(client, owner)
     path = f"/dashboard/verifications/{made['id']}"
