@@ -5,8 +5,9 @@ person's page and of the offer page lies in the first screen, above the fold.
 
 The checks are tests/browser/layout_check.js, evaluated in the page as it is drawn. The pages:
 the person's page, the offer page, the dashboard's overview, the individuals list of a
-verification with a long customer ID, the trust page, the webhooks page and the audit page
-with twelve events (one line each, their details on demand). Screenshots:
+verification with a long customer ID, the trust page, the webhooks page, the audit page
+with twelve events (one line each, their details on demand), a verification's page (its
+"Any issuer" warning) and the plan page (the operator's commands). Screenshots:
 test-output/screenshots/layout-*.png.
 """
 
@@ -102,6 +103,10 @@ def walk(make_app) -> Iterator[dict[str, str]]:
             "trust": f"{base}/dashboard/trust",
             "webhooks": f"{base}/dashboard/webhooks",
             "audit": f"{base}/dashboard/audit",
+            # The verification's page with its "Any issuer" warning; the plan page with the
+            # operator's set-plan command (no billing here).
+            "verification": f"{base}/dashboard/verifications/{verification}",
+            "plan": f"{base}/dashboard/plan",
         }
 
 
@@ -143,7 +148,15 @@ def test_no_text_overlaps_and_no_column_is_cut_off_on_a_laptop_and_a_phone(brows
                 found["qrInFirstScreen"] = in_first_screen(page, qr)
             broken[f"{name} {size}"] = found
         sign_in(page, walk["base"], walk["token"])
-        for name in ("overview", "individuals", "trust", "webhooks", "audit"):
+        for name in (
+            "overview",
+            "individuals",
+            "trust",
+            "webhooks",
+            "audit",
+            "verification",
+            "plan",
+        ):
             page.goto(walk[name])
             page.wait_for_load_state()
             screenshot(page, f"layout-{name}-{size}")
