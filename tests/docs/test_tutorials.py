@@ -80,3 +80,12 @@ def test_the_verification_tutorial_runs_on_its_own_for_a_verifier_only_newcomer(
     out, wallet = run_pages([TUTORIALS[1]], tmp_path)
     assert_verified_then_revoked(out)
     assert wallet.exists()
+
+
+def test_the_verification_tutorial_says_what_a_local_webhook_receiver_needs():
+    """The development setting, spelled as the API's refusal spells it, and a receiver
+    address that is not Verity's own port."""
+    page = TUTORIALS[1].read_text()
+    assert "TRUST_ALLOW_PRIVATE=1 make run" in page
+    assert "=true" not in page
+    assert "http://127.0.0.1:9000/hooks" in page
