@@ -16,6 +16,7 @@ from flask import (
     Response,
     current_app,
     g,
+    has_app_context,
     has_request_context,
     jsonify,
     make_response,
@@ -73,11 +74,44 @@ class Unauthorized(ApiError):
 
 
 class UpgradeRequired(ApiError):
+    """The contract's 402: ``error``, ``code`` UPGRADE_REQUIRED, ``tier`` FREE, nothing else.
+
+    Only the human message says more: on a deployment without billing nobody can buy a plan,
+    so it adds the operator's commands that set one (``operator_hint``).
+    """
+
     status = 402
     code = "UPGRADE_REQUIRED"
 
-    def __init__(self, message: str) -> None:
+    def __init__(self, message: str, organization_id: object = None) -> None:
         super().__init__(message, tier="FREE")
+        self.organization_id = organization_id
+
+    def operator_commands(self) -> list[str]:
+        """The commands that lift the gate where billing is not set up; none where it is."""
+        if not has_app_context() or current_app.extensions.get("billing") is not None:
+            return []
+        organization = self.organization_id or "<organization id>"
+        return [
+            f"flask orgs set-plan {organization} PRO",
+            "flask vouchers mint --plan PRO --days 30",
+        ]
+
+    def operator_hint(self) -> str | None:
+        commands = self.operator_commands()
+        if not commands:
+            return None
+        return (
+            f"Billing is not set up on this deployment: an operator sets the plan with "
+            f"{commands[0]} (or mints a voucher to redeem on the Plan page: {commands[1]})"
+        )
+
+    def body(self) -> dict[str, Any]:
+        body = super().body()
+        hint = self.operator_hint()
+        if hint:
+            body["error"] = f"{self.message}. {hint}"
+        return body
 
 
 class Forbidden(ApiError):

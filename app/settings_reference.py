@@ -123,7 +123,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(
         ("REQUEST_BY_REFERENCE",),
         "`0`",
-        "`1` passes unsigned (`redirect_uri:`) requests by reference, as an `alg` `none` Request Object at `request_uri`, instead of by value in the link: a smaller QR code, for wallets that accept it",
+        "`1` passes unsigned (`redirect_uri:`) requests by reference, as an `alg` `none` Request Object at `request_uri`, instead of by value in the link: a smaller QR code, for wallets that accept it (when to set it: [The QR code](../reference/person-pages.md#the-qr-code-by-value-or-by-reference-request_by_reference))",
     ),
     Setting(
         ("REQUEST_URI_METHOD",),

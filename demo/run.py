@@ -21,11 +21,11 @@ through its mediator and presents; the lookup says VERIFIED. Its processes start
 first service boots, so it adds little time. Without Node.js this run is skipped, and the
 summary says so.
 
-It prints the dashboard address, a sign-in token and the outcome (VERIFIED, then FAILED once
-revoked; and the DIDComm lookup), then stops every process it started (gunicorn, the job
-workers, the mediator, node) and removes the directory, also on failure or Ctrl-C.
-``--keep`` leaves the first service running until Ctrl-C so the dashboard can be visited with
-that token.
+It prints the outcome (VERIFIED, then FAILED once revoked; and the DIDComm lookup), then stops
+every process it started (gunicorn, the job workers, the mediator, node) and removes the
+directory, also on failure or Ctrl-C. ``--keep`` (``make demo KEEP=1``) leaves the first service
+running until Ctrl-C and prints the dashboard address and a sign-in token to visit it with;
+without it they are not printed, since the service they name is stopped.
 
 The service runs with the settings ``make run`` has: gunicorn and the job worker,
 ``PUBLIC_URL`` the address it serves (``http://127.0.0.1:<port>``) and no
@@ -328,7 +328,7 @@ def run_demo(workdir: Path, keep: bool = False) -> dict[str, Any]:
                 "token": token,
             }
         )
-        print_summary(outcome, workdir)
+        print_summary(outcome, workdir, keep)
         if keep:
             print("\nThe service keeps running; Ctrl-C stops it.", flush=True)
             service.web.wait()
@@ -523,7 +523,10 @@ def the_didcomm_loop(base: str, token: str, wallet: Any) -> dict[str, Any]:
     return {"issuer": trusted, "decision": decision}
 
 
-def print_summary(outcome: dict[str, Any], workdir: Path) -> None:
+def print_summary(outcome: dict[str, Any], workdir: Path, keep: bool = False) -> None:
+    """The run in a few lines. The dashboard address and sign-in token only with ``keep``:
+    without it the service stops right after, and an address that answers nothing is no
+    invitation to visit."""
     received, presented, decision = outcome["received"], outcome["presented"], outcome["decision"]
     reason = f" ({decision['validation_error']})" if decision.get("validation_error") else ""
     again = outcome["again"]
@@ -541,10 +544,15 @@ def print_summary(outcome: dict[str, Any], workdir: Path) -> None:
         f"  revoked        credential {outcome['revoked']['status']} by the staff",
         f"  again          {again['status']}{again_reason}",
         didcomm_line(outcome["didcomm"]),
-        f"  dashboard      {outcome['dashboard']}",
-        f"  sign-in token  {outcome['token']}",
-        f"  outcome        {outcome['outcome']}",
     ]
+    if keep:
+        lines += [
+            f"  dashboard      {outcome['dashboard']}",
+            f"  sign-in token  {outcome['token']}",
+        ]
+    lines.append(f"  outcome        {outcome['outcome']}")
+    if not keep:
+        lines.append("  (stopped: make demo KEEP=1 keeps it running, to sign in to the dashboard)")
     print("\n".join(lines), flush=True)
 
 

@@ -9,6 +9,7 @@ from flask import Flask
 from pydantic import TypeAdapter
 from pydantic.json_schema import JsonSchemaMode
 
+from app.errors import NOT_FOUND_TEXT
 from app.web.converters import MAX_DATABASE_INTEGER
 from app.web.payloads import ErrorOut
 
@@ -23,7 +24,26 @@ BODY_METHODS = ("POST", "PUT", "PATCH", "DELETE")
 
 # The errors every route of a kind can give, from how it is reached. Anything
 # else (404, 409, 410, 429, 5xx) is in ``default``; all of them have the same JSON body.
-BAD_REQUEST = "Malformed request, unknown ID ('sql: no rows in result set') or a rejected value"
+BAD_REQUEST = (
+    "Malformed request, a rejected value, or not found. An ID that does not exist (or is "
+    "another organization's) answers 400 with code NOT_FOUND and the fixed text "
+    "'sql: no rows in result set': the interface's words for \"not found\", kept for the "
+    "clients written against it; no database error is behind it. Branch on code."
+)
+# What a 400 looks like, in words a new integrator reads correctly.
+BAD_REQUEST_EXAMPLES = {
+    "not_found": {
+        "summary": "Not found: no such ID for this organization (the fixed text means that)",
+        "value": {"error": NOT_FOUND_TEXT, "code": "NOT_FOUND"},
+    },
+    "invalid_request": {
+        "summary": "A rejected value",
+        "value": {
+            "error": "customer_id: String should have at least 1 character",
+            "code": "INVALID_REQUEST",
+        },
+    },
+}
 UNAUTHORIZED = {
     "apikey": "Missing, invalid or deleted integration key",
     "session": "Missing, invalid or expired session token",
@@ -242,7 +262,10 @@ def _operation(
     for status, text in doc.get("errors", {}).items():
         responses.setdefault(str(status), {"description": text, "content": error})
     if path_params or doc["query"] or _has_body(doc, method):
-        responses.setdefault("400", {"description": BAD_REQUEST, "content": error})
+        bad_request = {
+            "application/json": {**error["application/json"], "examples": BAD_REQUEST_EXAMPLES}
+        }
+        responses.setdefault("400", {"description": BAD_REQUEST, "content": bad_request})
     if auth is not None:
         responses.setdefault("401", {"description": UNAUTHORIZED[auth], "content": error})
     if getattr(view, "tier_gated", False):

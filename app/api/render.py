@@ -85,6 +85,7 @@ def verification(row: Verification) -> dict[str, Any]:
         "attributes": [echoed(condition) for condition in row.attributes],
         "trusted_issuers": row.trusted_issuers,
         "trust_sources": list(row.trust_sources or []),
+        "trust": row.trust(),
         "return_url": row.return_url,
         "recommended_wallets": list(row.recommended_wallets or []),
         "wallet_protocols": row.protocols(),

@@ -355,7 +355,10 @@ def list_verifications():
 def create_verification():
     """Conditions are checked against the schema here, not at presentation time."""
     body = parse_body(p.VerificationIn)
-    row = verifications.create_verification(acting_organization(), body.model_dump())
+    organization = acting_organization()
+    row = verifications.create_verification(
+        organization, body.model_dump(), IssuerLinks(base_url()).issuer(organization.id)
+    )
     return json_response(render.verification_answer(row), 201)
 
 

@@ -16,11 +16,17 @@ from app.holder.presentation import present
 from app.holder.store import DEFAULT_PATH, Wallet, WalletError
 from app.holder.transport import HolderError
 
+# What --help prints: the module docstring's words without its reStructuredText markup.
+DESCRIPTION = (
+    "A development wallet on the command line: receive, present, list. Results are printed "
+    'as JSON on stdout; a failure prints {"error": ...} and exits 1.'
+)
+
 
 def parser() -> argparse.ArgumentParser:
     """``--wallet`` is taken before or after the subcommand: people type it either way."""
     wallet_help = f"wallet file (default {DEFAULT_PATH}); before or after the command"
-    cli = argparse.ArgumentParser(prog="python -m app.holder", description=__doc__)
+    cli = argparse.ArgumentParser(prog="python -m app.holder", description=DESCRIPTION)
     cli.add_argument("--wallet", default=str(DEFAULT_PATH), help=wallet_help)
     # The subcommands' copy has no default of its own, so it never overwrites a --wallet
     # given before the subcommand.

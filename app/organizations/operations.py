@@ -145,7 +145,8 @@ def require_paid_plan(organization: Organization, action: str) -> None:
     """The tier gate: FREE organizations get 402 UPGRADE_REQUIRED."""
     if organization.effective_plan() == Plan.FREE:
         raise UpgradeRequired(
-            f"{action} needs a paid plan; {organization.name} is on the Free plan"
+            f"{action} needs a paid plan; {organization.name} is on the Free plan",
+            organization.id,
         )
 
 

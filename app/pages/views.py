@@ -38,6 +38,7 @@ from app.presentations.glance import glance_individual
 from app.presentations.reasons import for_person, not_again_for_person
 from app.verifications import operations as individuals
 from app.verifications.models import PresentationSubject, Status
+from app.verifications.return_address import return_address
 from app.web import language
 from app.web.documentation import documented
 from app.web.links import links
@@ -317,7 +318,7 @@ def result_page(subject: PresentationSubject, holds: bool, path: str) -> Respons
         contact=verification.organization.contact,
         verification=verification,
         retry_path=path if subject.retries_after_failure else None,
-        return_url=state.safe_return_url(verification.return_url),
+        return_url=state.safe_return_url(return_address(verification.return_url, subject)),
     )
 
 

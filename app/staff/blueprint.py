@@ -94,7 +94,9 @@ def signed_out(exc: Unauthorized) -> ResponseReturnValue:
 @bp.errorhandler(UpgradeRequired)
 def upgrade_prompt(exc: UpgradeRequired) -> ResponseReturnValue:
     """A gated action on a FREE organization: say what a plan unlocks, not a raw 402."""
-    return render_template("staff/upgrade.html", action=exc.message), 402
+    return render_template(
+        "staff/upgrade.html", action=exc.message, commands=exc.operator_commands()
+    ), 402
 
 
 @bp.errorhandler(ValidationError)

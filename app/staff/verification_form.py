@@ -80,6 +80,8 @@ class VerificationForm:
     claims: list[str] = field(default_factory=list)
     conditions: list[ConditionRow] = field(default_factory=list)
     trusted_issuers: str = ""
+    # Ticked: any issuer whose signature verifies (``trusted_issuers: []``), an explicit choice.
+    any_issuer: bool = False
     trust_sources: list[str] = field(default_factory=list)
     return_url: str = ""
     # One wallet a line, "Name | https://address".
@@ -111,6 +113,7 @@ class VerificationForm:
                 for c in verification.attributes or []
             ],
             trusted_issuers="\n".join(verification.trusted_issuers or []),
+            any_issuer=not verification.trusted_issuers,
             trust_sources=list(verification.trust_sources or []),
             return_url=verification.return_url or "",
             recommended_wallets="\n".join(
@@ -149,6 +152,7 @@ class VerificationForm:
             claims=[c for c in data.getlist("claims") if c],
             conditions=conditions,
             trusted_issuers=data.get("trusted_issuers", ""),
+            any_issuer=bool(data.get("any_issuer")),
             trust_sources=[s for s in data.getlist("trust_sources") if s],
             return_url=data.get("return_url", "").strip(),
             recommended_wallets=data.get("recommended_wallets", ""),
@@ -158,6 +162,10 @@ class VerificationForm:
             anonymous_open=data.get("anonymous_open", "").strip(),
             last_index=max(rows, default=-1),
         )
+
+    def leaves_issuers_unsaid(self) -> bool:
+        """No trusted issuer typed and "Accept any issuer" not ticked."""
+        return not self.any_issuer and not self.trusted_issuers.strip()
 
     def for_schema(self, schema: Schema | None) -> VerificationForm:
         """After choosing another schema: claims it does not have are unticked.
@@ -178,6 +186,9 @@ class VerificationForm:
         """The JSON API's body for this form (``VerificationIn``; every field, also for edits).
 
         ``return_url`` is left out when empty: the API takes ``null`` as "no change" on edits.
+        ``trusted_issuers`` is ``[]`` (any issuer) only when "any issuer" is ticked; left empty
+        and unticked it is left out, so a new verification gets the API's default (pinned to
+        the organization's own issuer on its own SD-JWT VC schema) and an edit keeps the list.
         """
         types = attribute_types(schema)
         body: dict[str, Any] = {
@@ -199,13 +210,17 @@ class VerificationForm:
                 }
                 for row in self.conditions
             ],
-            "trusted_issuers": parse_trusted_issuers(self.trusted_issuers),
             "trust_sources": self.trust_sources,
             "recommended_wallets": parse_recommended_wallets(self.recommended_wallets),
             "wallet_protocols": [p.strip() for p in self.wallet_protocols.split(",") if p.strip()],
         }
         if self.anonymous_open:
             body["anonymous_open"] = self.anonymous_open
+        pins = parse_trusted_issuers(self.trusted_issuers)
+        if self.any_issuer and not pins:
+            body["trusted_issuers"] = []
+        elif pins:
+            body["trusted_issuers"] = pins
         if self.return_url:
             body["return_url"] = self.return_url
         # Whole numbers as numbers; anything else is passed on for the API's model to refuse.

@@ -22,6 +22,7 @@ from pydantic import BaseModel, ValidationError
 from app.database import reading
 from app.errors import ApiError, InvalidRequest, NotFound
 from app.integrations.operations import list_integrations
+from app.issuance.links import IssuerLinks
 from app.organizations.models import Organization
 from app.presentations import issuers_seen
 from app.schemas.models import Schema
@@ -153,6 +154,12 @@ def save(
         return None, (readable_message(message), status, {})
 
 
+EMPTIED_ISSUERS = (
+    "Trusted issuers: name at least one, or tick “Accept any issuer” to accept any issuer "
+    "whose signature checks out."
+)
+
+
 @bp.get("/verifications/new")
 @require_staff
 @tier_gated(GATED_ACTION)
@@ -181,7 +188,9 @@ def verifications_create() -> ResponseReturnValue:
         form,
         schemas,
         payloads.VerificationIn,
-        lambda fields: verification_ops.create_verification(organization, fields),
+        lambda fields: verification_ops.create_verification(
+            organization, fields, IssuerLinks(base_url()).issuer(organization.id)
+        ),
     )
     if created is None:
         assert error is not None
@@ -274,6 +283,9 @@ def verifications_update(verification_id: str) -> ResponseReturnValue:
     form = submitted_form(schemas)
     if request.form.get("action") in (CHOOSE, ADD_CONDITION):
         return detail_page(verification, form, schemas)
+    if verification.trusted_issuers and form.leaves_issuers_unsaid():
+        # Emptying the list would widen it to any issuer: only the box says that.
+        return detail_page(verification, form, schemas, EMPTIED_ISSUERS), 400
     updated, error = save(
         form,
         schemas,

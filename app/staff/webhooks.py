@@ -22,6 +22,7 @@ from app.web.access import acting_organization, require_staff, tier_gated, upgra
 from app.web.paging import page_args, pager
 from app.web.requests import parse_id
 from app.webhooks import operations as hooks
+from app.webhooks import settings as hooks_settings
 from app.webhooks.exchange import KEPT_BYTES, redact_url
 from app.webhooks.models import WebhookEndpoint
 from app.webhooks.outbox import EVENT_TYPES
@@ -54,6 +55,7 @@ def webhooks_page(organization: Organization, status: int = 200, **extra: Any):
         upgrade=upgrade_prompt(organization, GATED_ACTION),
         values=extra.pop("values", EMPTY_FORM),
         event_words=EVENT_WORDS,
+        allow_private=hooks_settings.current().allow_private,
         **extra,
     )
     return page, status

@@ -126,6 +126,11 @@ class Verification(IdMixin, TimestampMixin, db.Model):
         translated = (self.description_translations or {}).get(language, "")
         return translated.strip() or self.description
 
+    def trust(self) -> str:
+        """Trust "any" when nothing narrows the issuers (any issuer whose signature verifies is
+        accepted), "pinned" when ``trusted_issuers`` or trust sources narrow them."""
+        return "pinned" if self.trusted_issuers or self.trust_sources else "any"
+
     def protocols(self) -> list[str]:
         """The wallet protocols offered, first one first (OpenID4VP for older records)."""
         return list(self.wallet_protocols or [OPENID4VP])

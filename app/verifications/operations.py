@@ -19,7 +19,9 @@ from app.database import read_row, reading
 from app.errors import InvalidRequest, NotFound, Unauthorized
 from app.extensions import db
 from app.oid4vp.formats import JWT_VC_JSON as DIDCOMM_FORMAT
+from app.oid4vp.formats import SD_JWT_VC
 from app.organizations.models import Organization
+from app.schemas.models import Schema
 from app.schemas.operations import get_schema, require_schema_entitlement
 from app.trust.policy import parse_pins
 from app.trust_sources import operations as trust_sources
@@ -40,6 +42,7 @@ from app.verifications.models import (
     Verification,
 )
 from app.verifications.profile import require_format_allowed
+from app.verifications.return_address import check_return_url
 from app.webhooks.models import WebhookEvent
 
 # -- definitions ----------------------------------------------------------------------------
@@ -75,9 +78,14 @@ def list_verifications(
     return list(rows), total
 
 
-def create_verification(organization: Organization, fields: dict[str, Any]) -> Verification:
+def create_verification(
+    organization: Organization, fields: dict[str, Any], own_issuer: str | None = None
+) -> Verification:
+    """``own_issuer`` is the organization's issuer identifier on this deployment
+    (``<PUBLIC_URL>/issuers/<id>``): where ``trusted_issuers`` is left out, a verification of
+    the organization's own SD-JWT VC schema starts pinned to it (``initial_pins``)."""
     verification = Verification(organization_id=organization.id)
-    _apply(organization, verification, fields)
+    _apply(organization, verification, fields, own_issuer)
     db.session.add(verification)
     db.session.flush()
     return verification
@@ -98,7 +106,35 @@ def delete_verification(organization: Organization, verification_id: uuid.UUID) 
     db.session.flush()
 
 
-def _apply(organization: Organization, verification: Verification, fields: dict[str, Any]) -> None:
+def initial_pins(
+    organization: Organization, schema: Schema, fields: dict[str, Any], own_issuer: str | None
+) -> list[str]:
+    """The issuers a new verification trusts when ``trusted_issuers`` was left out.
+
+    An empty list accepts any issuer whose signature verifies, a self-made ``did:jwk``
+    included, so it is an explicit choice (``[]``), never what silence gets where a safer
+    answer is known: the organization's own SD-JWT VC schema is the one it issues here, under
+    ``own_issuer``. Chosen trust sources narrow the issuers themselves. The shipped public
+    schemas name no issuer (a PID's issuers are the national providers a trust list names:
+    choose them as trust sources), so there silence stays empty, as clients of the contract
+    expect, and the answer's ``trust`` says "any".
+    """
+    if (
+        own_issuer
+        and schema.organization_id == organization.id
+        and schema.format == SD_JWT_VC
+        and not fields.get("trust_sources")
+    ):
+        return [own_issuer]
+    return []
+
+
+def _apply(
+    organization: Organization,
+    verification: Verification,
+    fields: dict[str, Any],
+    own_issuer: str | None = None,
+) -> None:
     schema_id = fields.get("schema_id") or verification.schema_id
     if schema_id is None:
         raise InvalidRequest("schema_id is required")
@@ -119,6 +155,8 @@ def _apply(organization: Organization, verification: Verification, fields: dict[
     ):
         if key in fields and fields[key] is not None:
             setattr(verification, key, fields[key])
+    if fields.get("return_url") is not None:
+        check_return_url(fields["return_url"])
     if not (verification.name or "").strip():
         raise InvalidRequest("name must not be empty")
     names = schema.attribute_names()
@@ -145,7 +183,7 @@ def _apply(organization: Organization, verification: Verification, fields: dict[
             raise InvalidRequest(f"trusted_issuers: {exc}") from exc
         verification.trusted_issuers = pins
     elif verification.trusted_issuers is None:
-        verification.trusted_issuers = []
+        verification.trusted_issuers = initial_pins(organization, schema, fields, own_issuer)
     if fields.get("trust_sources") is not None:
         verification.trust_sources = check_source_ids(organization, fields["trust_sources"])
     elif verification.trust_sources is None:

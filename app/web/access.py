@@ -168,5 +168,6 @@ def upgrade_prompt(organization: Organization, action: str) -> str | None:
     try:
         require_paid_plan(organization, action)
     except UpgradeRequired as exc:
-        return exc.message
+        hint = exc.operator_hint()
+        return f"{exc.message}. {hint}" if hint else exc.message
     return None

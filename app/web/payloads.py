@@ -55,9 +55,16 @@ class Out(BaseModel):
 
 
 class ErrorOut(Out):
-    error: str
-    code: str | None = None
-    tier: str | None = None
+    error: str = Field(
+        description="For people; it may change. 'sql: no rows in result set' is the fixed "
+        'text of code NOT_FOUND and means only "not found".'
+    )
+    code: str | None = Field(
+        default=None,
+        description="Stable, to branch on: NOT_FOUND (an ID that does not exist, or another "
+        "organization's), INVALID_REQUEST, UPGRADE_REQUIRED, ... (see the errors reference).",
+    )
+    tier: str | None = Field(default=None, description="FREE, with UPGRADE_REQUIRED (402).")
 
 
 # -- individuals --------------------------------------------------------------------------
@@ -294,6 +301,30 @@ TRUST_SOURCES = (
     "as granted now. Empty or absent: none (trusted_issuers and the deployment's anchors "
     "decide, as before)."
 )
+TRUSTED_ISSUERS = (
+    "The issuers this verification accepts: issuer identifiers (an https iss, a DID), PEM "
+    "certificates or SHA-256 certificate fingerprints (an x5c chain must contain one). An "
+    'empty list is an explicit choice: any issuer whose signature verifies (trust "any"). '
+    "Left out when creating: a verification of the organization's own SD-JWT VC schema starts "
+    "pinned to the organization's own issuer, <PUBLIC_URL>/issuers/<organization id>; on "
+    'another schema it starts empty (any issuer, shown as trust "any"), so name the issuers '
+    "or choose trust_sources."
+)
+RETURN_URL = (
+    "Where the person's page sends the person back to the organization's site once there is "
+    "an outcome (a Continue or Return button): an http(s) address. It may carry "
+    "{individual_id} and {customer_id}, replaced (percent-encoded) by the individual's ID and "
+    "the customer_id the backend opened it with, so the site knows who came back "
+    "(https://shop.example/verified?customer={customer_id}); no other placeholder is taken, "
+    "and none in the host. Without placeholders the address is used as given. The address "
+    "is only a pointer anyone could type: take the decision from the authenticated lookup "
+    "GET /verifications/{verification_id}/individuals/{customer_id}."
+)
+TRUST = (
+    '"any" when trusted_issuers and trust_sources are both empty: any issuer whose signature '
+    'verifies is accepted, a self-made did:jwk included. "pinned" otherwise: only the issuers '
+    "listed, or certificates the chosen trust sources grant."
+)
 STATUS_CHECK_HOURS = (
     "How often, in hours, a VERIFIED individual's credential status (its status list entry) "
     "is checked again while its claims are kept; a withdrawn credential sets the individual's "
@@ -347,11 +378,15 @@ class VerificationIn(Body):
     type: Literal["SINGLE", "MULTI"] = "SINGLE"
     claims: list[str] = Field(default_factory=list, max_length=100)
     attributes: list[Condition] = Field(default_factory=list, max_length=50)
-    trusted_issuers: list[str] = Field(default_factory=list, max_length=50)
+    trusted_issuers: list[str] | None = Field(
+        default=None, max_length=50, description=TRUSTED_ISSUERS
+    )
     trust_sources: list[uuid.UUID] = Field(
         default_factory=list, max_length=20, description=TRUST_SOURCES
     )
-    return_url: str | None = Field(default=None, max_length=2000, pattern=r"^https?://")
+    return_url: str | None = Field(
+        default=None, max_length=2000, pattern=r"^https?://", description=RETURN_URL
+    )
     recommended_wallets: list[RecommendedWallet] = Field(
         default_factory=list, max_length=5, description=RECOMMENDED_WALLETS
     )
@@ -383,11 +418,15 @@ class VerificationPatch(Body):
     type: Literal["SINGLE", "MULTI"] | None = None
     claims: list[str] | None = Field(default=None, max_length=100)
     attributes: list[Condition] | None = Field(default=None, max_length=50)
-    trusted_issuers: list[str] | None = Field(default=None, max_length=50)
+    trusted_issuers: list[str] | None = Field(
+        default=None, max_length=50, description=TRUSTED_ISSUERS
+    )
     trust_sources: list[uuid.UUID] | None = Field(
         default=None, max_length=20, description=TRUST_SOURCES
     )
-    return_url: str | None = Field(default=None, max_length=2000, pattern=r"^https?://")
+    return_url: str | None = Field(
+        default=None, max_length=2000, pattern=r"^https?://", description=RETURN_URL
+    )
     recommended_wallets: list[RecommendedWallet] | None = Field(
         default=None, max_length=5, description=RECOMMENDED_WALLETS
     )
@@ -430,9 +469,10 @@ class VerificationOut(Out):
     type: str
     claims: list[str]
     attributes: list[ConditionOut]
-    trusted_issuers: list[str]
+    trusted_issuers: list[str] = Field(description=TRUSTED_ISSUERS)
     trust_sources: list[uuid.UUID] = Field(description=TRUST_SOURCES)
-    return_url: str | None
+    trust: Literal["any", "pinned"] = Field(description=TRUST)
+    return_url: str | None = Field(description=RETURN_URL)
     recommended_wallets: list[RecommendedWalletOut] = Field(
         default_factory=list, description=RECOMMENDED_WALLETS
     )

@@ -40,9 +40,11 @@ class CreatedEndpoint:
     secret: str  # shown once
 
 
+# The setting is spelled as everywhere else (the settings reference, the tutorials): ``=1``.
+# The example is a receiver of its own, never Verity's own port (8000 is ``make run``'s).
 DEVELOPMENT_HINT = (
-    "For development, set TRUST_ALLOW_PRIVATE=true to allow http:// and private addresses "
-    "such as http://127.0.0.1:8000/hooks"
+    "For development, set TRUST_ALLOW_PRIVATE=1 to allow http:// and private addresses "
+    "such as http://127.0.0.1:9000/hooks"
 )
 
 

@@ -26,6 +26,11 @@ from docutils.statemachine import StringList
 
 PAGE_ERROR = "See error"
 
+# Importing the application (``app.settings_reference`` as much as ``create_app``) imports
+# Flask-Migrate, hence alembic, which logs each plugin it sets up at INFO; ``make docs -q``
+# prints only the build's own warnings, so alembic speaks from WARNING up from the start.
+logging.getLogger("alembic").setLevel(logging.WARNING)
+
 
 @cache
 def _app() -> Any:

@@ -374,3 +374,34 @@ def test_fake_stripe_checks_the_key_and_required_fields(stripe):
     }
     portal_missing = post("/v1/billing_portal/sessions", {})
     assert portal_missing.json()["error"]["param"] == "customer"
+
+
+# -- the 402 and the operator's commands ----------------------------------------------------
+
+
+def test_without_billing_a_402_keeps_the_contract_body_and_names_the_operator_command(
+    app, client, free_staff
+):
+    """The contract's three fields, nothing more; only the message tells the operator how to
+    set a plan, and the command it names lifts the gate."""
+    refused = client.post("/integrations", json={"name": "b"}, headers=free_staff.headers())
+    assert refused.status_code == 402
+    body = refused.get_json()
+    assert set(body) == {"error", "code", "tier"}
+    assert body["code"] == "UPGRADE_REQUIRED" and body["tier"] == "FREE"
+    command = f"flask orgs set-plan {free_staff.organization_id} PRO"
+    assert command in body["error"]
+    assert "flask vouchers mint --plan PRO" in body["error"]
+
+    done = app.test_cli_runner().invoke(args=command.split()[1:])
+    assert done.exit_code == 0, done.output
+    created = client.post("/integrations", json={"name": "b"}, headers=free_staff.headers())
+    assert created.status_code == 201, created.get_json()
+
+
+def test_with_billing_a_402_names_no_operator_command(stripe_app, stripe_client):
+    staff = make_staff(stripe_app, plan=Plan.FREE)
+    refused = stripe_client.post("/integrations", json={"name": "b"}, headers=staff.headers())
+    assert refused.status_code == 402
+    assert set(refused.get_json()) == {"error", "code", "tier"}
+    assert "flask" not in refused.get_json()["error"]

@@ -10,7 +10,8 @@ the offer page, the dashboard's overview, the individuals list of a
 verification with a long customer ID and a refused presentation from a self-made issuer (its
 attempts opened: a did:jwk of hundreds of characters wraps in its column), the trust page, the
 webhooks page and the audit page with fifteen events (one line each, their details on demand);
-no empty field's placeholder is cut. The documentation's "What each endpoint does" table keeps
+a verification's page (its "Any issuer" warning) and the plan page (the operator's
+commands); no empty field's placeholder is cut. The documentation's "What each endpoint does" table keeps
 a readable description column on the laptop and lies whole on the phone. Screenshots:
 test-output/screenshots/layout-*.png.
 """
@@ -134,6 +135,10 @@ def walk(make_app) -> Iterator[dict[str, str]]:
             "trust": f"{base}/dashboard/trust",
             "webhooks": f"{base}/dashboard/webhooks",
             "audit": f"{base}/dashboard/audit",
+            # The verification's page with its "Any issuer" warning; the plan page with the
+            # operator's set-plan command (no billing here).
+            "verification": f"{base}/dashboard/verifications/{verification}",
+            "plan": f"{base}/dashboard/plan",
         }
 
 
@@ -234,7 +239,15 @@ def test_no_text_overlaps_and_no_column_is_cut_off_on_a_laptop_and_a_phone(brows
                 found["walletsNamed"] = wallets_named(page)
             broken[f"{name} {size}"] = found
         sign_in(page, walk["base"], walk["token"])
-        for name in ("overview", "individuals", "trust", "webhooks", "audit"):
+        for name in (
+            "overview",
+            "individuals",
+            "trust",
+            "webhooks",
+            "audit",
+            "verification",
+            "plan",
+        ):
             page.goto(walk[name])
             page.wait_for_load_state()
             if name == "individuals":

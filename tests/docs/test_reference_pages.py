@@ -7,6 +7,7 @@ and nothing else; the endpoint behaviour table names only paths the service serv
 from __future__ import annotations
 
 import ast
+import os
 import re
 from pathlib import Path
 
@@ -116,3 +117,18 @@ def test_every_path_in_the_endpoint_behaviour_table_is_served(app):
     assert len(named) > 40
     unserved = {path for path in named if _shape(path.split("?")[0]) not in served}
     assert unserved == set()
+
+
+def test_the_person_pages_say_when_to_pass_requests_by_reference():
+    """The dense by-value QR code is explained where the person's page is, with the two ways
+    to a small one; the settings reference points there, and the default it names holds."""
+    from app.config import from_environment
+
+    page = (DOCS / "person-pages.md").read_text()
+    section = page.split("## The QR code: by value or by reference (`REQUEST_BY_REFERENCE`)")[1]
+    assert "by value** by default" in section
+    assert "`REQUEST_BY_REFERENCE=1`" in section and "REQUEST_SIGNING_CERT_FILE" in section
+    [setting] = [s for s in SETTINGS if s.names == ("REQUEST_BY_REFERENCE",)]
+    assert "person-pages.md#the-qr-code-by-value-or-by-reference" in setting.meaning
+    if "REQUEST_BY_REFERENCE" not in os.environ:
+        assert from_environment()["REQUEST_BY_REFERENCE"] is False

@@ -50,9 +50,11 @@ def test_the_demo_issues_presents_verified_revokes_presents_failed_then_cleans_u
         "last_name": "Lovelace",
     }
     assert re.search(r"^  credential\s+ISSUED: ", out, re.MULTILINE), out
-    assert re.search(r"^  sign-in token\s+vs_\S+$", out, re.MULTILINE), out
-    dashboard = re.search(r"^  dashboard\s+(http://127\.0\.0\.1:\d+)/dashboard", out, re.MULTILINE)
-    assert dashboard, out
+    # Stopped at the end: no dashboard address or sign-in token for a service that is gone.
+    assert "sign-in token" not in out and "/dashboard" not in out and "vs_" not in out, out
+    assert "make demo KEEP=1" in out
+    service = re.search(r"^  service\s+(http://127\.0\.0\.1:\d+) ", out, re.MULTILINE)
+    assert service, out
     # Only the requested claims travelled; the birthdate only for the age condition.
     presented = re.search(r"^  presented\s+(.+) to ", out, re.MULTILINE)
     assert presented, out
@@ -65,4 +67,29 @@ def test_the_demo_issues_presents_verified_revokes_presents_failed_then_cleans_u
     workdir = re.search(r"SQLite in (\S+)\)", out).group(1)
     assert not Path(workdir).exists()
     with pytest.raises(requests.ConnectionError):
-        requests.get(f"{dashboard.group(1)}/healthz", timeout=5)
+        requests.get(f"{service.group(1)}/healthz", timeout=5)
+
+
+def test_only_a_kept_demo_prints_the_dashboard_address_and_a_sign_in_token(capsys, tmp_path):
+    from demo.run import print_summary
+
+    outcome = {
+        "service": "http://127.0.0.1:5999",
+        "organization": {"name": "Demo Org", "plan": "PRO"},
+        "received": {"issuer": "http://127.0.0.1:5999/issuers/x", "vct": "urn:x", "claims": {}},
+        "credential": {"status": "ISSUED"},
+        "presented": {"disclosed": ["given_name"], "verifier": "redirect_uri:x"},
+        "decision": {"status": "VERIFIED", "claims": {}},
+        "revoked": {"status": "REVOKED"},
+        "again": {"status": "FAILED", "validation_error": "revoked"},
+        "didcomm": None,
+        "dashboard": "http://127.0.0.1:5999/dashboard/login",
+        "token": "vs_secret",
+        "outcome": "VERIFIED, then FAILED once revoked",
+    }
+    print_summary(outcome, tmp_path)
+    stopped = capsys.readouterr().out
+    assert "vs_secret" not in stopped and "/dashboard/login" not in stopped
+    print_summary(outcome, tmp_path, keep=True)
+    kept = capsys.readouterr().out
+    assert "  sign-in token  vs_secret" in kept and "/dashboard/login" in kept

@@ -73,3 +73,22 @@ def test_without_wallet_the_default_file_is_used(monkeypatch, tmp_path):
     monkeypatch.chdir(tmp_path)
     arguments = holder_cli.parser().parse_args(["present", "openid4vp://?x=1"])
     assert arguments.wallet == str(holder_cli.DEFAULT_PATH)
+
+
+def test_the_help_text_is_plain_words_without_restructuredtext_markup():
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    done = subprocess.run(
+        [sys.executable, "-m", "app.holder", "--help"],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    assert "``" not in done.stdout, done.stdout
+    assert "receive" in done.stdout and "present" in done.stdout
+    assert '{"error": ...}' in done.stdout

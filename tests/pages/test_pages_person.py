@@ -153,6 +153,45 @@ def test_the_result_and_return_url_show_with_the_browsers_response_code(app, cli
     assert response.headers["Referrer-Policy"] == "no-referrer"
 
 
+def test_the_return_url_carries_the_individual_and_customer_ids_it_asks_for(app, client):
+    """{individual_id} and {customer_id} are filled in, percent-encoded, so the site knows
+    who came back; the backend still takes the decision from the authenticated lookup."""
+    template = "https://acme.test/back?customer={customer_id}&individual={individual_id}"
+    opened = open_individual(app, client, return_url=template)
+    assert opened.verification["return_url"] == template  # stored and answered as given
+    answer = present(client, wallet_link(client.get(opened.path).get_data(as_text=True)))
+    page = client.get(answer["redirect_uri"].removeprefix("https://verity.test"))
+    expected = f"https://acme.test/back?customer=crm-1&amp;individual={opened.individual_id}"
+    assert f'href="{expected}">Continue to Acme</a>' in page.get_data(as_text=True)
+
+
+@pytest.mark.parametrize(
+    ("url", "message"),
+    [
+        ("https://acme.test/back?who={customer}", "unknown placeholder {customer}"),
+        ("https://{customer_id}.acme.test/back", "not the host"),
+    ],
+)
+def test_a_return_url_placeholder_that_cannot_be_filled_is_refused(app, client, url, message):
+    from factories import make_staff, verification_body
+
+    staff = make_staff(app)
+    response = client.post(
+        "/verifications", json=verification_body(return_url=url), headers=staff.headers()
+    )
+    assert response.status_code == 400
+    assert response.get_json()["code"] == "INVALID_REQUEST"
+    assert message in response.get_json()["error"]
+
+
+def test_the_return_url_is_described_in_the_openapi_document(client):
+    schemas = client.get("/openapi.json").get_json()["components"]["schemas"]
+    for name in ("VerificationIn", "VerificationPatch", "VerificationOut"):
+        described = schemas[name]["properties"]["return_url"].get("description", "")
+        assert "{customer_id}" in described and "{individual_id}" in described, name
+        assert "authenticated lookup" in described
+
+
 def test_a_failed_result_says_why_and_offers_a_retry(app, client):
     opened = open_individual(app, client, return_url=RETURN_URL)
     answer = present(

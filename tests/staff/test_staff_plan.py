@@ -65,11 +65,24 @@ def test_the_page_shows_the_plan_in_words_and_what_a_paid_plan_unlocks(browser):
     assert 'data-testid="plan-expiry"' not in page
 
 
-def test_without_billing_the_page_says_so_and_offers_vouchers(free_browser):
+def test_without_billing_the_page_says_so_and_offers_vouchers(free_browser, free):
     page = text_of(free_browser.get("/dashboard/plan"))
     assert 'data-testid="billing-not-set-up"' in page
     assert "Buy Pro" not in page
     assert 'action="/dashboard/plan/voucher"' in page
+    # The operator's command that sets the plan, for this organization.
+    assert f"flask orgs set-plan {free.organization_id} PRO" in page
+    assert "flask vouchers mint --plan PRO" in page
+
+
+def test_without_billing_the_upgrade_page_names_the_operator_command(free_browser, free):
+    command = f"flask orgs set-plan {free.organization_id} PRO"
+    gated = free_browser.get("/dashboard/verifications/new")
+    assert gated.status_code == 402
+    assert 'data-testid="operator-plan-commands"' in text_of(gated)
+    assert command in text_of(gated)
+    # The prompt shown in place of a gated form says the same.
+    assert command in text_of(free_browser.get("/dashboard/integrations"))
 
 
 def test_a_user_without_an_organization_is_told_to_create_or_join_one(app):

@@ -49,5 +49,10 @@ def test_the_commands_the_sign_in_page_shows_make_a_token_that_signs_in(client, 
     me = served.test_client().get("/me", headers={"Authorization": f"Bearer {token}"})
     assert me.status_code == 200
     assert len(me.get_json()["memberships"]) == 1
+    # The organization they make can follow the tutorials: an integration key is not a 402.
+    key = served.test_client().post(
+        "/integrations", json={"name": "backend"}, headers={"Authorization": f"Bearer {token}"}
+    )
+    assert key.status_code == 201, key.get_json()
     with served.app_context():
         served.extensions["sqlalchemy"].engine.dispose()

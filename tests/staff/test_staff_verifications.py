@@ -125,6 +125,38 @@ def test_trusted_issuers_take_one_per_line_and_a_pem_block_as_one_entry(browser,
     assert body["trusted_issuers"] == ["https://issuer.example", pem, "did:web:issuer.example"]
 
 
+def test_any_issuer_is_an_explicit_choice_warned_about_on_the_page(browser, client, owner):
+    """Ticked "Accept any issuer": trusted_issuers [] and trust "any", and the verification's
+    page warns that a key anyone can make passes."""
+    verification_id = created_id(browser.post(NEW, data=form_data(browser, any_issuer="1")))
+    body = client.get(f"/verifications/{verification_id}", headers=owner.headers()).get_json()
+    assert body["trusted_issuers"] == [] and body["trust"] == "any"
+    page = text_of(browser.get(f"/dashboard/verifications/{verification_id}"))
+    assert 'data-testid="any-issuer"' in page and "did:jwk" in page
+    # The edit form on the page shows the choice ticked, so saving it again keeps it.
+    assert re.search(r'name="any_issuer" value="1"[^>]*checked', page), page
+
+
+def test_an_own_schema_left_empty_is_pinned_to_the_own_issuer(app, browser, client, owner):
+    schema = client.post(
+        "/schemas",
+        json={
+            "name": "Staff card",
+            "vct": "urn:example:staff:1",
+            "attributes": [{"name": "employee_id", "type": "TEXT"}],
+        },
+        headers=owner.headers(),
+    ).get_json()
+    data = form_data(browser, schema_id=schema["id"], claims=["employee_id"])
+    data = {k: v for k, v in data.items() if not k.startswith("conditions-")}
+    verification_id = created_id(browser.post(NEW, data=data))
+    body = client.get(f"/verifications/{verification_id}", headers=owner.headers()).get_json()
+    own = f"{app.config['PUBLIC_URL']}/issuers/{owner.organization_id}"
+    assert body["trusted_issuers"] == [own] and body["trust"] == "pinned"
+    page = text_of(browser.get(f"/dashboard/verifications/{verification_id}"))
+    assert 'data-testid="any-issuer"' not in page and own in page
+
+
 def test_an_unterminated_certificate_is_refused_with_its_line(browser):
     text = "https://issuer.example\n-----BEGIN CERTIFICATE-----\nMIIB"
     response = browser.post(NEW, data=form_data(browser, trusted_issuers=text))
@@ -323,6 +355,21 @@ def test_editing_through_the_form_changes_what_the_json_api_returns(browser, cli
     assert body["name"] == "Renamed"
     assert body["claims"] == ["given_name"]
     assert body["attributes"] == [{"name": "birthdate", "operator": "AGE_AT_LEAST", "value": 21}]
+
+
+def test_emptying_the_trusted_issuers_on_an_edit_needs_the_any_issuer_box(browser, client, owner):
+    made = make_verification(client, owner, trusted_issuers=["https://issuer.example"])
+    path = f"/dashboard/verifications/{made['id']}"
+    refused = browser.post(path, data=form_data(browser, path, trusted_issuers=""))
+    assert refused.status_code == 400
+    assert "tick “Accept any issuer”" in text_of(refused)
+    body = client.get(f"/verifications/{made['id']}", headers=owner.headers()).get_json()
+    assert body["trusted_issuers"] == ["https://issuer.example"]
+
+    ticked = browser.post(path, data=form_data(browser, path, trusted_issuers="", any_issuer="1"))
+    assert ticked.status_code == 303
+    body = client.get(f"/verifications/{made['id']}", headers=owner.headers()).get_json()
+    assert body["trusted_issuers"] == [] and body["trust"] == "any"
 
 
 def test_a_failed_edit_changes_nothing_and_keeps_the_input(browser, client, owner):

@@ -28,7 +28,8 @@ def test_a_url_deliveries_would_refuse_is_refused_at_creation_with_the_developme
     body = response.get_json()
     assert body["code"] == "INVALID_REQUEST"
     assert "deliveries go only to public addresses" in body["error"]
-    assert "TRUST_ALLOW_PRIVATE=true" in body["error"]
+    assert "TRUST_ALLOW_PRIVATE=1 " in body["error"]
+    assert ":8000" not in body["error"]  # Verity's own port (make run) is no receiver
     assert client.get("/webhooks/endpoints", headers=staff.headers()).get_json()["total"] == 0
 
 
@@ -38,7 +39,7 @@ def test_plain_http_is_refused_with_the_development_hint(app, client):
         "/webhooks/endpoints", json={"url": "http://127.0.0.1:8000/hooks"}, headers=staff.headers()
     )
     assert response.status_code == 400
-    assert "TRUST_ALLOW_PRIVATE=true" in response.get_json()["error"]
+    assert "TRUST_ALLOW_PRIVATE=1 " in response.get_json()["error"]
 
 
 def test_the_development_setting_accepts_a_private_address(hooks_app):
@@ -55,10 +56,24 @@ def test_the_dashboard_form_explains_and_refuses_the_same(app, client):
     browser = app.test_client()
     sign_in(browser, staff.token)
     form = text_of(browser.get("/dashboard/webhooks"))
-    assert "TRUST_ALLOW_PRIVATE=true" in form
+    assert "TRUST_ALLOW_PRIVATE=1<" in form and "=true" not in form and ":8000" not in form
     refused = submit(browser, "/dashboard/webhooks", {"url": "https://127.0.0.1/hooks"})
     assert refused.status_code == 400
     assert "deliveries go only to public addresses" in text_of(refused)
+
+
+def test_the_dashboard_hint_says_what_the_development_setting_allows_while_it_is_on(hooks_app):
+    """With TRUST_ALLOW_PRIVATE on, the hint does not claim https://127.0.0.1 is refused."""
+    from staff.staff_support import sign_in, submit, text_of
+
+    staff = make_staff(hooks_app)
+    browser = hooks_app.test_client()
+    sign_in(browser, staff.token)
+    form = text_of(browser.get("/dashboard/webhooks"))
+    assert "is refused here" not in form
+    assert "are accepted too" in form and "TRUST_ALLOW_PRIVATE=1<" in form
+    created = submit(browser, "/dashboard/webhooks", {"url": "https://127.0.0.1:9/hooks"})
+    assert created.status_code in (200, 303), text_of(created)
 
 
 def test_a_test_event_reaches_only_that_endpoint_signed(hooks_app, receiver):
