@@ -306,6 +306,8 @@ def test_a_free_organization_gets_the_upgrade_prompt_on_get_and_post(app, client
     shown = client.get(NEW)
     assert shown.status_code == 402
     assert 'data-testid="upgrade-prompt"' in text_of(shown)
+    # Said once: the refusal names the organization and its plan, the page does not repeat it.
+    assert text_of(shown).count("is on the Free plan") == 1, text_of(shown)
     posted = client.post(NEW, data=form_data(client))
     assert posted.status_code == 402
     assert 'data-testid="upgrade-prompt"' in text_of(posted)
