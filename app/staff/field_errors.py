@@ -72,5 +72,8 @@ def field_errors(exc: ValidationError) -> dict[str, str]:
         if where == "attributes" and len(error["loc"]) > 1 and isinstance(error["loc"][1], int):
             # The form numbers its conditions from 1.
             words = f"Condition {error['loc'][1] + 1}: {words}"
+        if where == "description_translations" and len(error["loc"]) > 1:
+            # One field per language: say which.
+            words = f"Purpose in {error['loc'][1]}: {words}"
         found[where] = words
     return found
