@@ -7,9 +7,9 @@ from flask import Blueprint
 from app.api import render
 from app.api.common import PAGING_QUERY, documented, json_response, list_args, listing
 from app.audit import operations as audit
-from app.web import payloads as p
 from app.web.access import acting_organization_id, require_session
 from app.web.filters import audit_filter
+from app.web.payloads.audit import AuditEventList
 
 bp = Blueprint("audit_api", __name__)
 
@@ -21,7 +21,7 @@ AUDIT_FILTERS = ("actor", "action", "record_type", "record_id", "from", "to")
 @require_session
 @documented(
     "Audit trail of the acting organization, newest first",
-    responses={200: p.AuditEventList},
+    responses={200: AuditEventList},
     query={
         **PAGING_QUERY,
         "actor": "Part of the actor's name (an email or an integration's name), or its ID",

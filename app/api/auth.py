@@ -10,8 +10,8 @@ from app.api.common import base_url, documented, json_response, parse_body
 from app.errors import InvalidRequest
 from app.identity import oidc
 from app.identity.operations import issue_session_token, revoke_session_token
-from app.web import payloads as p
 from app.web.access import current_session_token, require_session
+from app.web.payloads.login import AuthIn, AuthOut, SessionIn, SessionOut
 
 bp = Blueprint("auth", __name__)
 
@@ -48,14 +48,14 @@ def _safe_return_to(value: str | None) -> str | None:
 @bp.post("/auth")
 @documented(
     "Start sign-in: returns the identity provider's auth_url for the browser",
-    body=p.AuthIn,
-    responses={200: p.AuthOut},
+    body=AuthIn,
+    responses={200: AuthOut},
     tags=("sign-in",),
 )
 def start():
     """503 NOT_CONFIGURED when no identity provider is configured."""
     settings = _settings()
-    body = parse_body(p.AuthIn)
+    body = parse_body(AuthIn)
     url = oidc.start_login(settings, f"{base_url()}/auth/callback", _safe_return_to(body.return_to))
     return json_response({"auth_url": url})
 
@@ -63,7 +63,7 @@ def start():
 @bp.get("/auth/callback")
 @documented(
     "The identity provider's redirect target",
-    responses={200: p.SessionIn, 302: None},
+    responses={200: SessionIn, 302: None},
     query={"code": "From the provider", "state": "From POST /auth", "iss": "RFC 9207"},
     tags=("sign-in",),
 )
@@ -87,13 +87,13 @@ def callback():
 @bp.post("/auth/session")
 @documented(
     "Exchange the returned code for a session token",
-    body=p.SessionIn,
-    responses={201: p.SessionOut},
+    body=SessionIn,
+    responses={201: SessionOut},
     tags=("sign-in",),
 )
 def create_session():
     """A new token on every login; the first login creates the user."""
-    body = parse_body(p.SessionIn)
+    body = parse_body(SessionIn)
     user = oidc.finish_login(_settings(), body.code, body.state)
     value, token = issue_session_token(user, current_app.config["SESSION_TOKEN_HOURS"])
     return json_response(

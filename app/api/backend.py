@@ -24,10 +24,18 @@ from app.policies import operations as policies
 from app.recipients import operations as recipients
 from app.verifications import operations as individuals
 from app.verifications.compatibility import SOCIOUS_VERIFY
-from app.web import payloads as p
 from app.web.access import acting_organization, acting_organization_id, require_apikey
 from app.web.idempotency import idempotent
 from app.web.links import links
+from app.web.payloads.individuals import IndividualLookupCompatOut
+from app.web.payloads.policies import PolicyRequestIn, PolicyRequestOut, PolicyStatusOut
+from app.web.payloads.recipients import (
+    RecipientIn,
+    RecipientList,
+    RecipientOut,
+    RecipientPatch,
+    RecipientRef,
+)
 
 bp = Blueprint("backend", __name__)
 bp.record_once(register_any_text)
@@ -38,7 +46,7 @@ bp.record_once(register_any_text)
 @require_apikey
 @documented(
     "Authenticated lookup of the individual for a customer: the final decision",
-    responses={200: p.IndividualLookupCompatOut},
+    responses={200: IndividualLookupCompatOut},
     tags=("individuals",),
 )
 def lookup_individual(verification_id: str, customer_id: str):
@@ -80,13 +88,13 @@ def committed_and_scrubbed() -> None:
 @idempotent()
 @documented(
     "Create a policy request: a one-off presentation page for a person",
-    body=p.PolicyRequestIn,
-    responses={201: p.PolicyRequestOut},
+    body=PolicyRequestIn,
+    responses={201: PolicyRequestOut},
     tags=("policy requests",),
 )
 def create_policy_request():
     """The token in the response is shown once; it is the person's page address."""
-    body = parse_body(p.PolicyRequestIn)
+    body = parse_body(PolicyRequestIn)
     token, policy = policies.create_policy_request(
         acting_organization(),
         body.verification_id,
@@ -110,7 +118,7 @@ def create_policy_request():
 @require_apikey
 @documented(
     "Status of a policy request; 410 once its token expired without a result",
-    responses={200: p.PolicyStatusOut},
+    responses={200: PolicyStatusOut},
     tags=("policy requests",),
 )
 def policy_request_status(policy_id: str):
@@ -145,7 +153,7 @@ def _recipient_id_from_request(body_id=None) -> str | None:
 @require_apikey
 @documented(
     "List recipients, or one with ?id=",
-    responses={200: p.RecipientList},
+    responses={200: RecipientList},
     query={"id": "A recipient ID", **PAGING_QUERY},
     tags=("recipients",),
 )
@@ -165,11 +173,11 @@ def list_recipients():
 @require_apikey
 @idempotent()
 @documented(
-    "Create a recipient", body=p.RecipientIn, responses={201: p.RecipientOut}, tags=("recipients",)
+    "Create a recipient", body=RecipientIn, responses={201: RecipientOut}, tags=("recipients",)
 )
 def create_recipient():
     """A person the organization issues credentials to."""
-    body = parse_body(p.RecipientIn)
+    body = parse_body(RecipientIn)
     row = recipients.create_recipient(acting_organization(), body.model_dump())
     return json_response(render.recipient(row), 201)
 
@@ -178,14 +186,14 @@ def create_recipient():
 @require_apikey
 @documented(
     "Update a recipient named by id in the body or ?id=",
-    body=p.RecipientPatch,
-    responses={200: p.RecipientOut},
+    body=RecipientPatch,
+    responses={200: RecipientOut},
     query={"id": "A recipient ID"},
     tags=("recipients",),
 )
 def update_recipient_by_body():
     """The contract's path style: the recipient's id travels in the body or the query."""
-    body = parse_body(p.RecipientPatch)
+    body = parse_body(RecipientPatch)
     recipient_id = _recipient_id_from_request(body.id)
     if recipient_id is None:
         raise InvalidRequest("Name the recipient with 'id' in the body or ?id=")
@@ -198,7 +206,7 @@ def update_recipient_by_body():
 @require_apikey
 @documented(
     "Delete a recipient named by id in the body or ?id=",
-    body=p.RecipientRef,
+    body=RecipientRef,
     responses={204: None},
     query={"id": "A recipient ID"},
     tags=("recipients",),
@@ -207,14 +215,14 @@ def delete_recipient_by_body():
     """The contract's path style: the recipient's id travels in the body or the query."""
     recipient_id = request.args.get("id")
     if recipient_id is None:
-        recipient_id = str(parse_body(p.RecipientRef).id)
+        recipient_id = str(parse_body(RecipientRef).id)
     recipients.delete_recipient(acting_organization(), parse_id(recipient_id))
     return "", 204
 
 
 @bp.get("/recipients/<recipient_id>")
 @require_apikey
-@documented("One recipient", responses={200: p.RecipientOut}, tags=("recipients",))
+@documented("One recipient", responses={200: RecipientOut}, tags=("recipients",))
 def get_recipient(recipient_id: str):
     """A recipient of the key's organization."""
     return json_response(
@@ -226,13 +234,13 @@ def get_recipient(recipient_id: str):
 @require_apikey
 @documented(
     "Update a recipient",
-    body=p.RecipientPatch,
-    responses={200: p.RecipientOut},
+    body=RecipientPatch,
+    responses={200: RecipientOut},
     tags=("recipients",),
 )
 def update_recipient(recipient_id: str):
     """Fields left out keep their value."""
-    body = parse_body(p.RecipientPatch)
+    body = parse_body(RecipientPatch)
     fields = body.model_dump(exclude={"id"}, exclude_unset=True)
     row = recipients.update_recipient(acting_organization(), parse_id(recipient_id), fields)
     return json_response(render.recipient(row))

@@ -12,7 +12,6 @@ import uuid
 from flask import Blueprint, request
 
 from app import mail
-from app.api import payloads as p
 from app.api import render
 from app.api.access import acting_organization, require_session, tier_gated
 from app.api.common import (
@@ -31,6 +30,7 @@ from app.issuance.links import IssuerLinks
 from app.issuance.models import Credential, CredentialStatus
 from app.issuance.operations import IssueCredential, IssuedOffer
 from app.web.idempotency import idempotent
+from app.web.payloads.credentials import CredentialCreated, CredentialList, CredentialOut
 
 bp = Blueprint("credentials", __name__)
 
@@ -67,7 +67,7 @@ def _mail_offer(offer: IssuedOffer, links: IssuerLinks) -> None:
     "Issue a credential to a recipient: an OpenID4VCI credential offer (tier-gated; "
     "tx_code shown once)",
     body=IssueCredential,
-    responses={201: p.CredentialCreated},
+    responses={201: CredentialCreated},
     tags=("credentials",),
 )
 def issue_credential():
@@ -83,7 +83,7 @@ def issue_credential():
 @require_session
 @documented(
     "Credentials of the acting organization, newest first",
-    responses={200: p.CredentialList},
+    responses={200: CredentialList},
     query={
         **PAGING_QUERY,
         "status": "OFFERED, ISSUED, REVOKED or EXPIRED",
@@ -119,7 +119,7 @@ def _uuid_filter(value: str) -> uuid.UUID:
 
 @bp.get("/credentials/<credential_id>")
 @require_session
-@documented("One credential", responses={200: p.CredentialOut}, tags=("credentials",))
+@documented("One credential", responses={200: CredentialOut}, tags=("credentials",))
 def get_credential(credential_id: str):
     """Another organization's credential reads as missing."""
     row = issuing.get_credential(acting_organization(), parse_id(credential_id))
@@ -131,7 +131,7 @@ def get_credential(credential_id: str):
 @documented(
     "Revoke a credential (idempotent): an issued one is marked in the status list, an offer "
     "not yet taken is withdrawn",
-    responses={200: p.CredentialOut},
+    responses={200: CredentialOut},
     tags=("credentials",),
 )
 def revoke_credential(credential_id: str):
@@ -147,7 +147,7 @@ def revoke_credential(credential_id: str):
     "(a DIDComm offer's exchanges on the old invitation are closed; 400 "
     "PROTOCOL_NOT_AVAILABLE under an issuing rule DIDComm cannot honour); 409 once issued or "
     "revoked",
-    responses={200: p.CredentialCreated},
+    responses={200: CredentialCreated},
     tags=("credentials",),
 )
 def resend_offer(credential_id: str):

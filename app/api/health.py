@@ -11,8 +11,8 @@ from app.api.common import documented, json_response
 from app.errors import ApiError
 from app.extensions import db
 from app.tokens import hash_secret, same
-from app.web import payloads as p
 from app.web.access import bearer_token
+from app.web.payloads.base import HealthOut
 from app.web.requests import base_url
 
 bp = Blueprint("health", __name__)
@@ -24,14 +24,14 @@ class NotReady(ApiError):
 
 
 @bp.get("/healthz")
-@documented("Liveness", responses={200: p.HealthOut}, tags=("operations",))
+@documented("Liveness", responses={200: HealthOut}, tags=("operations",))
 def healthz():
     """Answers without touching the database: the process is alive."""
     return json_response({"status": "ok"})
 
 
 @bp.get("/readyz")
-@documented("Readiness: the database answers", responses={200: p.HealthOut}, tags=("operations",))
+@documented("Readiness: the database answers", responses={200: HealthOut}, tags=("operations",))
 def readyz():
     """503 NOT_READY when the database does not answer."""
     try:

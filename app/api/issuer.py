@@ -21,8 +21,24 @@ from app import mail
 from app.api.common import base_url, documented
 from app.database import read_only
 from app.extensions import db
-from app.issuance import authorization, dpop, prism_issuer, wallet
+from app.issuance import authorization, dpop, prism_issuer
 from app.issuance.links import IssuerLinks
+from app.issuance.wallet.credential import issue_to_wallet
+from app.issuance.wallet.metadata import (
+    issuer_metadata,
+    issuer_organization,
+    oauth_metadata,
+    offer_document,
+    sd_jwt_vc_metadata,
+)
+from app.issuance.wallet.proofs import new_nonce
+from app.issuance.wallet.status_lists import (
+    iaca_certificate,
+    status_list_credential,
+    status_list_cwt,
+    status_list_token,
+)
+from app.issuance.wallet.token import exchange_code, par_dpop_key, token_dpop_key
 from app.oid4vci.errors import CredentialError, TokenError
 from app.oid4vci.request import AuthorizationCodeRequest, parse_token_request
 from app.oid4vci.statuslist import STATUS_LIST_CWT_TYPE, STATUS_LIST_TYP
@@ -104,7 +120,7 @@ def _links() -> IssuerLinks:
 
 
 def _issuer(org_id: str) -> Organization:
-    organization = wallet.issuer_organization(org_id)
+    organization = issuer_organization(org_id)
     if organization is None:
         raise _Missing("No such credential issuer")
     return organization
@@ -137,7 +153,7 @@ def _issuer_metadata(org_id: str) -> dict[str, Any]:
     logo an organization keeps)."""
     organization = _issuer(org_id)
     logo_uri = verifier_identity.logo_uri_of(organization.id)
-    return wallet.issuer_metadata(organization, _links(), logo_uri)
+    return issuer_metadata(organization, _links(), logo_uri)
 
 
 @bp.get("/issuers/<org_id>/.well-known/openid-credential-issuer")
@@ -161,7 +177,7 @@ def credential_issuer_metadata_draft(org_id: str) -> Response:
 )
 def authorization_server_metadata(org_id: str) -> Response:
     """RFC 8414 §3: the issuer is its own authorization server."""
-    return _document(wallet.oauth_metadata(_issuer(org_id), _links()))
+    return _document(oauth_metadata(_issuer(org_id), _links()))
 
 
 @bp.get("/issuers/<org_id>/.well-known/oauth-authorization-server")
@@ -173,7 +189,7 @@ def authorization_server_metadata(org_id: str) -> Response:
 )
 def authorization_server_metadata_draft(org_id: str) -> Response:
     """Draft-15 wallets (npm @sphereon/oid4vci-client 0.20) look only here."""
-    return _document(wallet.oauth_metadata(_issuer(org_id), _links()))
+    return _document(oauth_metadata(_issuer(org_id), _links()))
 
 
 @bp.get("/.well-known/jwt-vc-issuer/issuers/<org_id>")
@@ -186,7 +202,7 @@ def jwt_vc_issuer_metadata(org_id: str) -> Response:
     """SD-JWT VC §5: how any verifier finds the keys of a credential's ``iss``. Read-only, so
     that our own verifier can fetch it on SQLite while its presentation transaction holds the
     write lock (no key is made here: the first credential makes it)."""
-    return _document(wallet.sd_jwt_vc_metadata(_issuer(org_id), _links()))
+    return _document(sd_jwt_vc_metadata(_issuer(org_id), _links()))
 
 
 @bp.get("/types/<path:name>")
@@ -215,7 +231,7 @@ def type_metadata(name: str) -> Response:
 @documented("The Credential Offer a wallet fetches by reference (§4.1.3)", tags=("issuer",))
 def credential_offer(org_id: str, token: str) -> Response:
     """404 once the offer was taken, withdrawn, replaced or expired."""
-    offer = wallet.offer_document(_issuer(org_id), token, _links())
+    offer = offer_document(_issuer(org_id), token, _links())
     if offer is None:
         raise _Missing("No such credential offer, or it can no longer be taken")
     response = jsonify(offer)
@@ -235,7 +251,7 @@ def par(org_id: str) -> Response:
     """A refusal is committed too: the DPoP proof it carried stays used."""
     organization = _issuer(org_id)
     try:
-        jkt = wallet.par_dpop_key(organization, _links(), request.headers.get("DPoP"))
+        jkt = par_dpop_key(organization, _links(), request.headers.get("DPoP"))
         pushed = authorization.push(organization, request.form, _links(), jkt, request.headers)
     except TokenError as exc:
         db.session.commit()
@@ -272,7 +288,7 @@ def token(org_id: str) -> Response:
     organization = _issuer(org_id)
     try:
         token_request = parse_token_request(request.form)
-        jkt = wallet.token_dpop_key(organization, _links(), request.headers.get("DPoP"))
+        jkt = token_dpop_key(organization, _links(), request.headers.get("DPoP"))
         issuer = _links().issuer(organization.id)
         if isinstance(token_request, AuthorizationCodeRequest):
             body = authorization.redeem(
@@ -282,7 +298,7 @@ def token(org_id: str) -> Response:
             authorization.authenticate_client(
                 organization, request.form, request.headers, issuer, client_id_required=False
             )
-            body = wallet.exchange_code(organization, token_request, jkt)
+            body = exchange_code(organization, token_request, jkt)
     except TokenError as exc:
         db.session.commit()
         return _error(exc.body(), exc.status)
@@ -301,7 +317,7 @@ def token(org_id: str) -> Response:
 )
 def nonce(org_id: str) -> Response:
     """§7.2: the nonce must not be cached. Nothing is written: the nonce proves itself."""
-    response = jsonify({"c_nonce": wallet.new_nonce(_issuer(org_id))})
+    response = jsonify({"c_nonce": new_nonce(_issuer(org_id))})
     response.headers.update(NO_STORE)
     return response
 
@@ -329,7 +345,7 @@ def credential(org_id: str) -> Response:
         )
         response.headers["WWW-Authenticate"] = 'Bearer error="invalid_request"'
         return response
-    signed = wallet.issue_to_wallet(
+    signed = issue_to_wallet(
         organization, _authorization(), body, _links(), request.headers.get("DPoP")
     )
     response = jsonify({"credentials": [{"credential": credential} for credential in signed]})
@@ -366,10 +382,10 @@ def status_list(org_id: str, number: int) -> Response:
         STATUS_LIST_CWT_TYPE
     ) > request.accept_mimetypes.quality(f"application/{STATUS_LIST_TYP}")
     if wants_cwt:
-        signed: str | bytes | None = wallet.status_list_cwt(organization, number, _links())
+        signed: str | bytes | None = status_list_cwt(organization, number, _links())
         mimetype = STATUS_LIST_CWT_TYPE
     else:
-        signed = wallet.status_list_token(organization, number, _links())
+        signed = status_list_token(organization, number, _links())
         mimetype = f"application/{STATUS_LIST_TYP}"
     if signed is None:
         raise _Missing("No such status list")
@@ -389,7 +405,7 @@ def status_list(org_id: str, number: int) -> Response:
 )
 def bitstring_status_list(org_id: str, number: int) -> Response:
     """Signed at each fetch, like the Token Status List it mirrors."""
-    signed = wallet.status_list_credential(_issuer(org_id), number, _links())
+    signed = status_list_credential(_issuer(org_id), number, _links())
     if signed is None:
         raise _Missing("No such status list")
     response = Response(signed, mimetype="application/vc+jwt")
@@ -425,7 +441,7 @@ def credential_status_list(org_id: str, number: int) -> Response:
 )
 def iaca(org_id: str) -> Response:
     """Public like the JWKS: a verifier trusts the organization's mdocs by this root."""
-    pem = wallet.iaca_certificate(_issuer(org_id), _links())
+    pem = iaca_certificate(_issuer(org_id), _links())
     response = Response(pem, mimetype="application/x-pem-file")
     response.headers["Access-Control-Allow-Origin"] = "*"
     return response

@@ -11,7 +11,7 @@ from pydantic.json_schema import JsonSchemaMode
 
 from app.errors import NOT_FOUND_TEXT
 from app.web.converters import MAX_DATABASE_INTEGER
-from app.web.payloads import ErrorOut
+from app.web.payloads.base import ErrorOut
 
 REF_TEMPLATE = "#/components/schemas/{model}"
 SECURITY: dict[str | None, list[dict[str, list[str]]]] = {

@@ -16,9 +16,9 @@ from app.presentations import operations as presentations
 from app.verifications import operations as individuals
 from app.verifications import profile
 from app.verifications.models import BACKEND, OPENID4VP, Individual
-from app.web import payloads as p
 from app.web.idempotency import idempotent
 from app.web.links import links
+from app.web.payloads.individuals import IndividualOpenOut, IndividualOut, OpenIndividual
 
 bp = Blueprint("public", __name__)
 # The prefix of the Idempotency-Key space of unauthenticated openings (see opener_scope).
@@ -68,8 +68,8 @@ def opener_scope() -> str | None:
 @idempotent(scope=opener_scope)
 @documented(
     "Open an individual for (customer_id, verification_id); safe to retry",
-    body=p.OpenIndividual,
-    responses={200: p.IndividualOpenOut, 201: p.IndividualOpenOut},
+    body=OpenIndividual,
+    responses={200: IndividualOpenOut, 201: IndividualOpenOut},
     tags=("individuals",),
     headers={
         "apikey": "Optional: the organization's integration key, from its backend (opened_by "
@@ -86,7 +86,7 @@ def open_individual():
     """201 when created, 200 with the same body when it already existed (whoever opened it:
     ``opened_by`` names the first opener)."""
     who = opener()
-    body = parse_body(p.OpenIndividual)
+    body = parse_body(OpenIndividual)
     profile.require_verification_allowed(body.verification_id)
     rules = individuals.opening(body.verification_id, body.customer_id)
     if rules is None:
@@ -109,7 +109,7 @@ def opened_answer(individual, who: individuals.Opener) -> dict:
 @bp.get("/verifications/<individual_id>/connect")
 @documented(
     "Connection link for the person: the same link for 2 minutes, then a new one",
-    responses={200: p.IndividualOut},
+    responses={200: IndividualOut},
     tags=("individuals",),
 )
 def connect(individual_id: str):
@@ -134,7 +134,7 @@ def connect(individual_id: str):
 @read_only
 @documented(
     "Status of an individual; a failed presentation is 200 with status FAILED",
-    responses={200: p.IndividualOut},
+    responses={200: IndividualOut},
     tags=("individuals",),
 )
 def verify(individual_id: str):

@@ -37,7 +37,6 @@ from app.verifications import operations as verifications
 from app.verifier_identity import operations as verifier_identity
 from app.verifier_identity import shown
 from app.vouchers import operations as vouchers
-from app.web import payloads as p
 from app.web.access import (
     acting_membership,
     acting_organization,
@@ -47,6 +46,42 @@ from app.web.access import (
 )
 from app.web.idempotency import idempotent
 from app.web.links import links
+from app.web.payloads.base import ErrorOut
+from app.web.payloads.billing import CheckoutIn, PortalIn, RedirectOut, VoucherIn
+from app.web.payloads.certificates import (
+    CertificateChainIn,
+    IssuerCertificateOut,
+    MdocSignerOut,
+    MdocSigningRequestOut,
+    SigningRequestIn,
+    SigningRequestOut,
+    VerifierIdentityOut,
+    VerifierProfilePatch,
+)
+from app.web.payloads.individuals import IndividualList
+from app.web.payloads.integrations import IntegrationCreated, IntegrationIn, IntegrationList
+from app.web.payloads.organizations import (
+    CodeIn,
+    CodeOut,
+    IssuerSettingsIn,
+    JoinIn,
+    MembershipOut,
+    MeOut,
+    OrganizationDetail,
+    OrganizationIn,
+    OrganizationList,
+    OrganizationOut,
+    OrganizationPatch,
+)
+from app.web.payloads.schemas import SchemaIn, SchemaList, SchemaOut, SchemaPatch
+from app.web.payloads.verifications import (
+    IssuersSeenList,
+    TrustIssuerIn,
+    VerificationIn,
+    VerificationList,
+    VerificationOut,
+    VerificationPatch,
+)
 
 bp = Blueprint("staff_api", __name__)
 
@@ -58,7 +93,7 @@ bp = Blueprint("staff_api", __name__)
 @require_session
 @documented(
     "The signed-in user, memberships, default and acting organization",
-    responses={200: p.MeOut},
+    responses={200: MeOut},
     tags=("organizations",),
 )
 def me():
@@ -80,7 +115,7 @@ def me():
 @require_session
 @documented(
     "Organizations the user belongs to",
-    responses={200: p.OrganizationList},
+    responses={200: OrganizationList},
     tags=("organizations",),
 )
 def list_organizations():
@@ -94,13 +129,13 @@ def list_organizations():
 @require_session
 @documented(
     "Create an organization (the creator is OWNER; new ones are FREE)",
-    body=p.OrganizationIn,
-    responses={201: p.OrganizationOut},
+    body=OrganizationIn,
+    responses={201: OrganizationOut},
     tags=("organizations",),
 )
 def create_organization():
     """New organizations start on the Free plan."""
-    body = parse_body(p.OrganizationIn)
+    body = parse_body(OrganizationIn)
     return json_response(
         render.organization(organizations.create_organization(current_user(), body.name)), 201
     )
@@ -110,7 +145,7 @@ def create_organization():
 @require_session
 @documented(
     "One organization with its members",
-    responses={200: p.OrganizationDetail},
+    responses={200: OrganizationDetail},
     tags=("organizations",),
 )
 def get_organization(organization_id: str):
@@ -134,8 +169,8 @@ def organization_detail(member) -> dict:
 @documented(
     "Change an organization's settings (owners and admins): its support contact and the "
     "answer shape of its API (api_compatibility)",
-    body=p.OrganizationPatch,
-    responses={200: p.OrganizationDetail},
+    body=OrganizationPatch,
+    responses={200: OrganizationDetail},
     tags=("organizations",),
 )
 def patch_organization(organization_id: str):
@@ -144,7 +179,7 @@ def patch_organization(organization_id: str):
     member = organizations.membership(current_user(), parse_id(organization_id))
     if member is None:
         raise NotFound()
-    body = parse_body(p.OrganizationPatch)
+    body = parse_body(OrganizationPatch)
     if "support_contact" in body.model_fields_set:
         organizations.set_support_contact(member, body.support_contact)
     if "api_compatibility" in body.model_fields_set:
@@ -157,15 +192,15 @@ def patch_organization(organization_id: str):
 @tier_gated("Minting organization codes")
 @documented(
     "Mint an invitation code for the acting organization (tier-gated; shown once)",
-    body=p.CodeIn,
-    responses={201: p.CodeOut},
+    body=CodeIn,
+    responses={201: CodeOut},
     tags=("organizations",),
 )
 def mint_code(organization_id: str):
     """The path must name the acting organization, the one whose plan was checked."""
     member = acting_membership()
     organizations.require_acting(member, parse_id(organization_id))
-    body = parse_body(p.CodeIn)
+    body = parse_body(CodeIn)
     value, code = organizations.mint_code(member, body.days, Role(body.role))
     return json_response(
         {
@@ -183,15 +218,15 @@ def mint_code(organization_id: str):
 @documented(
     "Settings of the organization's credential issuer (owners and admins): wallet_attestation "
     "required, optional (the default) or off",
-    body=p.IssuerSettingsIn,
-    responses={200: p.OrganizationOut},
+    body=IssuerSettingsIn,
+    responses={200: OrganizationOut},
     tags=("organizations",),
 )
 def set_issuer_settings(organization_id: str):
     """The path must name the acting organization."""
     member = acting_membership()
     organizations.require_acting(member, parse_id(organization_id))
-    body = parse_body(p.IssuerSettingsIn)
+    body = parse_body(IssuerSettingsIn)
     return json_response(
         render.organization(organizations.set_issuer_settings(member, body.wallet_attestation))
     )
@@ -201,13 +236,13 @@ def set_issuer_settings(organization_id: str):
 @require_session
 @documented(
     "Join an organization with an invitation code (404 when unknown or expired)",
-    body=p.JoinIn,
-    responses={200: p.MembershipOut},
+    body=JoinIn,
+    responses={200: MembershipOut},
     tags=("organizations",),
 )
 def join_organization():
     """Joining twice is harmless and returns the existing membership."""
-    body = parse_body(p.JoinIn)
+    body = parse_body(JoinIn)
     return json_response(render.membership(organizations.join_with_code(current_user(), body.code)))
 
 
@@ -218,7 +253,7 @@ def join_organization():
 @require_session
 @documented(
     "Integrations of the acting organization (keys are never shown again)",
-    responses={200: p.IntegrationList},
+    responses={200: IntegrationList},
     tags=("integrations",),
 )
 def list_integrations():
@@ -233,13 +268,13 @@ def list_integrations():
 @tier_gated("Creating an integration key")
 @documented(
     "Create an integration and its key (tier-gated; the key is shown once)",
-    body=p.IntegrationIn,
-    responses={201: p.IntegrationCreated},
+    body=IntegrationIn,
+    responses={201: IntegrationCreated},
     tags=("integrations",),
 )
 def create_integration():
     """The only response that ever contains the Secret Key."""
-    body = parse_body(p.IntegrationIn)
+    body = parse_body(IntegrationIn)
     key, row = integrations.create_integration(acting_organization(), body.name)
     return json_response({**render.integration(row), "key": key}, 201)
 
@@ -263,7 +298,7 @@ def delete_integration(integration_id: str):
 @require_session
 @documented(
     "The organization's schemas and the public ones",
-    responses={200: p.SchemaList},
+    responses={200: SchemaList},
     query=PAGING_QUERY,
     tags=("schemas",),
 )
@@ -277,13 +312,13 @@ def list_schemas():
 @require_session
 @documented(
     "Create a schema (a draft until published)",
-    body=p.SchemaIn,
-    responses={201: p.SchemaOut},
+    body=SchemaIn,
+    responses={201: SchemaOut},
     tags=("schemas",),
 )
 def create_schema():
     """Drafts can be edited freely; publishing makes them usable for issuing."""
-    body = parse_body(p.SchemaIn)
+    body = parse_body(SchemaIn)
     return json_response(
         render.schema(schemas.create_schema(acting_organization(), body.model_dump(), base_url())),
         201,
@@ -292,7 +327,7 @@ def create_schema():
 
 @bp.get("/schemas/<schema_id>")
 @require_session
-@documented("One schema", responses={200: p.SchemaOut}, tags=("schemas",))
+@documented("One schema", responses={200: SchemaOut}, tags=("schemas",))
 def get_schema(schema_id: str):
     """The organization's own or a public one."""
     return json_response(
@@ -302,10 +337,10 @@ def get_schema(schema_id: str):
 
 @bp.put("/schemas/<schema_id>")
 @require_session
-@documented("Update a schema", body=p.SchemaPatch, responses={200: p.SchemaOut}, tags=("schemas",))
+@documented("Update a schema", body=SchemaPatch, responses={200: SchemaOut}, tags=("schemas",))
 def update_schema(schema_id: str):
     """Fields left out keep their value; public schemas cannot be changed."""
-    body = parse_body(p.SchemaPatch)
+    body = parse_body(SchemaPatch)
     row = schemas.update_schema(
         acting_organization(),
         parse_id(schema_id),
@@ -317,7 +352,7 @@ def update_schema(schema_id: str):
 
 @bp.post("/schemas/<schema_id>/publish")
 @require_session
-@documented("Publish a schema", responses={200: p.SchemaOut}, tags=("schemas",))
+@documented("Publish a schema", responses={200: SchemaOut}, tags=("schemas",))
 def publish_schema(schema_id: str):
     """Publishing is idempotent."""
     return json_response(
@@ -332,7 +367,7 @@ def publish_schema(schema_id: str):
 @require_session
 @documented(
     "Verification definitions of the acting organization",
-    responses={200: p.VerificationList},
+    responses={200: VerificationList},
     query=PAGING_QUERY,
     tags=("verifications",),
 )
@@ -348,13 +383,13 @@ def list_verifications():
 @idempotent()
 @documented(
     "Create a verification request (tier-gated)",
-    body=p.VerificationIn,
-    responses={201: p.VerificationOut},
+    body=VerificationIn,
+    responses={201: VerificationOut},
     tags=("verifications",),
 )
 def create_verification():
     """Conditions are checked against the schema here, not at presentation time."""
-    body = parse_body(p.VerificationIn)
+    body = parse_body(VerificationIn)
     organization = acting_organization()
     row = verifications.create_verification(
         organization, body.model_dump(), IssuerLinks(base_url()).issuer(organization.id)
@@ -365,7 +400,7 @@ def create_verification():
 @bp.get("/verifications/<record:verification_id>")
 @require_session
 @documented(
-    "One verification definition", responses={200: p.VerificationOut}, tags=("verifications",)
+    "One verification definition", responses={200: VerificationOut}, tags=("verifications",)
 )
 def get_verification(verification_id: str):
     """Another organization's verification reads as missing."""
@@ -380,13 +415,13 @@ def get_verification(verification_id: str):
 @require_session
 @documented(
     "Update a verification definition: the fields sent change, the others keep their value",
-    body=p.VerificationPatch,
-    responses={200: p.VerificationOut},
+    body=VerificationPatch,
+    responses={200: VerificationOut},
     tags=("verifications",),
 )
 def update_verification(verification_id: str):
     """A partial update, under PATCH (its documented method) and PUT (which clients already use)."""
-    body = parse_body(p.VerificationPatch)
+    body = parse_body(VerificationPatch)
     row = verifications.update_verification(
         acting_organization(), parse_id(verification_id), body.model_dump(exclude_unset=True)
     )
@@ -397,7 +432,7 @@ def update_verification(verification_id: str):
 @require_session
 @documented(
     'A new link secret for customer_sig (anonymous_open "signed"); the old one stops working',
-    responses={200: p.VerificationOut},
+    responses={200: VerificationOut},
     tags=("verifications",),
 )
 def rotate_link_secret(verification_id: str):
@@ -422,7 +457,7 @@ def delete_verification(verification_id: str):
 @require_session
 @documented(
     "The issuers its presentations named, refused ones included, the most recently seen first",
-    responses={200: p.IssuersSeenList},
+    responses={200: IssuersSeenList},
     tags=("verifications",),
 )
 def list_issuers_seen(verification_id: str):
@@ -436,14 +471,14 @@ def list_issuers_seen(verification_id: str):
 @documented(
     "Trust an issuer its presentations named: added to trusted_issuers; a did:prism whose "
     "long form a presentation revealed is also pinned for the organization",
-    body=p.TrustIssuerIn,
-    responses={200: p.VerificationOut},
+    body=TrustIssuerIn,
+    responses={200: VerificationOut},
     tags=("verifications",),
 )
 def trust_issuer(verification_id: str):
     """Only an issuer seen (400 ``ISSUER_NOT_SEEN`` otherwise); trusting it twice changes
     nothing."""
-    body = parse_body(p.TrustIssuerIn)
+    body = parse_body(TrustIssuerIn)
     row = issuers_seen.trust_issuer(acting_organization(), parse_id(verification_id), body.issuer)
     return json_response(render.verification(row))
 
@@ -452,7 +487,7 @@ def trust_issuer(verification_id: str):
 @require_session
 @documented(
     "Individuals of a verification, newest first",
-    responses={200: p.IndividualList},
+    responses={200: IndividualList},
     query=PAGING_QUERY,
     tags=("verifications",),
 )
@@ -472,13 +507,13 @@ def list_individuals(verification_id: str):
 @require_session
 @documented(
     "Redeem a plan voucher for the acting organization (throttled per IP)",
-    body=p.VoucherIn,
-    responses={200: p.OrganizationOut},
+    body=VoucherIn,
+    responses={200: OrganizationOut},
     tags=("plan",),
 )
 def exchange_voucher():
     """404 unknown code, 409 already redeemed or already on a paid plan, 429 too many tries."""
-    body = parse_body(p.VoucherIn)
+    body = parse_body(VoucherIn)
     organization = vouchers.redeem_voucher(acting_organization(), current_user(), body.code)
     return json_response(render.organization(organization))
 
@@ -487,13 +522,13 @@ def exchange_voucher():
 @require_session
 @documented(
     "Start a plan purchase with the payment processor",
-    body=p.CheckoutIn,
-    responses={200: p.RedirectOut},
+    body=CheckoutIn,
+    responses={200: RedirectOut},
     tags=("plan",),
 )
 def billing_checkout():
     """503 when billing is not configured, 502 when the processor fails, 409 when already paid."""
-    body = parse_body(p.CheckoutIn)
+    body = parse_body(CheckoutIn)
     url = billing.start_checkout(
         current_app.extensions.get("billing"),
         acting_organization(),
@@ -507,13 +542,13 @@ def billing_checkout():
 @require_session
 @documented(
     "Open the payment processor's billing portal",
-    body=p.PortalIn,
-    responses={200: p.RedirectOut},
+    body=PortalIn,
+    responses={200: RedirectOut},
     tags=("plan",),
 )
 def billing_portal():
     """409 when the organization has no billing account yet."""
-    body = parse_body(p.PortalIn)
+    body = parse_body(PortalIn)
     url = billing.open_portal(
         current_app.extensions.get("billing"), acting_organization(), body.return_url or base_url()
     )
@@ -537,7 +572,7 @@ def identity_response():
 @documented(
     "Whose identity the acting organization's requests carry: its certificate, the signing "
     "request waiting for a chain, its logo and registration certificate",
-    responses={200: p.VerifierIdentityOut},
+    responses={200: VerifierIdentityOut},
     tags=("verifier identity",),
 )
 def get_verifier_identity():
@@ -550,13 +585,13 @@ def get_verifier_identity():
 @documented(
     "Generate a P-256 key and a PKCS#10 certificate signing request for the registrar "
     "(owners and admins; the certificate in use keeps signing until a chain is uploaded)",
-    body=p.SigningRequestIn,
-    responses={201: p.SigningRequestOut},
+    body=SigningRequestIn,
+    responses={201: SigningRequestOut},
     tags=("verifier identity",),
 )
 def create_signing_request():
     """CN and O are the organization's name; the private key never leaves the service."""
-    body = parse_body(p.SigningRequestIn)
+    body = parse_body(SigningRequestIn)
     key = verifier_identity.request_certificate(
         acting_membership(), body.country, body.name_host, deployment_host()
     )
@@ -577,7 +612,7 @@ def _issuer_certificate():
 @documented(
     "The organization's issuer root certificate (made on first use) and the x5c chain its "
     "SD-JWT VCs and status lists carry",
-    responses={200: p.IssuerCertificateOut},
+    responses={200: IssuerCertificateOut},
     tags=("issuer certificates",),
 )
 def get_issuer_certificate():
@@ -591,13 +626,13 @@ def get_issuer_certificate():
     "Upload a chain from the organization's CA for the current issuer key (PEM, issuing "
     "certificate first, root last; the first names the issuer URL as a URI subjectAltName); "
     "credentials carry it from now on (owners and admins)",
-    body=p.CertificateChainIn,
-    responses={200: p.IssuerCertificateOut},
+    body=CertificateChainIn,
+    responses={200: IssuerCertificateOut},
     tags=("issuer certificates",),
 )
 def upload_issuer_certificate():
     """400 INVALID_CERTIFICATE_CHAIN for a chain not for the key, the issuer, or in order."""
-    body = parse_body(p.CertificateChainIn)
+    body = parse_body(CertificateChainIn)
     membership = acting_membership()
     issuer = IssuerLinks(base_url()).issuer(membership.organization_id)
     issuer_certificates.upload_chain(membership, body.chain_pem, issuer)
@@ -615,7 +650,7 @@ def _mdoc_signer():
 @documented(
     "The organization's mdoc IACA root and document signer certificate (made on first use), "
     "and whether the IACA is the organization's own",
-    responses={200: p.MdocSignerOut},
+    responses={200: MdocSignerOut},
     tags=("issuer certificates",),
 )
 def get_mdoc_signer():
@@ -628,7 +663,7 @@ def get_mdoc_signer():
 @documented(
     "A PKCS#10 signing request for the document signer key this service holds, for the "
     "organization's own IACA to certify (owners and admins); the key never leaves the service",
-    responses={200: p.MdocSigningRequestOut},
+    responses={200: MdocSigningRequestOut},
     tags=("issuer certificates",),
 )
 def get_mdoc_signing_request():
@@ -644,14 +679,14 @@ def get_mdoc_signing_request():
     "Upload the chain the organization's IACA issued for the signing request (PEM, document "
     "signer first, IACA last); mdocs carry it from now on and /iaca serves the IACA (owners "
     "and admins)",
-    body=p.CertificateChainIn,
-    responses={200: p.MdocSignerOut},
+    body=CertificateChainIn,
+    responses={200: MdocSignerOut},
     tags=("issuer certificates",),
 )
 def upload_mdoc_signer():
     """400 INVALID_CERTIFICATE_CHAIN for a chain not for the key, out of order, outside its
     validity, without the mdoc DS extended key usage, or whose root is not a CA."""
-    body = parse_body(p.CertificateChainIn)
+    body = parse_body(CertificateChainIn)
     membership = acting_membership()
     issuer = IssuerLinks(base_url()).issuer(membership.organization_id)
     mdoc_signer.upload_chain(membership, body.chain_pem, issuer)
@@ -663,14 +698,14 @@ def upload_mdoc_signer():
 @documented(
     "Upload the chain (PEM, leaf first) issued for the signing request; the organization's "
     "requests are signed with it from now on (owners and admins)",
-    body=p.CertificateChainIn,
-    responses={200: p.VerifierIdentityOut, 409: p.ErrorOut},
+    body=CertificateChainIn,
+    responses={200: VerifierIdentityOut, 409: ErrorOut},
     tags=("verifier identity",),
 )
 def upload_certificate():
     """400 INVALID_CERTIFICATE_CHAIN for a chain that is not the key's, out of order, or
     outside its validity; 409 NO_SIGNING_REQUEST before any CSR."""
-    body = parse_body(p.CertificateChainIn)
+    body = parse_body(CertificateChainIn)
     verifier_identity.upload_chain(acting_membership(), body.chain_pem, deployment_host())
     return identity_response()
 
@@ -680,7 +715,7 @@ def upload_certificate():
 @documented(
     "Stop using the organization's certificate: its requests carry the deployment's identity "
     "again (owners and admins)",
-    responses={204: None, 409: p.ErrorOut},
+    responses={204: None, 409: ErrorOut},
     tags=("verifier identity",),
 )
 def remove_certificate():
@@ -694,12 +729,12 @@ def remove_certificate():
 @documented(
     "Set the logo (client_metadata.logo_uri) and the registrar's registration certificate "
     "(verifier_info) sent with the organization's signed requests (owners and admins)",
-    body=p.VerifierProfilePatch,
-    responses={200: p.VerifierIdentityOut},
+    body=VerifierProfilePatch,
+    responses={200: VerifierIdentityOut},
     tags=("verifier identity",),
 )
 def update_verifier_profile():
     """Fields left out keep their value; null clears one."""
-    body = parse_body(p.VerifierProfilePatch)
+    body = parse_body(VerifierProfilePatch)
     verifier_identity.update_profile(acting_membership(), body.model_dump(exclude_unset=True))
     return identity_response()

@@ -28,7 +28,7 @@ from app.api.common import (
 from app.issuance.links import IssuerLinks
 from app.web.access import acting_organization, require_session, tier_gated
 from app.web.links import links
-from app.web.payloads import Body, Out, Text
+from app.web.payloads.base import Body, Out, Text
 from app.webhooks import operations as webhooks
 from app.webhooks.outbox import EVENT_TYPES, Rendered, provide_renderer
 

@@ -6,7 +6,7 @@ from flask import Blueprint, current_app, request
 
 from app.api.common import documented, json_response
 from app.billing import operations as billing
-from app.web import payloads as p
+from app.web.payloads.base import HealthOut
 
 bp = Blueprint("webhooks", __name__)
 
@@ -14,7 +14,7 @@ bp = Blueprint("webhooks", __name__)
 @bp.post("/billing/webhook")
 @documented(
     "Payment processor events (Stripe-Signature checked): plan bought or cancelled",
-    responses={200: p.HealthOut},
+    responses={200: HealthOut},
     tags=("plan",),
 )
 def billing_webhook():

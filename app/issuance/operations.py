@@ -2,8 +2,8 @@
 
 Each operation validates, changes state and flushes; the caller commits. An issued credential
 starts as an OpenID4VCI 1.0 Credential Offer (pre-authorized code flow, §3.5): the wallet
-redeems the code at the issuer's token endpoint (``app.issuance.wallet``) and the credential
-is signed only then, bound to the wallet's key.
+redeems the code at the issuer's token endpoint (``app.issuance.wallet.token``) and the
+credential is signed only then, bound to the wallet's key.
 """
 
 from __future__ import annotations

@@ -24,9 +24,10 @@ from flask_babel import ngettext
 from app import mail
 from app.errors import Forbidden, NotFound
 from app.extensions import db
-from app.issuance import authorization, wallet
+from app.issuance import authorization
 from app.issuance.links import IssuerLinks
 from app.issuance.models import AuthorizationRequest
+from app.issuance.wallet.metadata import issuer_organization
 from app.organizations.models import Organization
 from app.pages.views import bp, render
 from app.web.language import current_language
@@ -53,7 +54,7 @@ class AuthorizePage:
 
 
 def _organization(org_id: str) -> Organization:
-    organization = wallet.issuer_organization(org_id)
+    organization = issuer_organization(org_id)
     if organization is None:
         raise NotFound("No such credential issuer")
     return organization

@@ -27,7 +27,8 @@ from app.web.access import (
     tier_gated,
     upgrade_prompt,
 )
-from app.web.payloads import IntegrationIn, OrganizationPatch
+from app.web.payloads.integrations import IntegrationIn
+from app.web.payloads.organizations import OrganizationPatch
 from app.web.requests import parse_id
 
 GATED_ACTION = "Creating an integration key"

@@ -22,7 +22,7 @@ from app.organizations.operations import MANAGING_ROLES
 from app.staff.blueprint import bp
 from app.staff.page_kit import finished, refusal
 from app.web.access import acting_membership, require_staff
-from app.web.payloads import CertificateChainIn
+from app.web.payloads.certificates import CertificateChainIn
 from app.web.requests import base_url
 
 MAX_UPLOAD = 64 * 1024

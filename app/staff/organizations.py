@@ -29,7 +29,13 @@ from app.staff.page_kit import finished, refusal
 from app.staff.session import ORGANIZATION_COOKIE, set_cookie
 from app.web import shown_once
 from app.web.access import acting_membership, current_user, require_staff, upgrade_prompt
-from app.web.payloads import CodeIn, IssuerSettingsIn, JoinIn, OrganizationIn, OrganizationPatch
+from app.web.payloads.organizations import (
+    CodeIn,
+    IssuerSettingsIn,
+    JoinIn,
+    OrganizationIn,
+    OrganizationPatch,
+)
 from app.web.requests import parse_id
 
 GATED_ACTION = "Minting invitation codes"

@@ -23,7 +23,7 @@ from app.staff.blueprint import allow_form_redirects_to, bp, navigate, wants_fra
 from app.staff.page_kit import refusal
 from app.vouchers import operations as vouchers
 from app.web.access import acting_organization, current_user, require_staff
-from app.web.payloads import CheckoutIn, PortalIn, VoucherIn
+from app.web.payloads.billing import CheckoutIn, PortalIn, VoucherIn
 from app.web.requests import base_url
 
 PLAN_NAMES = {Plan.FREE: "Free", Plan.PRO: "Pro", Plan.PREMIUM_PLUS: "Premium+"}

@@ -22,7 +22,7 @@ from app.staff.credentials import of_recipient
 from app.staff.page_kit import finished, form_values, refusal
 from app.web.access import acting_organization, require_staff
 from app.web.paging import page_args, pager
-from app.web.payloads import RecipientIn, RecipientPatch
+from app.web.payloads.recipients import RecipientIn, RecipientPatch
 from app.web.requests import parse_id
 
 EMPTY_FORM = dict.fromkeys(FIELDS, "")

@@ -32,7 +32,7 @@ from app.staff.page_kit import finished, form_values, refusal
 from app.web.access import acting_organization, require_staff
 from app.web.language import DEFAULT, LANGUAGES
 from app.web.paging import page_args, pager
-from app.web.payloads import SchemaIn, SchemaPatch
+from app.web.payloads.schemas import SchemaIn, SchemaPatch
 from app.web.requests import base_url, parse_id
 
 SCHEMA_FIELDS = (

@@ -5,8 +5,8 @@ type whatever the client sends, so the form needs only split IN's comma-separate
 gives numbers and booleans their JSON type, so that a definition made here reads back through
 the JSON API the way a JSON client would have written it. Every rule about what a verification
 may contain stays where the JSON API enforces it (``VerificationIn`` and ``VerificationPatch``
-in ``app.web.payloads``, ``check_conditions`` in the domain): the form builds the same dict and
-lets those decide, so the two surfaces cannot drift apart.
+in ``app.web.payloads.verifications``, ``check_conditions`` in the domain): the form builds the
+same dict and lets those decide, so the two surfaces cannot drift apart.
 """
 
 from __future__ import annotations

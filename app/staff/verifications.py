@@ -47,11 +47,11 @@ from app.verifications import reports, search
 from app.verifications.conditions import known_attribute
 from app.verifications.models import Status, Verification
 from app.verifications.search import IndividualFilter
-from app.web import payloads
 from app.web.access import acting_organization, require_staff, tier_gated
 from app.web.csv_export import csv_download
 from app.web.filters import day_arg, midnight
 from app.web.paging import page_args, pager
+from app.web.payloads.verifications import VerificationIn, VerificationPatch
 from app.web.requests import base_url, parse_id
 
 GATED_ACTION = "Creating a verification"
@@ -187,7 +187,7 @@ def verifications_create() -> ResponseReturnValue:
     created, error = save(
         form,
         schemas,
-        payloads.VerificationIn,
+        VerificationIn,
         lambda fields: verification_ops.create_verification(
             organization, fields, IssuerLinks(base_url()).issuer(organization.id)
         ),
@@ -289,7 +289,7 @@ def verifications_update(verification_id: str) -> ResponseReturnValue:
     updated, error = save(
         form,
         schemas,
-        payloads.VerificationPatch,
+        VerificationPatch,
         lambda fields: verification_ops.update_verification(organization, verification.id, fields),
     )
     if updated is None:

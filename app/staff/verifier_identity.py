@@ -22,7 +22,7 @@ from app.staff.page_kit import finished, refusal
 from app.verifier_identity import operations as identity_ops
 from app.verifier_identity import shown as shown_identity
 from app.web.access import acting_membership, acting_organization, require_staff
-from app.web.payloads import CertificateChainIn, SigningRequestIn, VerifierProfilePatch
+from app.web.payloads.certificates import CertificateChainIn, SigningRequestIn, VerifierProfilePatch
 from app.web.requests import base_url
 
 MAX_UPLOAD = 64 * 1024

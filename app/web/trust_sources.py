@@ -10,7 +10,7 @@ from typing import Literal
 from pydantic import Field
 
 from app.trust_sources import operations as sources
-from app.web.payloads import Body, Out
+from app.web.payloads.base import Body, Out
 
 Kind = Literal[
     "PEM",

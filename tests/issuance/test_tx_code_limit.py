@@ -19,7 +19,7 @@ from support.race import all_at_once
 
 from app.extensions import db
 from app.issuance.models import Credential
-from app.issuance.wallet import MAX_TX_CODE_FAILURES
+from app.issuance.wallet.token import MAX_TX_CODE_FAILURES
 
 BURST = 24
 

@@ -1,0 +1,124 @@
+"""The organization's certificates: the issuer root and chain, the mdoc document signer and
+its IACA, and the verifier's access certificate and profile (signing requests, uploaded
+chains)."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+from typing import Literal
+
+from pydantic import Field
+
+from app.web.payloads.base import (
+    Body,
+    Out,
+)
+
+
+class SigningRequestIn(Body):
+    country: str = Field(
+        min_length=2,
+        max_length=2,
+        pattern=r"^[A-Za-z]{2}$",
+        description="ISO 3166-1 alpha-2 code for the certificate's C (countryName)",
+    )
+    name_host: bool = Field(
+        default=False,
+        description="Put the deployment's host in a subjectAltName dNSName, so that the "
+        "client identifier can be x509_san_dns:<host>",
+    )
+
+
+class CertificateChainIn(Body):
+    chain_pem: str = Field(
+        min_length=1,
+        max_length=64 * 1024,
+        description="The chain the registrar or CA returned, PEM, leaf first",
+    )
+
+
+class IssuerCertificateOut(Out):
+    root_pem: str = Field(description="The organization's issuer root: the anchor to trust")
+    uploaded: bool = Field(description="Whether the root came from the organization's CA")
+    kid: str | None = Field(description="The issuer key in use; null before the first credential")
+    chain_pem: str | None = Field(
+        description="The x5c chain credentials carry (PEM, issuing certificate first, no root); "
+        "null until the first credential signed with the key in use"
+    )
+
+
+class MdocSignerOut(Out):
+    iaca_pem: str = Field(
+        description="The organization's IACA root (PEM): the anchor verifiers trust for its mdocs"
+    )
+    document_signer_pem: str = Field(
+        description="The document signer certificate mdocs carry in x5chain (PEM)"
+    )
+    document_signer_subject: str = Field(description="Its subject, as RFC 4514 writes it")
+    document_signer_not_before: str = Field(description="When it starts being valid (ISO 8601)")
+    document_signer_not_after: str = Field(description="When it stops being valid (ISO 8601)")
+    iaca_not_after: str = Field(description="When the IACA stops being valid (ISO 8601)")
+    valid_now: bool = Field(
+        description="Whether the document signer and the IACA are both valid now; false: "
+        "mdoc issuance is refused (credential_request_denied) until a new chain is uploaded"
+    )
+    problem: str | None = Field(
+        description="Why mdocs cannot be signed now (which certificate, its dates, what to do); "
+        "null when valid_now"
+    )
+    uploaded: bool = Field(
+        description="Whether the IACA is the organization's own (uploaded); false: generated here"
+    )
+
+
+class MdocSigningRequestOut(Out):
+    csr_pem: str = Field(
+        description="PKCS#10 request (PEM) for the document signer key this service holds, for "
+        "the organization's IACA to certify"
+    )
+
+
+class VerifierProfilePatch(Body):
+    logo_uri: str | None = Field(
+        default=None,
+        max_length=2000,
+        pattern=r"^https://\S+$",
+        description="https address of the organization's logo (client_metadata.logo_uri); "
+        "null clears it",
+    )
+    registration_certificate: str | None = Field(
+        default=None,
+        max_length=16 * 1024,
+        description="The registrar's signed JWT, sent as verifier_info; null clears it",
+    )
+
+
+class SigningRequestOut(Out):
+    csr_pem: str
+    country: str
+    dns_name: str | None
+    created_at: datetime
+
+
+class AccessCertificateOut(Out):
+    client_id: str
+    subject: str
+    issuer: str
+    not_before: datetime
+    not_after: datetime
+    sha256: str
+    chain_pem: str
+    activated_at: datetime
+
+
+class VerifierIdentityOut(Out):
+    organization_id: uuid.UUID
+    uses: Literal["organization", "deployment"] = Field(
+        description="Whose identity the organization's requests carry now"
+    )
+    client_name: str
+    certificate: AccessCertificateOut | None
+    pending_request: SigningRequestOut | None
+    logo_uri: str | None
+    registration_certificate: str | None

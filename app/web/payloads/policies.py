@@ -1,0 +1,44 @@
+"""Policy requests: the backend's one-off verification requests and their status."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+from typing import Any
+
+from pydantic import Field
+
+from app.verifications.models import (
+    Status,
+)
+from app.web.payloads.base import (
+    Body,
+    Out,
+)
+
+
+class PolicyRequestIn(Body):
+    verification_id: uuid.UUID
+    recipient_id: uuid.UUID | None = None
+    expires_in: int = Field(default=900, ge=1, le=86400)
+
+
+class PolicyRequestOut(Out):
+    id: uuid.UUID
+    token: str
+    url: str
+    expires_at: datetime
+    status: Status
+
+
+class PolicyStatusOut(Out):
+    id: uuid.UUID
+    verification_id: uuid.UUID
+    recipient_id: uuid.UUID | None
+    status: Status
+    validation_error: str | None
+    claims: dict[str, Any] | None
+    issuer: str | None
+    expires_at: datetime
+    verified_at: datetime | None
+    created_at: datetime
