@@ -92,7 +92,7 @@ def test_the_individuals_page_and_export_say_who_opened_each(app, browser, clien
     )
     client.get(f"/connect/redirect/{made}?customer=by-link")
     page = text_of(browser.get(f"/dashboard/verifications/{made}/individuals"))
-    cells = re.findall(r'data-testid="opened-by">(.*?)</td>', page, re.S)
+    cells = re.findall(r'data-testid="opened-by">(.*?)</small>', page, re.S)
     assert sorted(cells) == sorted(
         [
             "Your backend (integration key): <code>crm-sync</code>",
