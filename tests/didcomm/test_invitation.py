@@ -55,10 +55,15 @@ invitations = st.builds(
     lambda goal, code, ident, frm, expires: invitation.make(
         frm, goal=goal, goal_code=code, invitation_id=ident, expires_time=expires
     ),
-    # Text any database stores: the reader refuses NUL, as every JSON door does.
-    goal=st.text(alphabet=st.characters(exclude_characters="\x00")),
-    code=st.text(alphabet=st.characters(exclude_characters="\x00"), min_size=1),
-    ident=st.text(alphabet=st.characters(exclude_characters="\x00"), min_size=1),
+    # Text any database stores: the reader refuses NUL and lone surrogates (not UTF-8), as
+    # every JSON door does.
+    goal=st.text(alphabet=st.characters(exclude_categories=["Cs"], exclude_characters="\x00")),
+    code=st.text(
+        alphabet=st.characters(exclude_categories=["Cs"], exclude_characters="\x00"), min_size=1
+    ),
+    ident=st.text(
+        alphabet=st.characters(exclude_categories=["Cs"], exclude_characters="\x00"), min_size=1
+    ),
     frm=st.text(alphabet=st.characters(codec="ascii", exclude_characters="\x00"), min_size=1),
     expires=st.none() | st.integers(min_value=0, max_value=2**53),
 )
