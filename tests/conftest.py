@@ -23,6 +23,7 @@ from sqlalchemy import text
 from app import clock, create_app
 from app.database import engine_options
 from app.extensions import db
+from app.jobs.queue import queue_of
 from app.schemas.public import seed_public_schemas
 
 
@@ -86,6 +87,7 @@ def app(db_settings: dict) -> Iterator[Flask]:
     reset_schema(app)
     yield app
     drop_schema(app)
+    release_connections(app)
 
 
 def clear_tables(app: Flask) -> None:
@@ -123,6 +125,21 @@ def make_app(app: Flask, db_settings: dict) -> Iterator:
         with extra.app_context():
             db.session.remove()
             db.engine.dispose()
+        release_connections(extra)
+
+
+def release_connections(app: Flask) -> None:
+    """Close what an app holds open besides its database (Redis pools of its queue, QR cache
+    and limiter), so that a dropped app leaves no socket for the collector to warn about."""
+    if "jobs" in app.extensions:
+        queue_of(app).close()
+    if "qr_cache" in app.extensions:
+        app.extensions["qr_cache"].close()
+    limiter = app.extensions.get("rate_limiter")
+    client = getattr(getattr(limiter, "_storage", None), "storage", None)
+    pool = getattr(client, "connection_pool", None)
+    if pool is not None:
+        pool.disconnect()
 
 
 @pytest.fixture

@@ -94,6 +94,14 @@ class JobQueue:
         for huey in self.hueys.values():
             huey.flush()
 
+    def close(self) -> None:
+        """Let go of the storage's connections now rather than when the queue is collected:
+        an application built and dropped (a test, a one-off command) leaves no socket open."""
+        for huey in self.hueys.values():
+            pool = getattr(huey.storage, "pool", None)
+            if pool is not None:
+                pool.disconnect()
+
 
 def _in_app_context(app: Flask, func: Callable[..., Any]) -> Callable[..., Any]:
     """A job runs like a request: in an app context, committed once if it returns."""

@@ -86,6 +86,11 @@ class QrCache:
         except Exception as exc:
             self._failed(exc)
 
+    def close(self) -> None:
+        """Let go of the Redis connections (an application built and dropped)."""
+        if self.redis is not None:
+            self.redis.connection_pool.disconnect()
+
     def _failed(self, exc: Exception) -> None:
         if not self.redis_failing:  # one line per outage, not one per page
             log.warning("QR cache: Redis unavailable, drawing instead: %s", type(exc).__name__)

@@ -60,3 +60,4 @@ def test_instances_sharing_redis_draw_a_link_once(app, make_app):
     assert wallet_link(again) == wallet_link(page)
     assert 'data-shared="1"' in again
     store.delete(keys[0])
+    store.close()
