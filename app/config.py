@@ -94,6 +94,8 @@ def from_environment() -> dict[str, Any]:
         "DC_API_RESPONSE_MODE": env("DC_API_RESPONSE_MODE", "dc_api.jwt"),
         # haip: refuse to start with a configuration HAIP 1.0 does not allow.
         "VERIFIER_PROFILE": env("VERIFIER_PROFILE", ""),
+        # Every verification (and policy request) is made under a registration certificate.
+        "REGISTRATION_CERTIFICATE_REQUIRED": env("REGISTRATION_CERTIFICATE_REQUIRED", "0") == "1",
         # x509_san_dns: signed Request Objects: PEM chain (leaf first) and its PEM private key.
         "REQUEST_SIGNING_CERT_FILE": env("REQUEST_SIGNING_CERT_FILE", ""),
         "REQUEST_SIGNING_KEY_FILE": env("REQUEST_SIGNING_KEY_FILE", ""),

@@ -38,6 +38,7 @@ from app.oid4vp.verifier import Verifier
 from app.statuslist import StatusResult, check_kept
 from app.verifications import link_secret
 from app.verifications import profile as verification_profile
+from app.verifier_identity import registration
 
 # DC_API_RESPONSE_MODE: how wallets answer over the Digital Credentials API (Appendix A.3).
 DC_API_RESPONSE_MODES = ("dc_api.jwt", "dc_api")
@@ -55,6 +56,9 @@ def register_verifier(app: Flask) -> None:
     # The verification domain reads the profile as it is when asked (several applications
     # may live in one process): HAIP refuses verifications of formats it does not cover.
     verification_profile.provide(lambda: current_app.config.get("VERIFIER_PROFILE") or "")
+    registration.provide_required(
+        lambda: bool(current_app.config.get("REGISTRATION_CERTIFICATE_REQUIRED"))
+    )
 
 
 def check_issuing(config: Mapping[str, Any]) -> None:

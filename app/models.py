@@ -18,7 +18,7 @@ from app.verifications.models import (
     PresentationRequest,
     Verification,
 )
-from app.verifier_identity.models import VerifierKey, VerifierProfile
+from app.verifier_identity.models import RegistrationCertificate, VerifierKey, VerifierProfile
 from app.vouchers.models import Voucher, VoucherRedemption
 from app.webhooks.models import WebhookAttempt, WebhookDelivery, WebhookEndpoint, WebhookEvent
 
@@ -40,6 +40,7 @@ __all__ = [
     "PresentationAttempt",
     "PresentationRequest",
     "Recipient",
+    "RegistrationCertificate",
     "Schema",
     "SessionToken",
     "TrustSource",

@@ -111,6 +111,11 @@ SETTINGS: tuple[Setting, ...] = (
         "`haip`: the start refuses a configuration [HAIP 1.0](../explanation/haip.md#haip-10-verifier_profilehaip) does not allow (unsigned requests, a client identifier prefix other than `x509_hash`, a request signing key other than P-256/ES256, a self-signed certificate in `REQUEST_SIGNING_CERT_FILE`, `RESPONSE_ENCRYPTION` off, `DC_API_RESPONSE_MODE=dc_api`), naming every setting to change; while running, verifications of schemas that are neither SD-JWT VC nor mdoc (`jwt_vc_json`) are refused with 400 `FORMAT_NOT_IN_PROFILE`, as are policy requests, openings and links for such verifications made before. Unset: no profile is enforced",
     ),
     Setting(
+        ("REGISTRATION_CERTIFICATE_REQUIRED",),
+        "`0`",
+        "`1`: every verification and policy request is made under a registration certificate (ETSI TS 119 475) the organization uploaded; saving a verification without one is refused with 400 `REGISTRATION_CERTIFICATE_REQUIRED`, what an EU deployment sets (see [Register as a relying party in the EU](../how-to/eu-relying-party.md)). `0`: organizations without one are unaffected; one that has some still has each verification checked against the one it names",
+    ),
+    Setting(
         ("REQUEST_SIGNING_CERT_FILE", "REQUEST_SIGNING_KEY_FILE"),
         "unset",
         "PEM certificate chain (leaf first, then its issuers) and the leaf's unencrypted EC private key (P-256, P-384 or P-521), or for a key kept in the PKCS#11 token a `pkcs11:object=<label>` URI (RFC 7512; [Keys](../how-to/hsm.md)): Request Objects are then signed JWS, passed by reference, under the `x509_san_dns:` (or `x509_hash:`) client identifier. Read at start-up, which fails unless both are set, the key is the leaf's, the chain is in order, the leaf is valid and, for `x509_san_dns`, it has a DNS subjectAltName equal to `PUBLIC_URL`'s host. The identity of organizations without one of their own (see [Each organization's verifier identity](../how-to/verifier-identity.md))",

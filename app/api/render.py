@@ -86,6 +86,9 @@ def verification(row: Verification) -> dict[str, Any]:
         "trusted_issuers": row.trusted_issuers,
         "trust_sources": list(row.trust_sources or []),
         "trust": row.trust(),
+        "registration_certificate_id": (
+            str(row.registration_certificate_id) if row.registration_certificate_id else None
+        ),
         "return_url": row.return_url,
         "recommended_wallets": list(row.recommended_wallets or []),
         "wallet_protocols": row.protocols(),

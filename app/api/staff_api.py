@@ -35,7 +35,7 @@ from app.presentations import issuers_seen
 from app.schemas import operations as schemas
 from app.verifications import operations as verifications
 from app.verifier_identity import operations as verifier_identity
-from app.verifier_identity import shown
+from app.verifier_identity import registration, shown
 from app.vouchers import operations as vouchers
 from app.web.access import (
     acting_membership,
@@ -53,6 +53,9 @@ from app.web.payloads.certificates import (
     IssuerCertificateOut,
     MdocSignerOut,
     MdocSigningRequestOut,
+    RegistrationCertificateIn,
+    RegistrationCertificateList,
+    RegistrationCertificateOut,
     SigningRequestIn,
     SigningRequestOut,
     VerifierIdentityOut,
@@ -727,8 +730,8 @@ def remove_certificate():
 @bp.put("/verifier-identity/profile")
 @require_session
 @documented(
-    "Set the logo (client_metadata.logo_uri) and the registrar's registration certificate "
-    "(verifier_info) sent with the organization's signed requests (owners and admins)",
+    "Set the logo (client_metadata.logo_uri) sent with the organization's signed requests "
+    "(owners and admins)",
     body=VerifierProfilePatch,
     responses={200: VerifierIdentityOut},
     tags=("verifier identity",),
@@ -738,3 +741,47 @@ def update_verifier_profile():
     body = parse_body(VerifierProfilePatch)
     verifier_identity.update_profile(acting_membership(), body.model_dump(exclude_unset=True))
     return identity_response()
+
+
+@bp.get("/verifier-identity/registration-certificates")
+@require_session
+@documented(
+    "The organization's registration certificates (ETSI TS 119 475), each with what it "
+    "permits a verification to ask for and the purpose it states",
+    responses={200: RegistrationCertificateList},
+    tags=("verifier identity",),
+)
+def list_registration_certificates():
+    """Oldest first; each as checked at upload."""
+    records = registration.list_for(acting_organization())
+    return json_response({"results": [registration.describe(r) for r in records]})
+
+
+@bp.post("/verifier-identity/registration-certificates")
+@require_session
+@documented(
+    "Upload a registration certificate from the organization's registrar (owners and "
+    "admins): checked against ETSI TS 119 475 (typ, alg, x5c to a trusted registrar, sub "
+    "naming the access certificate's relying party, validity, status)",
+    body=RegistrationCertificateIn,
+    responses={201: RegistrationCertificateOut},
+    tags=("verifier identity",),
+)
+def upload_registration_certificate():
+    """400 INVALID_REGISTRATION_CERTIFICATE with the reason for one a wallet would refuse."""
+    body = parse_body(RegistrationCertificateIn)
+    record = registration.upload(acting_membership(), body.registration_certificate)
+    return json_response(registration.describe(record), 201)
+
+
+@bp.delete("/verifier-identity/registration-certificates/<certificate_id>")
+@require_session
+@documented(
+    "Remove a registration certificate (owners and admins); refused while a verification names it",
+    responses={204: None, 409: ErrorOut},
+    tags=("verifier identity",),
+)
+def delete_registration_certificate(certificate_id: str):
+    """409 REGISTRATION_CERTIFICATE_IN_USE while a verification is made under it."""
+    registration.delete(acting_membership(), parse_id(certificate_id))
+    return "", 204

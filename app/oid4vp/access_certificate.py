@@ -1,5 +1,5 @@
-"""An organization's own access certificate: the CSR it sends its registrar, the chain it gets
-back, and the registration certificate that may travel with its requests. No database here.
+"""An organization's own access certificate: the CSR it sends its registrar and the chain it
+gets back. No database here (registration certificates: ``app.oid4vp.registration_certificate``).
 
 In the EU each relying party registers with a registrar and holds an access certificate of its
 own, so that a wallet shows whom it answers. The key is made here and never leaves the service;
@@ -11,8 +11,6 @@ is wrong in words staff can act on.
 
 from __future__ import annotations
 
-import base64
-import json
 from datetime import datetime
 from itertools import pairwise
 from typing import Any
@@ -28,15 +26,10 @@ from app.oid4vp.client import X509_HASH, X509_SAN_DNS, X509Client, x509_hash
 # A chain from a registrar is a leaf and a few CAs; anything longer is not one.
 MAX_CHAIN_LENGTH = 10
 MAX_CHAIN_PEM = 64 * 1024
-# A registration certificate is one compact JWS; a few kilobytes in practice.
-MAX_REGISTRATION_CERTIFICATE = 16 * 1024
 # ISO 3166-1 alpha-2, as X.520 countryName requires.
 COUNTRY_LENGTH = 2
 # X.520 ub-common-name and ub-organization-name.
 MAX_NAME = 64
-# OpenID4VP 1.0 §5.1 verifier_info: the format of a registration certificate signed as a JWT.
-REGISTRATION_FORMAT = "jwt"
-NO_SIGNATURE_ALGS = ("none", "HS256", "HS384", "HS512")
 
 
 class AccessCertificateError(ValueError):
@@ -151,59 +144,6 @@ def signing_client(
 
 def chain_pem_of(chain: list[x509.Certificate]) -> str:
     return "".join(cert.public_bytes(serialization.Encoding.PEM).decode("ascii") for cert in chain)
-
-
-def read_registration_certificate(token: str) -> str:
-    """A registration certificate as a registrar signs it: one compact JWS (RFC 7515 §7.1).
-
-    Its signature is the registrar's, for wallets to check against the registrars they trust;
-    what is checked here is that it is one, so that no wallet is sent something that is not.
-    """
-    token = (token or "").strip()
-    if len(token) > MAX_REGISTRATION_CERTIFICATE:
-        raise AccessCertificateError(
-            f"The registration certificate is longer than {MAX_REGISTRATION_CERTIFICATE // 1024} "
-            "KiB"
-        )
-    parts = token.split(".")
-    if len(parts) != 3 or not all(parts):
-        raise AccessCertificateError(
-            "The registration certificate must be a signed JWT: three base64url parts joined "
-            "by dots"
-        )
-    try:
-        header = json.loads(_b64url_decode(parts[0]))
-        payload = json.loads(_b64url_decode(parts[1]))
-        _b64url_decode(parts[2])
-    except (ValueError, UnicodeDecodeError):
-        raise AccessCertificateError(
-            "The registration certificate is not a JWT: its parts are not base64url JSON"
-        ) from None
-    if not isinstance(header, dict) or not isinstance(payload, dict):
-        raise AccessCertificateError(
-            "The registration certificate's header and claims must be JSON objects"
-        )
-    alg = header.get("alg")
-    if not isinstance(alg, str) or alg in NO_SIGNATURE_ALGS:
-        raise AccessCertificateError(
-            "The registration certificate must be signed with a public-key algorithm "
-            f"(its alg is {alg!r})"
-        )
-    return token
-
-
-def verifier_info(registration_certificate: str | None) -> tuple[dict[str, Any], ...]:
-    """OpenID4VP 1.0 §5.1 ``verifier_info``: attestations about the verifier, each an object
-    with ``format`` and ``data``; a registration certificate is a JWT."""
-    if not registration_certificate:
-        return ()
-    return ({"format": REGISTRATION_FORMAT, "data": registration_certificate},)
-
-
-def _b64url_decode(part: str) -> bytes:
-    if any(c in part for c in "+/="):
-        raise ValueError("not base64url")
-    return base64.urlsafe_b64decode(part + "=" * (-len(part) % 4))
 
 
 def _public_der(key: Any) -> bytes:

@@ -25,6 +25,11 @@ class PolicyRequest(PresentationSubject, db.Model):
     recipient_id: Mapped[uuid.UUID | None] = mapped_column(
         ForeignKey("recipients.id", ondelete="SET NULL")
     )
+    # The registration certificate the request is made under, when it names one other than
+    # its verification's (None: the verification's).
+    registration_certificate_id: Mapped[uuid.UUID | None] = mapped_column(
+        ForeignKey("registration_certificates.id", ondelete="SET NULL")
+    )
     # The person's page is /p/<token>; only the hash is kept, the token is returned once.
     token_hash: Mapped[str] = mapped_column(String(64), unique=True)
     expires_at: Mapped[datetime]

@@ -21,6 +21,7 @@ from app.tokens import hash_secret
 from app.verifications.models import PresentationRequest, Status
 from app.verifications.operations import get_verification
 from app.verifications.profile import require_verification_format
+from app.verifier_identity import registration
 from app.webhooks import outbox
 from app.webhooks.models import WebhookEndpoint, WebhookEvent
 
@@ -37,10 +38,20 @@ def create_policy_request(
     recipient_id: uuid.UUID | None,
     expires_in: int,
     secret: str,
+    registration_certificate_id: uuid.UUID | None = None,
 ) -> tuple[str, PolicyRequest]:
-    """A new policy request and its token (the person's page address)."""
+    """A new policy request and its token (the person's page address). It is made under the
+    registration certificate named, which the verification's query must stay within, else
+    under its verification's."""
     verification = get_verification(organization, verification_id)
     require_verification_format(verification)
+    if registration_certificate_id is not None:
+        record = registration.get(organization.id, registration_certificate_id)
+        registration.require_within(
+            record, verification.schema.credential_type(), verification.requested_claims()
+        )
+    elif verification.registration_certificate_id is None and registration.required():
+        registration.choose(organization.id, None, None)
     if recipient_id is not None:
         get_recipient(organization, recipient_id)
     policy_id = uuid.uuid4()
@@ -53,6 +64,7 @@ def create_policy_request(
         recipient_id=recipient_id,
         token_hash=digest,
         expires_at=clock.now() + timedelta(seconds=expires_in),
+        registration_certificate_id=registration_certificate_id,
     )
     db.session.add(policy)
     db.session.flush()

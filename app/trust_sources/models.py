@@ -28,16 +28,22 @@ class SourceKind(enum.StrEnum):
     # Certificates of wallet provider CAs pasted by staff: they anchor the wallet and key
     # attestations the organization's issuer accepts, never a credential's issuer.
     WALLET_PROVIDERS = "WALLET_PROVIDERS"
+    # Certificates of registrars pasted by staff: they anchor the registration certificates
+    # (ETSI TS 119 475) the organization uploads, never a credential's issuer.
+    REGISTRARS = "REGISTRARS"
 
 
 # Sources whose certificates are pasted, not fetched.
-PEM_KINDS = frozenset({SourceKind.PEM, SourceKind.WALLET_PROVIDERS})
+PEM_KINDS = frozenset({SourceKind.PEM, SourceKind.WALLET_PROVIDERS, SourceKind.REGISTRARS})
 FETCHED_KINDS = frozenset(set(SourceKind) - PEM_KINDS)
 # Sources a verification may choose to anchor the issuers of credentials.
-ISSUER_KINDS = frozenset(set(SourceKind) - {SourceKind.WALLET_PROVIDERS})
+ISSUER_KINDS = frozenset(set(SourceKind) - {SourceKind.WALLET_PROVIDERS, SourceKind.REGISTRARS})
 # The ETSI TS 119 602 service type of wallet providers: a List of Trusted Entities' services
 # of this type anchor wallet attestations too.
 WALLET_PROVIDER_SERVICE_TYPE = "http://uri.etsi.org/19602/SvcType/WalletSolution/Issuance"
+# The ETSI TS 119 602 service type of registration certificate (WRPRC) providers: a List of
+# Trusted Entities' services of this type anchor registration certificates too.
+REGISTRAR_SERVICE_TYPE = "http://uri.etsi.org/19602/SvcType/WRPRC/Issuance"
 
 
 class TrustSource(IdMixin, TimestampMixin, db.Model):

@@ -29,6 +29,7 @@ from app.trust_sources import settings
 from app.trust_sources.models import (
     FETCHED_KINDS,
     PEM_KINDS,
+    REGISTRAR_SERVICE_TYPE,
     WALLET_PROVIDER_SERVICE_TYPE,
     SourceKind,
     TrustSource,
@@ -53,6 +54,7 @@ SERVICE_TYPE_PRESETS: dict[str, str] = {
     "http://uri.etsi.org/19602/SvcType/QEAA/Issuance": "Qualified EAA provider (QEAA)",
     "http://uri.etsi.org/19602/SvcType/PubEAA/Issuance": "Public-sector EAA provider (Pub-EAA)",
     WALLET_PROVIDER_SERVICE_TYPE: "Wallet provider",
+    REGISTRAR_SERVICE_TYPE: "Registration certificate provider (registrar)",
 }
 
 KIND_WORDS = {
@@ -62,6 +64,7 @@ KIND_WORDS = {
     SourceKind.LIST_OF_TRUSTED_ENTITIES: "List of Trusted Entities",
     SourceKind.VICAL: "VICAL",
     SourceKind.WALLET_PROVIDERS: "Wallet provider certificates",
+    SourceKind.REGISTRARS: "Registrar certificates",
 }
 
 
@@ -104,16 +107,21 @@ def check_source_ids(organization: Organization, ids: Sequence[uuid.UUID | str])
     )
     if any(i not in found for i in wanted):
         raise NotFound()
-    wallets = db.session.scalar(
-        select(TrustSource.name).where(
+    other = db.session.execute(
+        select(TrustSource.name, TrustSource.kind).where(
             TrustSource.id.in_([uuid.UUID(i) for i in wanted]),
-            TrustSource.kind == SourceKind.WALLET_PROVIDERS,
+            TrustSource.kind.in_([SourceKind.WALLET_PROVIDERS, SourceKind.REGISTRARS]),
         )
-    )
-    if wallets is not None:
+    ).first()
+    if other is not None and other.kind is SourceKind.WALLET_PROVIDERS:
         raise InvalidRequest(
-            f"Trust source '{wallets}' lists wallet providers: it anchors wallet attestations, "
-            "not the issuers of credentials"
+            f"Trust source '{other.name}' lists wallet providers: it anchors wallet "
+            "attestations, not the issuers of credentials"
+        )
+    if other is not None:
+        raise InvalidRequest(
+            f"Trust source '{other.name}' lists registrars: it anchors registration "
+            "certificates, not the issuers of credentials"
         )
     return wanted
 

@@ -33,6 +33,7 @@ from app.trust.x5c import load_pem_anchors
 from app.trust_sources import settings
 from app.trust_sources.models import (
     PEM_KINDS,
+    REGISTRAR_SERVICE_TYPE,
     WALLET_PROVIDER_SERVICE_TYPE,
     SourceKind,
     TrustSource,
@@ -97,8 +98,9 @@ def source_trust(
 
 def _applies(source: TrustSource, entry: dict[str, Any], credential: CredentialType) -> bool:
     """A VICAL lists IACAs: they anchor mdocs, of the docTypes it names for them if any.
-    Wallet provider certificates anchor wallets, never a credential's issuer."""
-    if source.kind is SourceKind.WALLET_PROVIDERS:
+    Wallet provider and registrar certificates anchor wallets and registration certificates,
+    never a credential's issuer."""
+    if source.kind in (SourceKind.WALLET_PROVIDERS, SourceKind.REGISTRARS):
         return False
     if source.kind is not SourceKind.VICAL:
         return True
@@ -173,14 +175,15 @@ KIND_NAMES = {
     SourceKind.LIST_OF_TRUSTED_ENTITIES: "list of trusted entities",
     SourceKind.VICAL: "VICAL",
     SourceKind.WALLET_PROVIDERS: "the wallet provider certificates of trust source",
+    SourceKind.REGISTRARS: "the registrar certificates of trust source",
 }
 
 
 def _phrase(source: TrustSource) -> str:
     """How a refusal names the source: "the trusted list 'X' (trusted list of DE, sequence
     123)"."""
-    if source.kind is SourceKind.WALLET_PROVIDERS:
-        return f"the wallet provider certificates of trust source '{source.name}'"
+    if source.kind in (SourceKind.WALLET_PROVIDERS, SourceKind.REGISTRARS):
+        return f"{KIND_NAMES[source.kind]} '{source.name}'"
     if source.kind is SourceKind.PEM:
         return f"the certificates of trust source '{source.name}'"
     if source.refreshed_at is None:
@@ -234,14 +237,47 @@ def wallet_provider_trust(organization_id: uuid.UUID, now: datetime) -> SourceTr
     """The wallet providers an organization's issuer accepts attestations from: every
     certificate of its wallet provider sources, and the wallet provider services (ETSI TS
     119 602 ``WalletSolution``) of its Lists of Trusted Entities, with their standing."""
+    return _role_trust(
+        organization_id,
+        now,
+        SourceKind.WALLET_PROVIDERS,
+        WALLET_PROVIDER_SERVICE_TYPE,
+        WALLET_PROVIDER_CERTIFICATE,
+        "wallet provider",
+    )
+
+
+REGISTRAR_CERTIFICATE = "Registrar certificate"
+
+
+def registrar_trust(organization_id: uuid.UUID, now: datetime) -> SourceTrust:
+    """The registrars an organization's registration certificates may be signed by: every
+    certificate of its registrar sources, and the registration certificate provider services
+    (ETSI TS 119 602 ``WRPRC/Issuance``) of its Lists of Trusted Entities."""
+    return _role_trust(
+        organization_id,
+        now,
+        SourceKind.REGISTRARS,
+        REGISTRAR_SERVICE_TYPE,
+        REGISTRAR_CERTIFICATE,
+        "registrar",
+    )
+
+
+def _role_trust(
+    organization_id: uuid.UUID,
+    now: datetime,
+    kind: SourceKind,
+    service_type: str,
+    subject: str,
+    role: str,
+) -> SourceTrust:
     rows = list(
         db.session.scalars(
             select(TrustSource)
             .where(
                 TrustSource.organization_id == organization_id,
-                TrustSource.kind.in_(
-                    [SourceKind.WALLET_PROVIDERS, SourceKind.LIST_OF_TRUSTED_ENTITIES]
-                ),
+                TrustSource.kind.in_([kind, SourceKind.LIST_OF_TRUSTED_ENTITIES]),
             )
             .order_by(TrustSource.created_at)
         )
@@ -253,19 +289,13 @@ def wallet_provider_trust(organization_id: uuid.UUID, now: datetime) -> SourceTr
         wanted = [
             parsed
             for parsed in _parsed(source)
-            if source.kind is SourceKind.WALLET_PROVIDERS
-            or parsed.entry.get("service_type") == WALLET_PROVIDER_SERVICE_TYPE
+            if source.kind is kind or parsed.entry.get("service_type") == service_type
         ]
         if wanted:
             used.append(source)
-        anchors.extend(
-            _anchor(source, parsed, now, refuse_stale, WALLET_PROVIDER_CERTIFICATE)
-            for parsed in wanted
-        )
+        anchors.extend(_anchor(source, parsed, now, refuse_stale, subject) for parsed in wanted)
     if not used:
-        reason = f"{WALLET_PROVIDER_CERTIFICATE} is not in any wallet provider trust source"
+        reason = f"{subject} is not in any {role} trust source"
     else:
-        reason = f"{WALLET_PROVIDER_CERTIFICATE} is not in " + ", nor in ".join(
-            _phrase(source) for source in used
-        )
+        reason = f"{subject} is not in " + ", nor in ".join(_phrase(source) for source in used)
     return SourceTrust(tuple(anchors), reason)

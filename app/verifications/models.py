@@ -96,6 +96,11 @@ class Verification(IdMixin, TimestampMixin, db.Model):
     trusted_issuers: Mapped[list[str]] = mapped_column(JSON, default=list)
     # Ids of the organization's trust sources whose anchors this verification trusts.
     trust_sources: Mapped[list[str] | None] = mapped_column(JSON, default=list)
+    # The registration certificate (ETSI TS 119 475) the verification's requests are made
+    # under: its query stays within it, and it travels in verifier_info.
+    registration_certificate_id: Mapped[uuid.UUID | None] = mapped_column(
+        ForeignKey("registration_certificates.id", ondelete="SET NULL")
+    )
     return_url: Mapped[str | None] = mapped_column(String(2000))
     # Wallet apps the organization recommends ({"name", "url"}), shown to the person instead of
     # the apps named by the credential's format.

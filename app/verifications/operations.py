@@ -43,6 +43,7 @@ from app.verifications.models import (
 )
 from app.verifications.profile import require_format_allowed
 from app.verifications.return_address import check_return_url
+from app.verifier_identity import registration
 from app.webhooks.models import WebhookEvent
 
 # -- definitions ----------------------------------------------------------------------------
@@ -188,6 +189,7 @@ def _apply(
         verification.trust_sources = check_source_ids(organization, fields["trust_sources"])
     elif verification.trust_sources is None:
         verification.trust_sources = []
+    _apply_registration(organization, verification, schema, fields)
     if fields.get("wallet_protocols") is not None:
         verification.wallet_protocols = check_wallet_protocols(fields["wallet_protocols"])
     if fields.get("anonymous_open") is not None:
@@ -198,6 +200,23 @@ def _apply(
             f"schema is {schema.format} (choose a {DIDCOMM_FORMAT} schema, or openid4vp alone)",
             code="PROTOCOL_NOT_AVAILABLE",
         )
+
+
+def _apply_registration(
+    organization: Organization, verification: Verification, schema: Schema, fields: dict[str, Any]
+) -> None:
+    """The registration certificate the verification is made under, and no over-asking: its
+    query (the requested claims of its credential type) must stay within it."""
+    record = registration.choose(
+        organization.id,
+        fields.get("registration_certificate_id"),
+        verification.registration_certificate_id,
+    )
+    if record is not None:
+        registration.require_within(
+            record, schema.credential_type(), verification.requested_claims()
+        )
+    verification.registration_certificate_id = record.id if record is not None else None
 
 
 def _set_anonymous_open(verification: Verification, value: str) -> None:

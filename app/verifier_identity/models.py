@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import uuid
 from datetime import datetime
+from typing import Any
 
-from sqlalchemy import ForeignKey, Index, LargeBinary, String, Text, text
+from sqlalchemy import JSON, ForeignKey, Index, LargeBinary, String, Text, UniqueConstraint, text
 from sqlalchemy.orm import Mapped, mapped_column
 
 from app import clock
@@ -68,6 +69,45 @@ class VerifierProfile(db.Model):
     )
     # client_metadata.logo_uri (RFC 7591 §2): an https address of the organization's logo.
     logo_uri: Mapped[str | None] = mapped_column(String(2000))
-    # OpenID4VP 1.0 verifier_info: a registrar's signed JWT (format "jwt").
-    registration_certificate: Mapped[str | None] = mapped_column(Text)
     updated_at: Mapped[datetime] = mapped_column(default=clock.now, onupdate=clock.now)
+
+
+class RegistrationCertificate(IdMixin, db.Model):
+    """A registrar's registration certificate (ETSI TS 119 475) for one intended use of the
+    organization, checked at upload; what it permits is kept as read, for the over-asking
+    check of each verification that names it and for the pages."""
+
+    __tablename__ = "registration_certificates"
+    __table_args__ = (UniqueConstraint("organization_id", "token_sha256"),)
+
+    organization_id: Mapped[uuid.UUID] = mapped_column(
+        ForeignKey("organizations.id", ondelete="CASCADE"), index=True
+    )
+    # The compact JWT as the registrar signed it: sent as is in verifier_info.
+    token: Mapped[str] = mapped_column(Text)
+    token_sha256: Mapped[str] = mapped_column(String(64))
+    sub: Mapped[str] = mapped_column(String(500))
+    name: Mapped[str] = mapped_column(String(500), default="")
+    intended_use_id: Mapped[str | None] = mapped_column(String(500))
+    # [{"lang", "value"}]: the purpose wallets show.
+    purpose: Mapped[list[dict[str, str]]] = mapped_column(JSON, default=list)
+    # [{"format", "meta", "claims": [[path...]] | null}]: what may be asked for.
+    credentials: Mapped[list[dict[str, Any]]] = mapped_column(JSON, default=list)
+    # The registrar certificate that signed it (RFC 4514) and its SHA-256 fingerprint.
+    registrar: Mapped[str] = mapped_column(String(1000))
+    # The access certificate (SHA-256 of its DER) it was checked against at upload.
+    access_certificate_sha256: Mapped[str] = mapped_column(String(64))
+    # TS 119 475 status (a Token Status List reference), checked at upload.
+    status: Mapped[dict[str, Any] | None] = mapped_column(JSON)
+    issued_at: Mapped[datetime]
+    expires_at: Mapped[datetime | None]
+    created_at: Mapped[datetime] = mapped_column(default=clock.now)
+
+    def purpose_in(self, language: str) -> str:
+        """The registered purpose in the person's language, else English, else the first."""
+        texts = self.purpose or []
+        for wanted in (language, "en"):
+            for entry in texts:
+                if (entry.get("lang") or "").split("-")[0].lower() == wanted:
+                    return entry.get("value", "")
+        return texts[0].get("value", "") if texts else ""

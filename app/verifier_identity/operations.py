@@ -1,6 +1,6 @@
 """Each organization's verifier identity: the key and CSR staff make, the chain they upload,
-the registration certificate and logo that travel with the requests, and the signer requests
-are made with.
+the logo that travels with the requests, and the signer requests are made with (registration
+certificates: ``app.verifier_identity.registration``).
 
 The private key is made here, sealed at once, and opened only to sign; no function returns it
 and nothing logs it. Writes are for the organization's owners and admins.
@@ -48,7 +48,6 @@ class OrganizationClient:
 
     client: X509Client
     logo_uri: str | None
-    verifier_info: tuple[dict[str, Any], ...]
 
 
 def identity_of(organization: Organization) -> VerifierIdentity:
@@ -189,8 +188,7 @@ def stop_using(member: Membership) -> None:
 
 
 def update_profile(member: Membership, changes: dict[str, Any]) -> VerifierProfile:
-    """``logo_uri`` and ``registration_certificate``: a field left out keeps its value, null
-    (or an empty text) clears it."""
+    """``logo_uri``: left out keeps its value, null (or an empty text) clears it."""
     require_manager(member)
     profile = db.session.get(VerifierProfile, member.organization_id)
     if profile is None:
@@ -198,14 +196,6 @@ def update_profile(member: Membership, changes: dict[str, Any]) -> VerifierProfi
         db.session.add(profile)
     if "logo_uri" in changes:
         profile.logo_uri = changes["logo_uri"] or None
-    if "registration_certificate" in changes:
-        token = changes["registration_certificate"]
-        if token:
-            try:
-                token = certificates.read_registration_certificate(token)
-            except AccessCertificateError as exc:
-                raise InvalidRequest(str(exc), code="INVALID_REGISTRATION_CERTIFICATE") from None
-        profile.registration_certificate = token or None
     profile.updated_at = clock.now()
     db.session.flush()
     return profile
@@ -224,11 +214,7 @@ def organization_client(key_id: uuid.UUID) -> OrganizationClient | None:
         key.chain_pem, _private_key(key), key.client_id_prefix, key.client_id_name or ""
     )
     profile = db.session.get(VerifierProfile, key.organization_id)
-    return OrganizationClient(
-        client,
-        profile.logo_uri if profile else None,
-        certificates.verifier_info(profile.registration_certificate if profile else None),
-    )
+    return OrganizationClient(client, profile.logo_uri if profile else None)
 
 
 def client_id_of(key_id: uuid.UUID) -> str | None:

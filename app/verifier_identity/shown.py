@@ -11,6 +11,7 @@ from typing import Any
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes
 
+from app.verifier_identity import registration
 from app.verifier_identity.models import VerifierKey
 from app.verifier_identity.operations import VerifierIdentity
 
@@ -30,7 +31,9 @@ def describe(identity: VerifierIdentity) -> dict[str, Any]:
         "certificate": access_certificate(active) if active is not None else None,
         "pending_request": signing_request(pending) if pending is not None else None,
         "logo_uri": profile.logo_uri if profile else None,
-        "registration_certificate": profile.registration_certificate if profile else None,
+        "registration_certificates": [
+            registration.describe(record) for record in registration.list_for(identity.organization)
+        ],
     }
 
 

@@ -31,6 +31,7 @@ from app.verifications.models import (
     Verification,
 )
 from app.verifier_identity.operations import client_id_of, organization_client
+from app.verifier_identity.registration import verifier_info_of
 from app.web.requests import base_url
 from app.web.trusted_authorities import authorities_of
 
@@ -132,7 +133,7 @@ class Links:
         return AuthorizationRequest(
             client=own.client if own else self.verifier.client,
             logo_uri=(own.logo_uri or "") if own else "",
-            verifier_info=own.verifier_info if own else (),
+            verifier_info=verifier_info_of(registration_of(request, verification)) if own else (),
             encryption_jwk=self.verifier.response_jwk(str(request.id)),
             response_uri=self.response_uri(request.id),
             request_uri=self.request_uri(request.id),
@@ -145,6 +146,14 @@ class Links:
             client_name=verification.organization.name,
             trusted_authorities=tuple(authorities_of(verification)),
         )
+
+
+def registration_of(request: PresentationRequest, verification: Verification) -> uuid.UUID | None:
+    """The registration certificate a request is made under: its policy request's own, else
+    its verification's."""
+    policy = request.policy_request if request.policy_request_id is not None else None
+    own = getattr(policy, "registration_certificate_id", None)
+    return own or verification.registration_certificate_id
 
 
 @singledispatch

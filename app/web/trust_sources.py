@@ -19,6 +19,7 @@ Kind = Literal[
     "LIST_OF_TRUSTED_ENTITIES",
     "VICAL",
     "WALLET_PROVIDERS",
+    "REGISTRARS",
 ]
 PemText = Field(default=None, max_length=sources.MAX_PEM_LENGTH)
 

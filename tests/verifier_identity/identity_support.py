@@ -1,19 +1,21 @@
-"""A registrar for tests: a CA of its own (made with ``cryptography``) that signs the CSR an
-organization downloads, the way a registrar or CA returns a chain; and a registration
-certificate it signs as a JWT."""
+"""Registrars for tests: a CA of its own (made with ``cryptography``) that signs the CSR an
+organization downloads, the way a registrar or CA returns a chain; and a provider of
+registration certificates (ETSI TS 119 475), JWTs it signs with joserfc."""
 
 from __future__ import annotations
 
 import base64
 import json
+import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
-from cryptography.hazmat.primitives.asymmetric.utils import decode_dss_signature
 from cryptography.x509.oid import NameOID
+from joserfc import jws
+from joserfc.jwk import ECKey
 
 
 def _name(common_name: str) -> x509.Name:
@@ -102,14 +104,89 @@ class Registrar:
     def chain_pem(self, leaf: x509.Certificate) -> str:
         return pem_of(leaf, self.intermediate, self.root)
 
-    def registration_certificate(self, claims: dict) -> str:
-        """A registrar's registration certificate: an ES256 JWT signed by its root key."""
-        header = {"alg": "ES256", "typ": "rc-rp+jwt"}
-        signing_input = f"{_b64(json.dumps(header).encode())}.{_b64(json.dumps(claims).encode())}"
-        r, s = decode_dss_signature(
-            self.root_key.sign(signing_input.encode(), ec.ECDSA(hashes.SHA256()))
+
+PID = "urn:eudi:pid:1"
+PERMITS_PID = [
+    {
+        "format": "dc+sd-jwt",
+        "meta": {"vct_values": [PID]},
+        "claims": [
+            {"path": ["given_name"]},
+            {"path": ["family_name"]},
+            {"path": ["birthdate"]},
+            {"path": ["address"]},
+        ],
+    }
+]
+
+
+class RegistrationRegistrar:
+    """A registrar's root CA and the leaf it signs registration certificates with."""
+
+    def __init__(self, name: str = "Test WRPRC Provider") -> None:
+        now = datetime.now(UTC)
+        self.root_key = ec.generate_private_key(ec.SECP256R1())
+        self.key = ec.generate_private_key(ec.SECP256R1())
+        root_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, f"{name} Root")])
+        self.root = (
+            x509.CertificateBuilder()
+            .subject_name(root_name)
+            .issuer_name(root_name)
+            .public_key(self.root_key.public_key())
+            .serial_number(x509.random_serial_number())
+            .not_valid_before(now - timedelta(days=1))
+            .not_valid_after(now + timedelta(days=365))
+            .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+            .sign(self.root_key, hashes.SHA256())
         )
-        return f"{signing_input}.{_b64(r.to_bytes(32, 'big') + s.to_bytes(32, 'big'))}"
+        self.leaf = (
+            x509.CertificateBuilder()
+            .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, name)]))
+            .issuer_name(root_name)
+            .public_key(self.key.public_key())
+            .serial_number(x509.random_serial_number())
+            .not_valid_before(now - timedelta(days=1))
+            .not_valid_after(now + timedelta(days=90))
+            .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
+            .sign(self.root_key, hashes.SHA256())
+        )
+
+    @property
+    def anchor_pem(self) -> str:
+        return pem_of(self.root)
+
+    def sign(self, claims: dict, **header: object) -> str:
+        x5c = [
+            base64.b64encode(c.public_bytes(serialization.Encoding.DER)).decode()
+            for c in (self.leaf, self.root)
+        ]
+        protected = {"alg": "ES256", "typ": "rc-wrp+jwt", "x5c": x5c, **header}
+        key = ECKey.import_key(
+            self.key.private_bytes(
+                serialization.Encoding.PEM,
+                serialization.PrivateFormat.PKCS8,
+                serialization.NoEncryption(),
+            )
+        )
+        return jws.serialize_compact(protected, json.dumps(claims).encode(), key)
+
+    def certificate(self, leaf: x509.Certificate, **claims: object) -> str:
+        """A registration certificate for the relying party of the access certificate."""
+        body = {
+            "sub": leaf.subject.rfc4514_string(),
+            "name": "Acme Bank",
+            "intended_use_id": "age-check-1",
+            "iat": int(time.time()) - 60,
+            "exp": int(time.time()) + 86400,
+            "purpose": [
+                {"lang": "en", "value": "Checking that you are of age"},
+                {"lang": "de", "value": "Prüfung Ihrer Volljährigkeit"},
+            ],
+            "credentials": PERMITS_PID,
+            "entitlements": ["https://uri.etsi.org/19475/Entitlement/Service_Provider"],
+        }
+        body.update(claims)
+        return self.sign(body)
 
 
 def pem_of(*certificates: x509.Certificate) -> str:

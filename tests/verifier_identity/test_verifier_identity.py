@@ -25,7 +25,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 from factories import Staff, make_apikey, make_staff, make_verification
-from identity_support import Registrar, pem_of
+from identity_support import Registrar, RegistrationRegistrar, pem_of
 from joserfc import jws
 from joserfc.jwk import ECKey
 from wallets import Issuer, node_presentation, post_response, read_request
@@ -259,38 +259,34 @@ def test_two_organizations_requests_carry_their_own_identities(client, acme, bet
     verify_signed(beta_request.token, beta_leaf.public_key())
 
 
-def test_the_logo_and_registration_certificate_travel_with_the_request(client, acme, registrar):
+def test_the_logo_travels_with_the_request(client, acme, registrar):
     leaf = own_certificate(client, acme, registrar)
-    registration = registrar.registration_certificate(
-        {"sub": hash_id(leaf), "name": "Acme Bank", "purpose": "age checks"}
-    )
     response = client.put(
         "/verifier-identity/profile",
-        json={"logo_uri": "https://acme.test/logo.png", "registration_certificate": registration},
+        json={"logo_uri": "https://acme.test/logo.png"},
         headers=acme.headers(),
     )
     assert response.status_code == 200, response.get_json()
-    assert response.get_json()["registration_certificate"] == registration
     _, _, request = start(client, acme)
     claims = verify_signed(request.token, leaf.public_key())
     assert claims["client_metadata"]["logo_uri"] == "https://acme.test/logo.png"
-    assert claims["verifier_info"] == [{"format": "jwt", "data": registration}]
+    # Without a registration certificate, nothing is sent in verifier_info.
+    assert "verifier_info" not in claims
 
     # A field left out keeps its value; null clears one.
     client.put(
         "/verifier-identity/profile", json={"logo_uri": None}, headers=acme.headers()
     ).get_json()
-    shown = identity(client, acme)
-    assert shown["logo_uri"] is None and shown["registration_certificate"] == registration
+    assert identity(client, acme)["logo_uri"] is None
 
 
 @pytest.mark.parametrize(
     ("body", "code"),
     [
-        ({"registration_certificate": "not a jwt"}, "INVALID_REGISTRATION_CERTIFICATE"),
+        # Registration certificates are uploaded on their own, and checked there.
         (
             {"registration_certificate": "eyJhbGciOiJub25lIn0.eyJzdWIiOiJ4In0.c2ln"},
-            "INVALID_REGISTRATION_CERTIFICATE",
+            "INVALID_REQUEST",
         ),
         ({"logo_uri": "http://acme.test/logo.png"}, "INVALID_REQUEST"),
     ],
@@ -554,12 +550,19 @@ def test_the_digital_credentials_api_request_is_signed_with_the_organizations_ke
     client, acme, registrar
 ):
     leaf = own_certificate(client, acme, registrar)
-    registration = registrar.registration_certificate({"name": "Acme Bank"})
-    client.put(
-        "/verifier-identity/profile",
+    registrars = RegistrationRegistrar()
+    client.post(
+        "/trust/sources",
+        json={"name": "Registrar", "kind": "REGISTRARS", "certificates": registrars.anchor_pem},
+        headers=acme.headers(),
+    )
+    registration = registrars.certificate(leaf)
+    uploaded = client.post(
+        "/verifier-identity/registration-certificates",
         json={"registration_certificate": registration},
         headers=acme.headers(),
     )
+    assert uploaded.status_code == 201, uploaded.get_json()
     _, _, request = start(client, acme)
     answer = client.get(f"/oid4vp/dc-requests/{request.request_id}").get_json()
     [offered] = answer["requests"]
@@ -567,7 +570,9 @@ def test_the_digital_credentials_api_request_is_signed_with_the_organizations_ke
     claims = verify_signed(offered["data"]["request"], leaf.public_key())
     assert claims["client_id"] == hash_id(leaf)
     assert claims["expected_origins"] == [f"https://{HOST}"]
-    assert claims["verifier_info"] == [{"format": "jwt", "data": registration}]
+    assert claims["verifier_info"] == [
+        {"format": "registration_cert", "data": registration, "credential_ids": ["credential"]}
+    ]
 
 
 def test_once_the_certificate_has_expired_new_requests_carry_the_deployments_identity(

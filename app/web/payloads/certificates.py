@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import uuid
 from datetime import datetime
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import Field
 
@@ -79,6 +79,51 @@ class MdocSigningRequestOut(Out):
     )
 
 
+class RegistrationCertificateIn(Body):
+    registration_certificate: str = Field(
+        min_length=1,
+        max_length=32 * 1024,
+        description="The registrar's registration certificate (ETSI TS 119 475): a compact "
+        "JWT of typ rc-wrp+jwt whose x5c leads to a registrar the organization trusts "
+        "(trust source kind REGISTRARS), for the relying party of its access certificate",
+    )
+
+
+class LocalisedTextOut(Out):
+    lang: str
+    value: str
+
+
+class PermittedCredentialOut(Out):
+    format: str = Field(description="dc+sd-jwt, mso_mdoc or jwt_vc_json")
+    meta: dict[str, Any] = Field(description="DCQL meta: vct_values, doctype_value or type_values")
+    claims: list[list[str | int | None]] | None = Field(
+        description="DCQL claim paths it permits; null: every claim of the credential"
+    )
+
+
+class RegistrationCertificateOut(Out):
+    id: uuid.UUID
+    name: str = Field(description="The relying party's name as registered")
+    sub: str = Field(description="Whom it is for: the access certificate's relying party")
+    intended_use_id: str | None
+    purpose: list[LocalisedTextOut] = Field(description="The purpose wallets show")
+    credentials: list[PermittedCredentialOut] = Field(
+        description="What a verification made under it may ask for"
+    )
+    registrar: str = Field(description="Subject of the registrar certificate that signed it")
+    issued_at: datetime
+    expires_at: datetime | None
+    expired: bool
+    status: dict[str, Any] | None = Field(description="Its status list reference, if any")
+    created_at: datetime
+    token: str = Field(description="The JWT as uploaded, sent in verifier_info")
+
+
+class RegistrationCertificateList(Out):
+    results: list[RegistrationCertificateOut]
+
+
 class VerifierProfilePatch(Body):
     logo_uri: str | None = Field(
         default=None,
@@ -86,11 +131,6 @@ class VerifierProfilePatch(Body):
         pattern=r"^https://\S+$",
         description="https address of the organization's logo (client_metadata.logo_uri); "
         "null clears it",
-    )
-    registration_certificate: str | None = Field(
-        default=None,
-        max_length=16 * 1024,
-        description="The registrar's signed JWT, sent as verifier_info; null clears it",
     )
 
 
@@ -121,4 +161,6 @@ class VerifierIdentityOut(Out):
     certificate: AccessCertificateOut | None
     pending_request: SigningRequestOut | None
     logo_uri: str | None
-    registration_certificate: str | None
+    registration_certificates: list[RegistrationCertificateOut] = Field(
+        description="The registration certificates uploaded, each for an intended use"
+    )

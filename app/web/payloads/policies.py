@@ -21,6 +21,12 @@ class PolicyRequestIn(Body):
     verification_id: uuid.UUID
     recipient_id: uuid.UUID | None = None
     expires_in: int = Field(default=900, ge=1, le=86400)
+    registration_certificate_id: uuid.UUID | None = Field(
+        default=None,
+        description="The registration certificate (ETSI TS 119 475) the request is made under; "
+        "left out: its verification's. The verification's query must stay within it (400 "
+        "`OUTSIDE_REGISTRATION`)",
+    )
 
 
 class PolicyRequestOut(Out):

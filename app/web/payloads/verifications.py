@@ -139,6 +139,14 @@ class RecommendedWallet(Body):
     url: str = Field(max_length=500, pattern=r"^https://[^\s]+$")
 
 
+REGISTRATION_CERTIFICATE_ID = (
+    "The registration certificate (ETSI TS 119 475) the verification's requests are made under "
+    "(`GET /verifier-identity/registration-certificates`); left out: the one it has, else the "
+    "organization's only one. The query must stay within what it permits (400 "
+    "`OUTSIDE_REGISTRATION` names each claim outside it); requests carry it in `verifier_info`"
+)
+
+
 class VerificationIn(Body):
     name: str = Name
     description: str = Text
@@ -154,6 +162,9 @@ class VerificationIn(Body):
     )
     trust_sources: list[uuid.UUID] = Field(
         default_factory=list, max_length=20, description=TRUST_SOURCES
+    )
+    registration_certificate_id: uuid.UUID | None = Field(
+        default=None, description=REGISTRATION_CERTIFICATE_ID
     )
     return_url: str | None = Field(
         default=None, max_length=2000, pattern=r"^https?://", description=RETURN_URL
@@ -194,6 +205,9 @@ class VerificationPatch(Body):
     )
     trust_sources: list[uuid.UUID] | None = Field(
         default=None, max_length=20, description=TRUST_SOURCES
+    )
+    registration_certificate_id: uuid.UUID | None = Field(
+        default=None, description=REGISTRATION_CERTIFICATE_ID
     )
     return_url: str | None = Field(
         default=None, max_length=2000, pattern=r"^https?://", description=RETURN_URL
@@ -243,6 +257,9 @@ class VerificationOut(Out):
     trusted_issuers: list[str] = Field(description=TRUSTED_ISSUERS)
     trust_sources: list[uuid.UUID] = Field(description=TRUST_SOURCES)
     trust: Literal["any", "pinned"] = Field(description=TRUST)
+    registration_certificate_id: uuid.UUID | None = Field(
+        default=None, description=REGISTRATION_CERTIFICATE_ID
+    )
     return_url: str | None = Field(description=RETURN_URL)
     recommended_wallets: list[RecommendedWalletOut] = Field(
         default_factory=list, description=RECOMMENDED_WALLETS

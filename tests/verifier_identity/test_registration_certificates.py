@@ -1,0 +1,259 @@
+"""Registration certificates (ETSI TS 119 475): checked at upload, and no verification asks
+for more than the one it is made under.
+
+A registrar of registration certificates is a CA made with ``cryptography``; its certificates
+are JWTs signed with joserfc (never with this service's signer). The organization's access
+certificate comes from the test registrar of ``identity_support``.
+"""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from factories import make_verification, verification_body
+from identity_support import PERMITS_PID, PID, Registrar, RegistrationRegistrar
+from test_verifier_identity import acme, beta, own_certificate, start, verify_signed  # noqa: F401
+
+from app.oid4vp.registration_certificate import PermittedCredential, outside
+
+
+@pytest.fixture
+def registrars() -> RegistrationRegistrar:
+    return RegistrationRegistrar()
+
+
+def trust_registrar(client, staff, registrar: RegistrationRegistrar) -> None:
+    response = client.post(
+        "/trust/sources",
+        json={"name": "Registrar", "kind": "REGISTRARS", "certificates": registrar.anchor_pem},
+        headers=staff.headers(),
+    )
+    assert response.status_code == 201, response.get_json()
+
+
+def upload(client, staff, token: str):
+    return client.post(
+        "/verifier-identity/registration-certificates",
+        json={"registration_certificate": token},
+        headers=staff.headers(),
+    )
+
+
+@pytest.fixture
+def registered(client, acme, registrars):  # noqa: F811
+    """Acme with its access certificate, a trusted registrar and one registration certificate."""
+    leaf = own_certificate(client, acme, Registrar())
+    trust_registrar(client, acme, registrars)
+    token = registrars.certificate(leaf)
+    response = upload(client, acme, token)
+    assert response.status_code == 201, response.get_json()
+    return leaf, token, response.get_json()
+
+
+def test_an_upload_is_listed_with_what_it_permits_and_its_purpose(client, acme, registered):  # noqa: F811
+    _, token, created = registered
+    assert created["intended_use_id"] == "age-check-1"
+    listed = client.get(
+        "/verifier-identity/registration-certificates", headers=acme.headers()
+    ).get_json()["results"]
+    assert [r["id"] for r in listed] == [created["id"]]
+    assert listed[0]["credentials"][0]["meta"] == {"vct_values": [PID]}
+    assert ["address"] in listed[0]["credentials"][0]["claims"]
+    assert listed[0]["purpose"][0] == {"lang": "en", "value": "Checking that you are of age"}
+    assert listed[0]["registrar"] == "CN=Test WRPRC Provider"
+    assert listed[0]["token"] == token
+    shown = client.get("/verifier-identity", headers=acme.headers()).get_json()
+    assert [r["id"] for r in shown["registration_certificates"]] == [created["id"]]
+    # The same certificate again is kept once.
+    again = upload(client, acme, token)
+    assert again.status_code == 201 and again.get_json()["id"] == created["id"]
+
+
+def test_the_request_carries_the_certificate_in_verifier_info(client, acme, registered):  # noqa: F811
+    leaf, token, _ = registered
+    _, _, request = start(client, acme)
+    claims = verify_signed(request.token, leaf.public_key())
+    assert claims["verifier_info"] == [
+        {"format": "registration_cert", "data": token, "credential_ids": ["credential"]}
+    ]
+    assert claims["dcql_query"]["credentials"][0]["id"] == "credential"
+
+
+def test_the_only_certificate_is_the_verifications_and_is_echoed(client, acme, registered):  # noqa: F811
+    created = make_verification(client, acme)
+    assert created["registration_certificate_id"] == registered[2]["id"]
+
+
+def test_a_verification_asking_outside_its_certificate_is_refused(client, acme, registered):  # noqa: F811
+    response = client.post(
+        "/verifications",
+        json=verification_body(claims=["given_name", "nationalities", "issuing_country"]),
+        headers=acme.headers(),
+    )
+    assert response.status_code == 400
+    body = response.get_json()
+    assert body["code"] == "OUTSIDE_REGISTRATION"
+    assert body["outside"] == ["nationalities", "issuing_country"]
+    assert "nationalities" in body["error"] and "issuing_country" in body["error"]
+
+    # Changing one to ask outside it is refused too, and nothing changes.
+    created = make_verification(client, acme)
+    patched = client.patch(
+        f"/verifications/{created['id']}",
+        json={"claims": ["nationalities"]},
+        headers=acme.headers(),
+    )
+    assert patched.status_code == 400 and patched.get_json()["code"] == "OUTSIDE_REGISTRATION"
+
+
+def test_another_credential_type_is_outside_the_certificate(client, acme, registrars):  # noqa: F811
+    leaf = own_certificate(client, acme, Registrar())
+    trust_registrar(client, acme, registrars)
+    mdl_only = [{"format": "mso_mdoc", "meta": {"doctype_value": "org.iso.18013.5.1.mDL"}}]
+    response = upload(client, acme, registrars.certificate(leaf, credentials=mdl_only))
+    assert response.status_code == 201, response.get_json()
+    refused = client.post("/verifications", json=verification_body(), headers=acme.headers())
+    assert refused.status_code == 400
+    assert refused.get_json()["outside"] == [f"vct {PID}"]
+
+
+def test_with_several_certificates_a_verification_names_one(client, acme, registered, registrars):  # noqa: F811
+    leaf = registered[0]
+    second = upload(client, acme, registrars.certificate(leaf, intended_use_id="kyc-2"))
+    assert second.status_code == 201
+    unnamed = client.post("/verifications", json=verification_body(), headers=acme.headers())
+    assert unnamed.status_code == 400
+    assert unnamed.get_json()["code"] == "REGISTRATION_CERTIFICATE_REQUIRED"
+    named = make_verification(client, acme, registration_certificate_id=second.get_json()["id"])
+    assert named["registration_certificate_id"] == second.get_json()["id"]
+    # A certificate a verification is made under cannot be removed.
+    removed = client.delete(
+        f"/verifier-identity/registration-certificates/{second.get_json()['id']}",
+        headers=acme.headers(),
+    )
+    assert removed.status_code == 409
+
+
+def test_a_policy_request_names_its_certificate(app, client, acme, registered, registrars):  # noqa: F811
+    from factories import make_apikey
+
+    created = make_verification(client, acme, claims=["given_name"], attributes=[])
+    apikey = make_apikey(app, acme.organization_id)
+    response = client.post(
+        "/policy-requests",
+        json={"verification_id": created["id"], "registration_certificate_id": registered[2]["id"]},
+        headers={"apikey": apikey},
+    )
+    assert response.status_code == 201, response.get_json()
+    narrow = upload(
+        client,
+        acme,
+        registrars.certificate(
+            registered[0],
+            intended_use_id="names",
+            credentials=[{**PERMITS_PID[0], "claims": [{"path": ["family_name"]}]}],
+        ),
+    ).get_json()
+    refused = client.post(
+        "/policy-requests",
+        json={"verification_id": created["id"], "registration_certificate_id": narrow["id"]},
+        headers={"apikey": apikey},
+    )
+    assert refused.status_code == 400 and refused.get_json()["outside"] == ["given_name"]
+
+
+@pytest.mark.parametrize(
+    ("case", "reason"),
+    [
+        ("untrusted", "registrar this organization does not trust"),
+        ("expired", "expired on"),
+        ("other_access_certificate", "not for this organization's access certificate"),
+        ("typ", "rc-wrp+jwt"),
+        ("no_sub", "no sub"),
+        ("meta_text", "DCQL meta object"),
+    ],
+)
+def test_a_certificate_a_wallet_would_refuse_is_refused_at_upload(
+    client,
+    acme,  # noqa: F811
+    registrars,
+    case,
+    reason,
+):
+    leaf = own_certificate(client, acme, Registrar())
+    trust_registrar(client, acme, registrars)
+    token = {
+        "untrusted": lambda: RegistrationRegistrar("Stranger").certificate(leaf),
+        "expired": lambda: registrars.certificate(leaf, exp=int(time.time()) - 10),
+        "other_access_certificate": lambda: registrars.certificate(leaf, sub="CN=Someone Else"),
+        "typ": lambda: registrars.sign({"sub": "x", "iat": 1}, typ="rc-rp+jwt"),
+        "no_sub": lambda: registrars.certificate(leaf, sub=None),
+        "meta_text": lambda: registrars.certificate(
+            leaf, credentials=[{"format": "dc+sd-jwt", "meta": PID}]
+        ),
+    }[case]()
+    response = upload(client, acme, token)
+    assert response.status_code == 400, response.get_json()
+    assert response.get_json()["code"] == "INVALID_REGISTRATION_CERTIFICATE"
+    assert reason in response.get_json()["error"]
+
+
+def test_without_an_access_certificate_an_upload_is_refused(client, beta, registrars):  # noqa: F811
+    trust_registrar(client, beta, registrars)
+    leaf = Registrar().root
+    response = upload(client, beta, registrars.certificate(leaf))
+    assert response.status_code == 400
+    assert "access certificate first" in response.get_json()["error"]
+
+
+def test_a_deployment_may_require_a_certificate_for_every_verification(app, client, acme):  # noqa: F811
+    app.config["REGISTRATION_CERTIFICATE_REQUIRED"] = True
+    try:
+        response = client.post("/verifications", json=verification_body(), headers=acme.headers())
+    finally:
+        app.config["REGISTRATION_CERTIFICATE_REQUIRED"] = False
+    assert response.status_code == 400
+    assert response.get_json()["code"] == "REGISTRATION_CERTIFICATE_REQUIRED"
+    # Without the setting, an organization with none is unaffected.
+    make_verification(client, acme)
+
+
+SD_JWT_QUERY = {
+    "id": "credential",
+    "format": "dc+sd-jwt",
+    "meta": {"vct_values": [PID]},
+    "claims": [{"path": ["given_name"]}, {"path": ["address", "country"]}],
+}
+
+
+@pytest.mark.parametrize(
+    ("permitted", "expected"),
+    [
+        ([PermittedCredential("dc+sd-jwt", {"vct_values": [PID]}, None)], []),
+        (
+            [PermittedCredential("dc+sd-jwt", {"vct_values": [PID]}, (("given_name",),))],
+            ["address.country"],
+        ),
+        (
+            [
+                PermittedCredential(
+                    "dc+sd-jwt", {"vct_values": [PID, "x"]}, (("given_name",), ("address",))
+                )
+            ],
+            [],
+        ),
+        ([PermittedCredential("dc+sd-jwt", {"vct_values": ["other"]}, None)], [f"vct {PID}"]),
+        ([PermittedCredential("mso_mdoc", {"doctype_value": PID}, None)], [f"vct {PID}"]),
+        (
+            [
+                PermittedCredential(
+                    "dc+sd-jwt", {"vct_values": [PID]}, (("given_name",), ("address", None))
+                )
+            ],
+            [],
+        ),
+    ],
+)
+def test_a_query_is_compared_with_what_is_permitted(permitted, expected):
+    assert outside(permitted, SD_JWT_QUERY) == expected
