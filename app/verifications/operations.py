@@ -6,7 +6,7 @@ import contextlib
 import json
 import secrets
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -43,7 +43,6 @@ from app.verifications.models import (
 )
 from app.verifications.profile import require_format_allowed
 from app.verifications.return_address import check_return_url
-from app.verifier_identity import registration
 from app.webhooks.models import WebhookEvent
 
 # -- definitions ----------------------------------------------------------------------------
@@ -202,21 +201,26 @@ def _apply(
         )
 
 
+RegistrationCheck = Callable[[Organization, Verification, Schema, Any], None]
+_registration_check: list[RegistrationCheck] = []
+
+
+def provide_registration_check(check: RegistrationCheck) -> None:
+    """Called by the verifier identity domain (which keeps registration certificates and so
+    imports this one): it sets the certificate a verification is made under, or refuses."""
+    _registration_check[:] = [check]
+
+
 def _apply_registration(
     organization: Organization, verification: Verification, schema: Schema, fields: dict[str, Any]
 ) -> None:
     """The registration certificate the verification is made under, and no over-asking: its
     query (the requested claims of its credential type) must stay within it."""
-    record = registration.choose(
-        organization.id,
-        fields.get("registration_certificate_id"),
-        verification.registration_certificate_id,
+    if not _registration_check:
+        raise RuntimeError("the verifier identity domain provides the registration check")
+    _registration_check[0](
+        organization, verification, schema, fields.get("registration_certificate_id")
     )
-    if record is not None:
-        registration.require_within(
-            record, schema.credential_type(), verification.requested_claims()
-        )
-    verification.registration_certificate_id = record.id if record is not None else None
 
 
 def _set_anonymous_open(verification: Verification, value: str) -> None:

@@ -27,7 +27,7 @@ from app.oid4vp.formats import CredentialType
 from app.oid4vp.request import CREDENTIAL_QUERY_ID
 from app.organizations.models import Membership, Organization
 from app.organizations.operations import require_manager
-from app.policies.models import PolicyRequest
+from app.schemas.models import Schema
 from app.statuslist import StatusError, check_status
 from app.trust.errors import TrustError
 from app.trust.issuers import ResolvedIssuer
@@ -35,6 +35,7 @@ from app.trust.x5c import bind_identity, fingerprint, leaf_key
 from app.trust_sources import settings as source_settings
 from app.trust_sources.use import registrar_trust
 from app.verifications.models import Verification
+from app.verifications.operations import provide_registration_check
 from app.verifier_identity.models import RegistrationCertificate, VerifierKey
 
 INVALID = "INVALID_REGISTRATION_CERTIFICATE"
@@ -185,11 +186,8 @@ def delete(member: Membership, certificate_id: uuid.UUID) -> None:
             f"{', '.join(repr(n) for n in users)}; give them another one first",
             code="REGISTRATION_CERTIFICATE_IN_USE",
         )
-    db.session.execute(
-        PolicyRequest.__table__.update()
-        .where(PolicyRequest.registration_certificate_id == record.id)
-        .values(registration_certificate_id=None)
-    )
+    # Policy requests made under it forget it (ON DELETE SET NULL): theirs is their
+    # verification's from then on.
     db.session.delete(record)
     db.session.flush()
 
@@ -232,6 +230,23 @@ def choose(
             code=REQUIRED,
         )
     return None
+
+
+def apply_to(
+    organization: Organization,
+    verification: Verification,
+    schema: Schema,
+    asked: uuid.UUID | str | None,
+) -> None:
+    """Set the certificate a verification is made under (``choose``), once its query (the
+    requested claims of its schema's credential type) stays within it."""
+    record = choose(organization.id, asked, verification.registration_certificate_id)
+    if record is not None:
+        require_within(record, schema.credential_type(), verification.requested_claims())
+    verification.registration_certificate_id = record.id if record is not None else None
+
+
+provide_registration_check(apply_to)
 
 
 def require_within(
