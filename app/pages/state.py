@@ -9,6 +9,7 @@ from urllib.parse import urlencode, urlsplit
 from flask import url_for
 from sqlalchemy.orm import joinedload
 
+from app.extensions import db
 from app.organizations.models import SupportContact
 from app.policies.operations import connect_policy, policy_for_token
 from app.presentations.operations import (
@@ -24,6 +25,7 @@ from app.verifications.models import (
     Status,
     Verification,
 )
+from app.verifier_identity.models import RegistrationCertificate
 
 # An open page stops polling after this long without an outcome: a forgotten tab should not
 # poll (and mint a new link every window) forever. Reloading starts it again.
@@ -63,6 +65,18 @@ class PageState:
     @property
     def organization(self) -> str:
         return self.verification.organization.name
+
+    def registered_purpose(self, language: str) -> str:
+        """The purpose the registration certificate the request is made under states (ETSI
+        TS 119 475), as the registrar registered it; empty without one."""
+        certificate_id = (
+            getattr(self.subject, "registration_certificate_id", None)
+            or self.verification.registration_certificate_id
+        )
+        if certificate_id is None:
+            return ""
+        record = db.session.get(RegistrationCertificate, certificate_id)
+        return record.purpose_in(language) if record is not None else ""
 
     @property
     def contact(self) -> SupportContact | None:

@@ -1,6 +1,7 @@
 """The dashboard's verifier identity page, under the acting organization's settings: generate
 a key and CSR, download the CSR for the registrar, upload the chain it returns, set the logo
-and registration certificate that travel with the organization's requests.
+that travels with the organization's requests, and upload the registration certificates its
+verifications are made under (each listed with what it permits).
 
 The same operations as the staff API (``/verifier-identity``); the private key is never on a
 page, in a download or in a notice.
@@ -20,9 +21,15 @@ from app.organizations.operations import MANAGING_ROLES
 from app.staff.blueprint import bp
 from app.staff.page_kit import finished, refusal
 from app.verifier_identity import operations as identity_ops
+from app.verifier_identity import registration
 from app.verifier_identity import shown as shown_identity
 from app.web.access import acting_membership, acting_organization, require_staff
-from app.web.payloads.certificates import CertificateChainIn, SigningRequestIn, VerifierProfilePatch
+from app.web.payloads.certificates import (
+    CertificateChainIn,
+    RegistrationCertificateIn,
+    SigningRequestIn,
+    VerifierProfilePatch,
+)
 from app.web.requests import base_url
 
 MAX_UPLOAD = 64 * 1024
@@ -126,12 +133,8 @@ def verifier_identity_remove() -> ResponseReturnValue:
 @bp.post("/verifier-identity/profile")
 @require_staff
 def verifier_identity_profile() -> ResponseReturnValue:
-    """The logo and the registration certificate; an empty field clears it."""
-    values = {
-        "logo_uri": request.form.get("logo_uri", "").strip() or None,
-        "registration_certificate": request.form.get("registration_certificate", "").strip()
-        or None,
-    }
+    """The logo; an empty field clears it."""
+    values = {"logo_uri": request.form.get("logo_uri", "").strip() or None}
     try:
         body = VerifierProfilePatch.model_validate(values)
         identity_ops.update_profile(acting_membership(), body.model_dump())
@@ -139,3 +142,29 @@ def verifier_identity_profile() -> ResponseReturnValue:
         message, status = refusal(exc)
         return identity_page(status, profile_error=message)
     return finished("Saved.", "staff.verifier_identity")
+
+
+@bp.post("/verifier-identity/registration-certificates")
+@require_staff
+def verifier_identity_registration_upload() -> ResponseReturnValue:
+    """A registration certificate from the registrar, checked before it is kept."""
+    token = request.form.get("registration_certificate", "")
+    try:
+        body = RegistrationCertificateIn.model_validate({"registration_certificate": token})
+        registration.upload(acting_membership(), body.registration_certificate)
+    except (ValidationError, ApiError) as exc:
+        message, status = refusal(exc, missing_record_is_a_page=False)
+        return identity_page(status, registration_error=message)
+    return finished("The registration certificate is checked and kept.", "staff.verifier_identity")
+
+
+@bp.post("/verifier-identity/registration-certificates/<certificate_id>/remove")
+@require_staff
+def verifier_identity_registration_remove(certificate_id: str) -> ResponseReturnValue:
+    """Refused while a verification is made under it."""
+    try:
+        registration.delete(acting_membership(), certificate_id)
+    except ApiError as exc:
+        message, status = refusal(exc)
+        return identity_page(status, registration_error=message)
+    return finished("The registration certificate is removed.", "staff.verifier_identity")

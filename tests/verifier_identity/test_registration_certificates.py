@@ -257,3 +257,13 @@ SD_JWT_QUERY = {
 )
 def test_a_query_is_compared_with_what_is_permitted(permitted, expected):
     assert outside(permitted, SD_JWT_QUERY) == expected
+
+
+def test_the_persons_page_shows_the_registered_purpose(client, acme, registered):  # noqa: F811
+    individual, _, _ = start(client, acme)
+    german = client.get(f"/i/{individual['id']}", headers={"Accept-Language": "de"})
+    page = german.get_data(as_text=True)
+    assert "Registrierter Zweck:" in page
+    assert "Prüfung Ihrer Volljährigkeit" in page
+    english = client.get(f"/i/{individual['id']}").get_data(as_text=True)
+    assert "Registered purpose:" in english and "Checking that you are of age" in english

@@ -81,3 +81,40 @@ def test_a_bad_country_is_said_on_the_page(browser):
 def test_the_organization_page_links_to_it(browser, owner):
     page = text_of(browser.get(f"/dashboard/organizations/{owner.organization_id}"))
     assert "/dashboard/verifier-identity" in page
+
+
+def test_registration_certificates_are_uploaded_listed_and_refused_on_the_page(browser, owner):
+    from identity_support import RegistrationRegistrar
+
+    submit(browser, "/dashboard/verifier-identity/signing-request", {"country": "DE"})
+    csr = browser.get("/dashboard/verifier-identity/signing-request.csr").data.decode()
+    registrar = Registrar()
+    leaf = registrar.issue(csr)
+    submit(
+        browser,
+        "/dashboard/verifier-identity/certificate",
+        {"chain_pem": registrar.chain_pem(leaf)},
+    )
+    registrars = RegistrationRegistrar()
+    refused = submit(
+        browser,
+        "/dashboard/verifier-identity/registration-certificates",
+        {"registration_certificate": registrars.certificate(leaf)},
+    )
+    assert refused.status_code == 400
+    assert "trusts no registrar" in text_of(refused)
+    submit(
+        browser,
+        "/dashboard/trust",
+        {"name": "Registrar", "kind": "REGISTRARS", "certificates": registrars.anchor_pem},
+    )
+    uploaded = submit(
+        browser,
+        "/dashboard/verifier-identity/registration-certificates",
+        {"registration_certificate": registrars.certificate(leaf)},
+    )
+    assert uploaded.status_code == 303, text_of(uploaded)
+    page = text_of(browser.get("/dashboard/verifier-identity"))
+    assert page.count('data-testid="registration-certificate"') == 1
+    assert "age-check-1" in page and "Checking that you are of age" in page
+    assert "<code>address</code>" in page
