@@ -16,19 +16,18 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-import requests
+from cryptography import x509
 from hardening.served import prepare, served, service_env
 from interop_support import (
     HOST,
     SCRUBBED,
-    TIMEOUT,
     Deployment,
     Pki,
     answer_link,
     interop_database,
     make_organization,
 )
-from verifier_identity.identity_support import Registrar
+from verifier_identity.identity_support import Registrar, RegistrationRegistrar
 
 
 @dataclass
@@ -63,6 +62,38 @@ def own_identity(deployment: Deployment, registrar: Registrar, **csr: object) ->
     return uploaded.json()["certificate"]["client_id"]
 
 
+def register(tenant: Tenant) -> str:
+    """A registrar the organization trusts signs a registration certificate for its access
+    certificate (ETSI TS 119 475); uploaded, and its verification made under it."""
+    deployment, staff = tenant.deployment, tenant.deployment.organization.staff
+    registrar = RegistrationRegistrar(f"{tenant.name} WRPRC Provider")
+    trusted = deployment.call(
+        "POST",
+        "/trust/sources",
+        json={"name": "Registrar", "kind": "REGISTRARS", "certificates": registrar.anchor_pem},
+        headers=staff,
+    )
+    assert trusted.status_code == 201, trusted.text
+    identity = deployment.call("GET", "/verifier-identity", headers=staff).json()
+    leaf = x509.load_pem_x509_certificate(identity["certificate"]["chain_pem"].encode())
+    token = registrar.certificate(leaf, name=tenant.name)
+    uploaded = deployment.call(
+        "POST",
+        "/verifier-identity/registration-certificates",
+        json={"registration_certificate": token},
+        headers=staff,
+    )
+    assert uploaded.status_code == 201, uploaded.text
+    made_under = deployment.call(
+        "PATCH",
+        f"/verifications/{deployment.organization.verification_id}",
+        json={"registration_certificate_id": uploaded.json()["id"]},
+        headers=staff,
+    )
+    assert made_under.status_code == 200, made_under.text
+    return token
+
+
 @pytest.fixture(scope="module")
 def tenants(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Tenant]]:
     directory: Path = tmp_path_factory.mktemp("identity")
@@ -82,18 +113,8 @@ def tenants(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Tena
                 made[name] = Tenant(
                     name, deployment, registrar, own_identity(deployment, registrar, **csr)
                 )
-            registration = made["Beta Shop"].registrar.registration_certificate(
-                {"sub": made["Beta Shop"].client_id, "name": "Beta Shop"}
-            )
-            profile = requests.put(
-                server.url("/verifier-identity/profile"),
-                json={"registration_certificate": registration},
-                headers=made["Beta Shop"].deployment.organization.staff,
-                timeout=TIMEOUT,
-            )
-            assert profile.status_code == 200, profile.text
             beta = made["Beta Shop"]
-            beta.registration = registration
+            beta.registration = register(beta)
             yield made
 
 
@@ -116,7 +137,14 @@ def test_each_organizations_signed_request_is_accepted_and_verifies(tenants):
         assert resolved["client_id"] == tenant.client_id
         assert resolved["client_name"] == tenant.name
         if tenant.registration:
-            assert resolved["verifier_info"] == [{"format": "jwt", "data": tenant.registration}]
+            # OpenID4VP 1.0 §5.1, the format ETSI TS 119 472-2 names, bound to the query.
+            assert resolved["verifier_info"] == [
+                {
+                    "format": "registration_cert",
+                    "data": tenant.registration,
+                    "credential_ids": ["credential"],
+                }
+            ]
         else:
             assert resolved.get("verifier_info") is None
         assert deployment.individual_status(customer_id) == "VERIFIED"
