@@ -42,16 +42,19 @@ def create_policy_request(
 ) -> tuple[str, PolicyRequest]:
     """A new policy request and its token (the person's page address). It is made under the
     registration certificate named, which the verification's query must stay within, else
-    under its verification's."""
+    under its verification's (or the organization's only one, if the verification has none)."""
     verification = get_verification(organization, verification_id)
     require_verification_format(verification)
-    if registration_certificate_id is not None:
-        record = registration.get(organization.id, registration_certificate_id)
-        registration.require_within(
-            record, verification.schema.credential_type(), verification.requested_claims()
-        )
-    elif verification.registration_certificate_id is None and registration.required():
-        registration.choose(organization.id, None, None)
+    own = registration_certificate_id
+    if own is not None or verification.registration_certificate_id is None:
+        # Named, or the verification has none (saved before one was uploaded): the one named,
+        # else the organization's only one, else none (refused where one is required).
+        record = registration.choose(organization.id, own, None)
+        if record is not None:
+            registration.require_within(
+                record, verification.schema.credential_type(), verification.requested_claims()
+            )
+        own = record.id if record is not None else None
     if recipient_id is not None:
         get_recipient(organization, recipient_id)
     policy_id = uuid.uuid4()
@@ -64,7 +67,7 @@ def create_policy_request(
         recipient_id=recipient_id,
         token_hash=digest,
         expires_at=clock.now() + timedelta(seconds=expires_in),
-        registration_certificate_id=registration_certificate_id,
+        registration_certificate_id=own,
     )
     db.session.add(policy)
     db.session.flush()
