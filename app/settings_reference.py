@@ -113,7 +113,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(
         ("REGISTRATION_CERTIFICATE_REQUIRED",),
         "`0`",
-        "`1`: every verification and policy request is made under a registration certificate (ETSI TS 119 475) the organization uploaded; saving a verification without one is refused with 400 `REGISTRATION_CERTIFICATE_REQUIRED`, what an EU deployment sets (see [Register as a relying party in the EU](../how-to/eu-relying-party.md)). `0`: organizations without one are unaffected; one that has some still has each verification checked against the one it names",
+        "`1`: every verification and policy request is made under a registration certificate (ETSI TS 119 475) the organization uploaded; saving a verification without one is refused with 400 `NO_REGISTRATION_CERTIFICATE`, what an EU deployment sets (see [Register as a relying party in the EU](../how-to/eu-relying-party.md)). `0`: organizations without one are unaffected; one that has some still has each verification checked against the one it names",
     ),
     Setting(
         ("REQUEST_SIGNING_CERT_FILE", "REQUEST_SIGNING_KEY_FILE"),

@@ -40,7 +40,7 @@ from app.verifier_identity.models import RegistrationCertificate, VerifierKey
 
 INVALID = "INVALID_REGISTRATION_CERTIFICATE"
 OUTSIDE = "OUTSIDE_REGISTRATION"
-REQUIRED = "REGISTRATION_CERTIFICATE_REQUIRED"
+REQUIRED = "NO_REGISTRATION_CERTIFICATE"
 
 _required: list[Callable[[], bool]] = []
 

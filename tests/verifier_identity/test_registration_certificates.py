@@ -124,7 +124,7 @@ def test_with_several_certificates_a_verification_names_one(client, acme, regist
     assert second.status_code == 201
     unnamed = client.post("/verifications", json=verification_body(), headers=acme.headers())
     assert unnamed.status_code == 400
-    assert unnamed.get_json()["code"] == "REGISTRATION_CERTIFICATE_REQUIRED"
+    assert unnamed.get_json()["code"] == "NO_REGISTRATION_CERTIFICATE"
     named = make_verification(client, acme, registration_certificate_id=second.get_json()["id"])
     assert named["registration_certificate_id"] == second.get_json()["id"]
     # A certificate a verification is made under cannot be removed.
@@ -214,7 +214,7 @@ def test_a_deployment_may_require_a_certificate_for_every_verification(app, clie
     finally:
         app.config["REGISTRATION_CERTIFICATE_REQUIRED"] = False
     assert response.status_code == 400
-    assert response.get_json()["code"] == "REGISTRATION_CERTIFICATE_REQUIRED"
+    assert response.get_json()["code"] == "NO_REGISTRATION_CERTIFICATE"
     # Without the setting, an organization with none is unaffected.
     make_verification(client, acme)
 
