@@ -161,14 +161,16 @@ class RegistrationRegistrar:
             for c in (self.leaf, self.root)
         ]
         protected = {"alg": "ES256", "typ": "rc-wrp+jwt", "x5c": x5c, **header}
-        key = ECKey.import_key(
-            self.key.private_bytes(
-                serialization.Encoding.PEM,
-                serialization.PrivateFormat.PKCS8,
-                serialization.NoEncryption(),
-            )
-        )
+        key = ECKey.import_key(self.private_pem())
         return jws.serialize_compact(protected, json.dumps(claims).encode(), key)
+
+    def private_pem(self) -> bytes:
+        """The signing certificate's key, for joserfc."""
+        return self.key.private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.PKCS8,
+            serialization.NoEncryption(),
+        )
 
     def certificate(self, leaf: x509.Certificate, **claims: object) -> str:
         """A registration certificate for the relying party of the access certificate."""
