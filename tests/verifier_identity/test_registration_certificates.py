@@ -267,3 +267,14 @@ def test_the_persons_page_shows_the_registered_purpose(client, acme, registered)
     assert "Prüfung Ihrer Volljährigkeit" in page
     english = client.get(f"/i/{individual['id']}").get_data(as_text=True)
     assert "Registered purpose:" in english and "Checking that you are of age" in english
+
+
+def test_an_unused_certificate_is_removed(client, acme, registered, registrars):  # noqa: F811
+    second = upload(client, acme, registrars.certificate(registered[0], intended_use_id="x"))
+    path = f"/verifier-identity/registration-certificates/{second.get_json()['id']}"
+    assert client.delete(path, headers=acme.headers()).status_code == 204
+    listed = client.get(
+        "/verifier-identity/registration-certificates", headers=acme.headers()
+    ).get_json()["results"]
+    assert [r["id"] for r in listed] == [registered[2]["id"]]
+    assert client.delete(path, headers=acme.headers()).status_code == 400
