@@ -20,6 +20,7 @@ SUMMARY = "Some fields need a change: each one says what, below it."
 BY_FIELD = {
     "schema_id": "Choose a credential schema.",
     "trust_sources": "Choose trust sources from the list.",
+    "registration_certificate_id": "Choose a registration certificate from the list.",
     "return_url": "Enter an address that starts with https:// (or http://), or leave it empty.",
     "wallet_protocols": "Choose one of the wallet protocols.",
     "recommended_wallets": "Write each wallet as a name, then |, then its https:// address.",

@@ -83,6 +83,8 @@ class VerificationForm:
     # Ticked: any issuer whose signature verifies (``trusted_issuers: []``), an explicit choice.
     any_issuer: bool = False
     trust_sources: list[str] = field(default_factory=list)
+    # The registration certificate it is made under; empty: the one it has, else the only one.
+    registration_certificate_id: str = ""
     return_url: str = ""
     # One wallet a line, "Name | https://address".
     recommended_wallets: str = ""
@@ -115,6 +117,7 @@ class VerificationForm:
             trusted_issuers="\n".join(verification.trusted_issuers or []),
             any_issuer=not verification.trusted_issuers,
             trust_sources=list(verification.trust_sources or []),
+            registration_certificate_id=str(verification.registration_certificate_id or ""),
             return_url=verification.return_url or "",
             recommended_wallets="\n".join(
                 f"{w['name']} | {w['url']}" for w in verification.recommended_wallets or []
@@ -154,6 +157,7 @@ class VerificationForm:
             trusted_issuers=data.get("trusted_issuers", ""),
             any_issuer=bool(data.get("any_issuer")),
             trust_sources=[s for s in data.getlist("trust_sources") if s],
+            registration_certificate_id=data.get("registration_certificate_id", "").strip(),
             return_url=data.get("return_url", "").strip(),
             recommended_wallets=data.get("recommended_wallets", ""),
             wallet_protocols=data.get("wallet_protocols", "openid4vp").strip() or "openid4vp",
@@ -216,6 +220,8 @@ class VerificationForm:
         }
         if self.anonymous_open:
             body["anonymous_open"] = self.anonymous_open
+        if self.registration_certificate_id:
+            body["registration_certificate_id"] = self.registration_certificate_id
         pins = parse_trusted_issuers(self.trusted_issuers)
         if self.any_issuer and not pins:
             body["trusted_issuers"] = []

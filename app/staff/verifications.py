@@ -47,6 +47,7 @@ from app.verifications import reports, search
 from app.verifications.conditions import known_attribute
 from app.verifications.models import Status, Verification
 from app.verifications.search import IndividualFilter
+from app.verifier_identity import registration
 from app.web.access import acting_organization, require_staff, tier_gated
 from app.web.csv_export import csv_download
 from app.web.filters import day_arg, midnight
@@ -112,6 +113,7 @@ def form_context(form: VerificationForm, schemas: list[Schema]) -> dict[str, Any
         "known_attribute": known_attribute,
         "trust_sources": [s for s in list_sources(acting_organization()) if s.kind in ISSUER_KINDS],
         "source_kinds": KIND_WORDS,
+        "registration_certificates": registration.list_for(acting_organization()),
     }
 
 

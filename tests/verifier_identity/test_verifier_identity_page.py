@@ -7,7 +7,7 @@ import re
 
 import pytest
 from cryptography import x509
-from factories import Staff, make_staff
+from factories import PID_SCHEMA_ID, Staff, make_staff
 from identity_support import Registrar, pem_of
 from staff.staff_support import sign_in, submit, text_of
 
@@ -118,3 +118,24 @@ def test_registration_certificates_are_uploaded_listed_and_refused_on_the_page(b
     assert page.count('data-testid="registration-certificate"') == 1
     assert "age-check-1" in page and "Checking that you are of age" in page
     assert "<code>address</code>" in page
+    # The verification form offers it, and refuses a query outside it with its reason.
+    form = text_of(browser.get("/dashboard/verifications/new"))
+    assert 'name="registration_certificate_id"' in form and "age-check-1" in form
+    offered = form[form.index('name="registration_certificate_id"') :]
+    chosen = re.search(r'<option value="([0-9a-f-]{36})"', offered).group(1)
+    data = {
+        "name": "Adults",
+        "description": "Age check.",
+        "schema_id": PID_SCHEMA_ID,
+        "claims": ["given_name", "nationalities"],
+        "any_issuer": "1",
+        "registration_certificate_id": chosen,
+    }
+    refused = submit(browser, "/dashboard/verifications/new", data)
+    assert refused.status_code == 400
+    assert "permits: nationalities" in text_of(refused)
+    created = submit(browser, "/dashboard/verifications/new", {**data, "claims": ["given_name"]})
+    assert created.status_code == 303, text_of(created)
+    verification_id = created.headers["Location"].rsplit("/", 1)[1]
+    body = browser.get(f"/verifications/{verification_id}", headers=owner.headers()).get_json()
+    assert body["registration_certificate_id"] == chosen
