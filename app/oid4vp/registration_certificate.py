@@ -37,6 +37,9 @@ ALLOWED_ALGS = ("ES256", "ES384", "ES512", "PS256", "PS384", "PS512", "RS256", "
 # OpenID4VP 1.0 §5.1 ``verifier_info`` entries carry a ``format``; ETSI TS 119 472-2 names
 # this one for a registration certificate, the value EU wallets look for.
 VERIFIER_INFO_FORMAT = "registration_cert"
+# JAdES (ETSI TS 119 182-1) header parameters a registrar may mark critical: the claimed signing
+# time (informative here) and ``b64`` when true (RFC 7797: the ordinary signing input).
+UNDERSTOOD_CRITICAL = frozenset({"sigT", "b64"})
 MAX_LENGTH = 32 * 1024
 MAX_CREDENTIALS = 50
 MAX_CLAIMS = 500
@@ -117,10 +120,19 @@ def check(
             f"{LABEL} is signed with alg {header.get('alg')!r}; ETSI TS 119 475 allows "
             f"{', '.join(ALLOWED_ALGS)}"
         )
+    if header.get("b64", True) is not True:
+        raise RegistrationCertificateError(
+            f"{LABEL} has b64 false (an unencoded payload, RFC 7797), which is not read"
+        )
     path = _registrar_path(header, registrars, now)
     try:
         _, payload = verify_jws(
-            token, leaf_key(path[0]), ALLOWED_ALGS, typ=TYP, label=LABEL, understood=frozenset()
+            token,
+            leaf_key(path[0]),
+            ALLOWED_ALGS,
+            typ=TYP,
+            label=LABEL,
+            understood=UNDERSTOOD_CRITICAL,
         )
     except (SdJwtError, TrustError) as exc:
         raise RegistrationCertificateError(exc.reason) from None

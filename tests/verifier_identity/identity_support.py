@@ -16,6 +16,7 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 from joserfc import jws
 from joserfc.jwk import ECKey
+from joserfc.registry import HeaderParameter
 
 
 def _name(common_name: str) -> x509.Name:
@@ -162,7 +163,14 @@ class RegistrationRegistrar:
         ]
         protected = {"alg": "ES256", "typ": "rc-wrp+jwt", "x5c": x5c, **header}
         key = ECKey.import_key(self.private_pem())
-        return jws.serialize_compact(protected, json.dumps(claims).encode(), key)
+        # Header parameters a test marks critical are registered, so joserfc signs them.
+        registry = jws.JWSRegistry(
+            header_registry={
+                name: HeaderParameter(name, _any_value) for name in header.get("crit", [])
+            },
+            strict_check_header=False,
+        )
+        return jws.serialize_compact(protected, json.dumps(claims).encode(), key, registry=registry)
 
     def private_pem(self) -> bytes:
         """The signing certificate's key, for joserfc."""
@@ -189,6 +197,10 @@ class RegistrationRegistrar:
         }
         body.update(claims)
         return self.sign(body)
+
+
+def _any_value(value: object) -> None:
+    """Critical header parameters of any JSON value, for the tests that need one."""
 
 
 def pem_of(*certificates: x509.Certificate) -> str:

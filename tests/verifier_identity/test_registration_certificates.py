@@ -8,7 +8,10 @@ certificate comes from the test registrar of ``identity_support``.
 
 from __future__ import annotations
 
+import base64
+import json
 import time
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from factories import make_verification, verification_body
@@ -16,6 +19,10 @@ from identity_support import PERMITS_PID, PID, Registrar, RegistrationRegistrar
 from test_verifier_identity import acme, beta, own_certificate, start, verify_signed  # noqa: F401
 
 from app.oid4vp.registration_certificate import PermittedCredential, outside
+
+
+def b64url(value: dict) -> str:
+    return base64.urlsafe_b64encode(json.dumps(value).encode()).rstrip(b"=").decode()
 
 
 @pytest.fixture
@@ -172,6 +179,8 @@ def test_a_policy_request_names_its_certificate(app, client, acme, registered, r
         ("typ", "rc-wrp+jwt"),
         ("no_sub", "no sub"),
         ("meta_text", "DCQL meta object"),
+        ("unknown_critical", "header extensions"),
+        ("unencoded", "b64 false"),
     ],
 )
 def test_a_certificate_a_wallet_would_refuse_is_refused_at_upload(
@@ -191,6 +200,17 @@ def test_a_certificate_a_wallet_would_refuse_is_refused_at_upload(
         "no_sub": lambda: registrars.certificate(leaf, sub=None),
         "meta_text": lambda: registrars.certificate(
             leaf, credentials=[{"format": "dc+sd-jwt", "meta": PID}]
+        ),
+        "unknown_critical": lambda: registrars.sign(
+            {"sub": leaf.subject.rfc4514_string(), "iat": 1}, crit=["exp"], exp=1
+        ),
+        # A header saying b64 false over an ordinary encoded payload: refused for the header.
+        "unencoded": lambda: ".".join(
+            [
+                b64url({"alg": "ES256", "typ": "rc-wrp+jwt", "b64": False, "crit": ["b64"]}),
+                b64url({"sub": leaf.subject.rfc4514_string(), "iat": 1}),
+                "c2ln",
+            ]
         ),
     }[case]()
     response = upload(client, acme, token)
@@ -278,3 +298,43 @@ def test_an_unused_certificate_is_removed(client, acme, registered, registrars):
     ).get_json()["results"]
     assert [r["id"] for r in listed] == [registered[2]["id"]]
     assert client.delete(path, headers=acme.headers()).status_code == 400
+
+
+def test_a_jades_signing_time_marked_critical_is_read(client, acme, registrars):  # noqa: F811
+    leaf = own_certificate(client, acme, Registrar())
+    trust_registrar(client, acme, registrars)
+    body = {"sub": leaf.subject.rfc4514_string(), "iat": int(time.time()) - 5}
+    token = registrars.sign(body, crit=["sigT"], sigT="2026-12-02T00:00:00Z")
+    assert upload(client, acme, token).status_code == 201
+
+
+def test_sub_may_be_the_access_certificates_organization_identifier():
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    from app.oid4vp.registration_certificate import subject_matches
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name(
+        [
+            x509.NameAttribute(NameOID.COMMON_NAME, "Acme Bank"),
+            x509.NameAttribute(x509.ObjectIdentifier("2.5.4.97"), "LEIXG-743700EB2QF2J1WRO915"),
+        ]
+    )
+    now = datetime.now(UTC)
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
+        .serial_number(1)
+        .not_valid_before(now)
+        .not_valid_after(now + timedelta(days=1))
+        .sign(key, hashes.SHA256())
+    )
+    assert subject_matches("LEIXG-743700EB2QF2J1WRO915", cert)
+    assert subject_matches(cert.subject.rfc4514_string(), cert)
+    assert not subject_matches("LEIXG-OTHER", cert)
+    assert not subject_matches("CN=Acme Bank", cert)
