@@ -14,7 +14,7 @@ import time
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from factories import make_verification, verification_body
+from factories import make_apikey, make_verification, verification_body
 from identity_support import PERMITS_PID, PID, Registrar, RegistrationRegistrar
 from test_verifier_identity import acme, beta, own_certificate, start, verify_signed  # noqa: F401
 
@@ -143,8 +143,6 @@ def test_with_several_certificates_a_verification_names_one(client, acme, regist
 
 
 def test_a_policy_request_names_its_certificate(app, client, acme, registered, registrars):  # noqa: F811
-    from factories import make_apikey
-
     created = make_verification(client, acme, claims=["given_name"], attributes=[])
     apikey = make_apikey(app, acme.organization_id)
     response = client.post(
@@ -338,3 +336,21 @@ def test_sub_may_be_the_access_certificates_organization_identifier():
     assert subject_matches(cert.subject.rfc4514_string(), cert)
     assert not subject_matches("LEIXG-OTHER", cert)
     assert not subject_matches("CN=Acme Bank", cert)
+
+
+def test_required_a_policy_request_of_a_verification_without_one_is_refused(
+    app,
+    client,
+    acme,  # noqa: F811
+):
+    created = make_verification(client, acme)
+    apikey = make_apikey(app, acme.organization_id)
+    app.config["REGISTRATION_CERTIFICATE_REQUIRED"] = True
+    try:
+        response = client.post(
+            "/policy-requests", json={"verification_id": created["id"]}, headers={"apikey": apikey}
+        )
+    finally:
+        app.config["REGISTRATION_CERTIFICATE_REQUIRED"] = False
+    assert response.status_code == 400
+    assert response.get_json()["code"] == "NO_REGISTRATION_CERTIFICATE"

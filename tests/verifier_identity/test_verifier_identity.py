@@ -477,6 +477,15 @@ def test_only_owners_and_admins_change_the_identity(app, client, acme):
     )
     assert response.status_code == 403
     assert client.get("/verifier-identity", headers=as_member).status_code == 200
+    # Registration certificates likewise: members read them, only managers upload.
+    uploaded = client.post(
+        "/verifier-identity/registration-certificates",
+        json={"registration_certificate": "a.b.c"},
+        headers=as_member,
+    )
+    assert uploaded.status_code == 403
+    listed = client.get("/verifier-identity/registration-certificates", headers=as_member)
+    assert listed.status_code == 200 and listed.get_json() == {"results": []}
 
 
 # -- the private key stays inside ----------------------------------------------------------------
