@@ -61,6 +61,7 @@ RECORD_TYPES = {
     "IssuerRoot": "issuer_root",
     "VerifierProfile": "verifier_identity",
     "VerifierKey": "verifier_key",
+    "RegistrationCertificate": "registration_certificate",
     "MdocSigner": "mdoc_signer",
     "PrismIssuer": "prism_issuer",
     "PinnedPrismDid": "pinned_prism_did",

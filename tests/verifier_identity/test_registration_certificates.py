@@ -75,6 +75,14 @@ def test_an_upload_is_listed_with_what_it_permits_and_its_purpose(client, acme, 
     # The same certificate again is kept once.
     again = upload(client, acme, token)
     assert again.status_code == 201 and again.get_json()["id"] == created["id"]
+    # The upload is in the audit trail, without the token itself.
+    [event] = client.get(
+        "/audit-events",
+        query_string={"action": "registration_certificate.created"},
+        headers=acme.headers(),
+    ).get_json()["results"]
+    assert event["record_id"] == created["id"]
+    assert token not in str(event)
 
 
 def test_the_request_carries_the_certificate_in_verifier_info(client, acme, registered):  # noqa: F811
