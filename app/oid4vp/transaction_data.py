@@ -61,10 +61,14 @@ Number = StrictInt | StrictFloat
 class TransactionDataError(ValueError):
     """An entry that cannot be sent: ``code`` says which rule, ``reason`` in words."""
 
-    def __init__(self, reason: str, code: str = "INVALID_TRANSACTION_DATA") -> None:
+    # §8.4's invalid_transaction_data, unless a more precise code is given.
+    code = "INVALID_TRANSACTION_DATA"
+
+    def __init__(self, reason: str, code: str | None = None) -> None:
         super().__init__(reason)
         self.reason = reason
-        self.code = code
+        if code is not None:
+            self.code = code
 
 
 class _Strict(BaseModel):
