@@ -11,9 +11,18 @@ import json
 
 import pytest
 from factories import make_apikey, make_staff, make_verification
-from wallets import Issuer, node_presentation, post_response, read_request
+from wallets import (
+    Issuer,
+    dc_api_openid4vp_request,
+    node_presentation,
+    post_response,
+    read_request,
+)
 
+from app.extensions import db
 from app.oid4vp import transaction_data as td
+from app.policies.operations import connect_policy
+from app.web.links import links
 
 OPEN = "/verifications/individuals"
 MDL_SCHEMA_ID = "5c4a3f3e-0b1d-4c7e-9a51-000000000004"  # mso_mdoc
@@ -146,6 +155,14 @@ def test_a_payment_the_key_binding_does_not_confirm_fails(client, org, kb_extra,
     assert lookup(client, key, verification)["transaction_data"] is None
 
 
+def test_the_digital_credentials_api_request_carries_the_same_strings(client, org):
+    _, key, verification = org
+    opened = open_with(client, key, verification, [PAYMENT, QES])
+    request = wallet_request(client, opened.get_json()["id"])
+    _, data = dc_api_openid4vp_request(client, request.request_id)
+    assert data["transaction_data"] == request.claims["transaction_data"]
+
+
 def test_an_individual_without_transaction_data_sends_none(client, org):
     _, key, verification = org
     opened = client.post(
@@ -216,7 +233,7 @@ def test_a_format_that_cannot_carry_transaction_data_is_refused(client, org):
     assert refused.get_json()["code"] == "TRANSACTION_DATA_FORMAT_UNSUPPORTED"
 
 
-def test_a_policy_request_carries_transaction_data(app, client, org):
+def test_a_policy_request_carries_transaction_data_and_its_status_returns_it(app, client, org):
     _, key, verification = org
     made = client.post(
         "/policy-requests",
@@ -230,12 +247,22 @@ def test_a_policy_request_carries_transaction_data(app, client, org):
         headers={"apikey": key},
     )
     assert refused.get_json()["code"] == "TRANSACTION_DATA_TYPE_UNKNOWN"
-    page = client.get(f"/p/{made.get_json()['token']}")
-    assert page.status_code == 200
+    with app.test_request_context():  # what the person's page does on opening
+        _, presentation_request = connect_policy(made.get_json()["token"], 120, 600)
+        db.session.commit()
+        link = links().connection_url(presentation_request.id)
+    request = read_request(client, link)
+    (sent,) = request.claims["transaction_data"]
+    hashes = {
+        "transaction_data_hashes": [sha256_b64(sent)],
+        "transaction_data_hashes_alg": "sha-256",
+    }
+    post_response(client, request, node_presentation(request, Issuer(), kb_extra=hashes))
     status = client.get(
         f"/policy-requests/{made.get_json()['id']}/status", headers={"apikey": key}
     ).get_json()
-    assert status["transaction_data"] is None
+    assert status["status"] == "VERIFIED", status["validation_error"]
+    assert status["transaction_data"][0]["payload"] == PAYMENT["payload"]
 
 
 def test_an_organization_enables_known_types_only(client, org):
@@ -264,3 +291,46 @@ def test_the_hash_is_of_the_string_as_sent():
             },
             [sent],
         )
+
+
+# The EU reference verifier's own samples (eudi-srv-verifier-endpoint,
+# QesAuthorizationSerializationTest and QCertCreationAcceptanceSerializationTest).
+EU_QES_SAMPLE = {
+    "type": "qes_authorization",
+    "credential_ids": ["607510a9-c957-4095-906d-f99fd006c4ae"],
+    "signatureQualifier": "eu_eidas_qes",
+    "documentDigests": [
+        {
+            "label": "Example Contract",
+            "hash": "7Qzm5EjuzXKSHFlc0OH9PP9qUaH-VBl2aGNbwYj1oOA",
+            "hashAlgorithmOID": "2.16.840.1.101.3.4.2.1",
+        }
+    ],
+}
+EU_QCERT_SAMPLE = {
+    "type": "qcert_creation_acceptance",
+    "credential_ids": ["credential3", "credential4"],
+    "transaction_data_hashes_alg": ["SHA-384", "SHA-512"],
+    "QC_terms_conditions_uri": "https://example.org/terms-and-conditions",
+    "QC_hash": "ZXhhbXBsZUhhc2g",
+    "QC_hashAlgorithmOID": "2.16.840.1.101.3.4.2.2",
+}
+
+
+@pytest.mark.parametrize("sample", [EU_QES_SAMPLE, EU_QCERT_SAMPLE], ids=lambda s: s["type"])
+def test_the_eu_verifiers_samples_are_read_for_this_request(sample):
+    """As the EU verifier reads them, but for this request's one credential query and the
+    algorithm this verifier checks: their own credential IDs and algorithms are refused."""
+    with pytest.raises(td.TransactionDataError, match="credential_ids names"):
+        td.prepared([sample], td.TYPES, ["credential"])
+    ours = {
+        key: value
+        for key, value in sample.items()
+        if key not in ("credential_ids", "transaction_data_hashes_alg")
+    }
+    (sent,) = td.prepared([ours], td.TYPES, ["credential"])
+    assert td.decode(sent) == {
+        **ours,
+        "credential_ids": ["credential"],
+        "transaction_data_hashes_alg": ["sha-256"],
+    }
