@@ -101,7 +101,10 @@ def test_a_confirmed_payment_is_verified_and_the_lookup_returns_it(client, org):
     assert len(sent) == 2
     # §5.1: each entry a base64url JSON object; credential_ids names the DCQL query.
     first = json.loads(base64.urlsafe_b64decode(sent[0] + "=" * (-len(sent[0]) % 4)))
-    assert first["credential_ids"] == [request.claims["dcql_query"]["credentials"][0]["id"]]
+    (query,) = request.claims["dcql_query"]["credentials"]
+    assert first["credential_ids"] == [query["id"]]
+    # §B.3.3: transaction data needs cryptographic holder binding (DCQL's default: true).
+    assert query.get("require_cryptographic_holder_binding", True) is True
     assert first["transaction_data_hashes_alg"] == ["sha-256"]
     assert first["payload"] == PAYMENT["payload"]
     # §B.3.3: the hash of each string as received, no decoding first.
