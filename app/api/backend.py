@@ -101,6 +101,7 @@ def create_policy_request():
         body.recipient_id,
         body.expires_in,
         current_app.config["SECRET_KEY"],
+        body.transaction_data,
     )
     return json_response(
         {

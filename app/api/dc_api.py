@@ -100,8 +100,9 @@ def dc_request(request_id: str) -> ResponseReturnValue:
             claims["client_metadata"], verifier.dc_api_jwk(str(request.id))
         ),
     }
-    if "verifier_info" in claims:
-        data["verifier_info"] = claims["verifier_info"]
+    for optional in ("verifier_info", "transaction_data"):
+        if optional in claims:
+            data[optional] = claims[optional]
     # Every protocol the verification can use, in one list: the browser offers each wallet
     # the one it speaks (Safari and Apple Wallet only org-iso-mdoc).
     iso_mdoc = iso_mdoc_request(request, verification)

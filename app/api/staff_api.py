@@ -167,8 +167,9 @@ def organization_detail(member) -> dict:
 @bp.patch("/organizations/<organization_id>")
 @require_session
 @documented(
-    "Change an organization's settings (owners and admins): its support contact and the "
-    "answer shape of its API (api_compatibility)",
+    "Change an organization's settings (owners and admins): its support contact, the "
+    "answer shape of its API (api_compatibility) and the transaction data types its backend "
+    "may attach (transaction_data_types)",
     body=OrganizationPatch,
     responses={200: OrganizationDetail},
     tags=("organizations",),
@@ -184,6 +185,8 @@ def patch_organization(organization_id: str):
         organizations.set_support_contact(member, body.support_contact)
     if "api_compatibility" in body.model_fields_set:
         organizations.set_api_compatibility(member, body.api_compatibility)
+    if "transaction_data_types" in body.model_fields_set:
+        organizations.set_transaction_data_types(member, list(body.transaction_data_types))
     return json_response(organization_detail(member))
 
 

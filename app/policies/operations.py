@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import uuid
 from datetime import timedelta
+from typing import Any
 
 from sqlalchemy import delete, exists, select
 from sqlalchemy.exc import IntegrityError
@@ -21,6 +22,7 @@ from app.tokens import hash_secret
 from app.verifications.models import PresentationRequest, Status
 from app.verifications.operations import get_verification
 from app.verifications.profile import require_verification_format
+from app.verifications.transaction_data import prepared_for
 from app.webhooks import outbox
 from app.webhooks.models import WebhookEndpoint, WebhookEvent
 
@@ -37,10 +39,13 @@ def create_policy_request(
     recipient_id: uuid.UUID | None,
     expires_in: int,
     secret: str,
+    transaction_data: list[Any] | None = None,
 ) -> tuple[str, PolicyRequest]:
-    """A new policy request and its token (the person's page address)."""
+    """A new policy request and its token (the person's page address), with the transaction
+    data the person is asked to authorize, if any (``app.verifications.transaction_data``)."""
     verification = get_verification(organization, verification_id)
     require_verification_format(verification)
+    sent = None if transaction_data is None else prepared_for(verification, transaction_data)
     if recipient_id is not None:
         get_recipient(organization, recipient_id)
     policy_id = uuid.uuid4()
@@ -53,6 +58,7 @@ def create_policy_request(
         recipient_id=recipient_id,
         token_hash=digest,
         expires_at=clock.now() + timedelta(seconds=expires_in),
+        transaction_data=sent,
     )
     db.session.add(policy)
     db.session.flush()

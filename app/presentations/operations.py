@@ -18,7 +18,7 @@ import functools
 import secrets
 import uuid
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import timedelta
 from typing import Any
 
@@ -417,9 +417,11 @@ def read_pending(
     fresh = not db.session().in_transaction()
     with reading() if fresh else contextlib.nullcontext():
         request = pending_request(request_id, state)
-        pending = Pending(
-            request.id, request.nonce, audience(request), rules_for(request.subject.verification)
-        )
+        subject = request.subject
+        rules = rules_for(subject.verification)
+        if subject.transaction_data:
+            rules = replace(rules, transaction_data=tuple(subject.transaction_data))
+        pending = Pending(request.id, request.nonce, audience(request), rules)
     if fresh:
         db.session.rollback()
     return pending

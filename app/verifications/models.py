@@ -176,6 +176,10 @@ class PresentationSubject(IdMixin, TimestampMixin):
     # at each other, and this is a pointer, not ownership).
     connection_request_id: Mapped[uuid.UUID | None]
     connection_at: Mapped[datetime | None]
+    # OpenID4VP 1.0 §5.1 transaction data the backend asked the person to authorize: each
+    # entry's base64url string exactly as every request sends it (the wallet hashes that
+    # string, so it is kept, never re-encoded); None when there is none.
+    transaction_data: Mapped[list[str] | None] = mapped_column(JSON)
 
     @declared_attr
     def verification_id(cls) -> Mapped[uuid.UUID]:

@@ -381,13 +381,17 @@ def _open_link_secret(sealed: bytes | None) -> str | None:
 
 
 def open_individual(
-    verification_id: uuid.UUID, customer_id: str, opener: Opener = ANONYMOUS_OPENER
+    verification_id: uuid.UUID,
+    customer_id: str,
+    opener: Opener = ANONYMOUS_OPENER,
+    transaction_data: list[str] | None = None,
 ) -> tuple[Individual, bool]:
     """The individual for (customer_id, verification_id), created on first call.
 
     Returns ``(individual, created)``. Concurrent first calls meet at the unique constraint:
     the loser's insert is rolled back to a savepoint and it reads the winner's row. Only the
-    insert records ``opener``: the first opener is never replaced by a later one.
+    insert records ``opener`` and ``transaction_data`` (already prepared,
+    ``app.verifications.transaction_data``): the first opener is never replaced by a later one.
     """
     fresh = not db.session().in_transaction()
     with reading() if fresh else contextlib.nullcontext():
@@ -416,6 +420,7 @@ def open_individual(
                 customer_id=customer_id,
                 opened_by=opener.kind,
                 opened_by_integration_id=opener.integration_id,
+                transaction_data=transaction_data,
             )
             db.session.add(individual)
     except IntegrityError:

@@ -15,12 +15,16 @@ from app.web.payloads.base import (
     Body,
     Out,
 )
+from app.web.payloads.individuals import TRANSACTION_DATA_IN, TRANSACTION_DATA_OUT
 
 
 class PolicyRequestIn(Body):
     verification_id: uuid.UUID
     recipient_id: uuid.UUID | None = None
     expires_in: int = Field(default=900, ge=1, le=86400)
+    transaction_data: list[dict[str, Any]] | None = Field(
+        default=None, min_length=1, max_length=10, description=TRANSACTION_DATA_IN
+    )
 
 
 class PolicyRequestOut(Out):
@@ -42,3 +46,6 @@ class PolicyStatusOut(Out):
     expires_at: datetime
     verified_at: datetime | None
     created_at: datetime
+    transaction_data: list[dict[str, Any]] | None = Field(
+        default=None, description=TRANSACTION_DATA_OUT
+    )
