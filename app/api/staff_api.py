@@ -24,11 +24,13 @@ from app.api.common import (
     refuse_unknown_args,
 )
 from app.billing import operations as billing
+from app.deployment import REGISTRAR_EXTENSION
 from app.errors import NotFound
 from app.integrations import operations as integrations
 from app.issuance import certificates as issuer_certificates
 from app.issuance import mdoc_signer
 from app.issuance.links import IssuerLinks
+from app.oid4vp.access_certificate import EuDetails
 from app.organizations import operations as organizations
 from app.organizations.models import Plan, Role
 from app.presentations import issuers_seen
@@ -564,7 +566,17 @@ def deployment_host() -> str:
 
 
 def identity_response():
-    return json_response(shown.describe(verifier_identity.identity_of(acting_organization())))
+    registrar = current_app.extensions.get(REGISTRAR_EXTENSION) is not None
+    return json_response(
+        shown.describe(verifier_identity.identity_of(acting_organization(), registrar=registrar))
+    )
+
+
+def eu_details(body: SigningRequestIn) -> EuDetails | None:
+    eu = body.eu_access_certificate
+    if eu is None:
+        return None
+    return EuDetails(eu.organization_identifier, eu.contact_uri, eu.contact_email)
 
 
 @bp.get("/verifier-identity")
@@ -593,7 +605,7 @@ def create_signing_request():
     """CN and O are the organization's name; the private key never leaves the service."""
     body = parse_body(SigningRequestIn)
     key = verifier_identity.request_certificate(
-        acting_membership(), body.country, body.name_host, deployment_host()
+        acting_membership(), body.country, body.name_host, deployment_host(), eu_details(body)
     )
     return json_response(shown.signing_request(key), 201)
 
@@ -704,7 +716,9 @@ def upload_mdoc_signer():
 )
 def upload_certificate():
     """400 INVALID_CERTIFICATE_CHAIN for a chain that is not the key's, out of order, or
-    outside its validity; 409 NO_SIGNING_REQUEST before any CSR."""
+    outside its validity; 400 ACCESS_CERTIFICATE_PROFILE (``unmet``: each requirement by name)
+    for an EU access certificate request whose leaf misses ETSI TS 119 411-8; 409
+    NO_SIGNING_REQUEST before any CSR."""
     body = parse_body(CertificateChainIn)
     verifier_identity.upload_chain(acting_membership(), body.chain_pem, deployment_host())
     return identity_response()

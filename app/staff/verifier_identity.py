@@ -11,10 +11,11 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import urlsplit
 
-from flask import Response, render_template, request
+from flask import Response, current_app, render_template, request
 from flask.typing import ResponseReturnValue
 from pydantic import ValidationError
 
+from app.deployment import REGISTRAR_EXTENSION
 from app.errors import ApiError
 from app.organizations.operations import MANAGING_ROLES
 from app.staff.blueprint import bp
@@ -34,7 +35,9 @@ def deployment_host() -> str:
 
 def identity_page(status: int = 200, **extra: Any) -> ResponseReturnValue:
     organization = acting_organization()
-    identity = identity_ops.identity_of(organization)
+    identity = identity_ops.identity_of(
+        organization, registrar=current_app.extensions.get(REGISTRAR_EXTENSION) is not None
+    )
     page = render_template(
         "staff/verifier_identity.html",
         organization=organization,
@@ -126,9 +129,10 @@ def verifier_identity_remove() -> ResponseReturnValue:
 @bp.post("/verifier-identity/profile")
 @require_staff
 def verifier_identity_profile() -> ResponseReturnValue:
-    """The logo and the registration certificate; an empty field clears it."""
+    """The logo, privacy policy and registration certificate; an empty field clears it."""
     values = {
         "logo_uri": request.form.get("logo_uri", "").strip() or None,
+        "privacy_policy_uri": request.form.get("privacy_policy_uri", "").strip() or None,
         "registration_certificate": request.form.get("registration_certificate", "").strip()
         or None,
     }

@@ -22,6 +22,7 @@ from app.extensions import db
 from app.issuance import settings
 from app.oid4vci.keys import generate_signing_key, open_private_key, seal_private_key
 from app.oid4vp import access_certificate as certificates
+from app.oid4vp import wrpac
 from app.oid4vp.access_certificate import AccessCertificateError
 from app.oid4vp.client import X509Client
 from app.oid4vp.profile import HAIP
@@ -29,7 +30,11 @@ from app.organizations.models import Membership, Organization
 from app.organizations.operations import require_manager
 from app.trust.x5c import self_signed
 from app.verifications.profile import current_profile
+from app.verifier_identity import google_wallet
 from app.verifier_identity.models import VerifierKey, VerifierProfile
+
+# VerifierKey.profile of a request for an EU access certificate.
+TS_119_411_8 = "ts-119-411-8"
 
 
 @dataclass(frozen=True)
@@ -40,6 +45,8 @@ class VerifierIdentity:
     active: VerifierKey | None
     pending: VerifierKey | None
     profile: VerifierProfile | None
+    # With a Google Wallet registrar CA: the leaf issued last (or None) and what is missing.
+    google_wallet: tuple[x509.Certificate | None, list[str]] | None = None
 
 
 @dataclass(frozen=True)
@@ -51,12 +58,19 @@ class OrganizationClient:
     verifier_info: tuple[dict[str, Any], ...]
 
 
-def identity_of(organization: Organization) -> VerifierIdentity:
+def identity_of(organization: Organization, *, registrar: bool = False) -> VerifierIdentity:
+    """``registrar``: the deployment holds a Google Wallet registrar CA, so the organization's
+    leaf (and what it still lacks for one) is part of its identity."""
     return VerifierIdentity(
         organization,
         active_key(organization.id),
         pending_key(organization.id),
         db.session.get(VerifierProfile, organization.id),
+        (
+            (google_wallet.held_leaf(organization.id), google_wallet.missing_for(organization))
+            if registrar
+            else None
+        ),
     )
 
 
@@ -104,10 +118,16 @@ def pending_key(organization_id: uuid.UUID) -> VerifierKey | None:
 
 
 def request_certificate(
-    member: Membership, country: str, name_host: bool, host: str
+    member: Membership,
+    country: str,
+    name_host: bool,
+    host: str,
+    eu: certificates.EuDetails | None = None,
 ) -> VerifierKey:
     """A new key and its CSR. The certificate in use keeps signing until a chain for this key
-    is uploaded; an earlier CSR still waiting is given up (its chain would now be refused)."""
+    is uploaded; an earlier CSR still waiting is given up (its chain would now be refused).
+    With ``eu`` the request is for an EU access certificate (ETSI TS 119 411-8): the CSR
+    carries what that profile asks of the subject, and the chain is checked against it."""
     require_manager(member)
     organization = member.organization
     try:
@@ -116,7 +136,7 @@ def request_certificate(
         if name_host and not host:
             raise AccessCertificateError("This deployment has no host name to put in the CSR")
         private = generate_signing_key()
-        csr = certificates.make_csr(private, organization.name, country, dns_name)
+        csr = certificates.make_csr(private, organization.name, country, dns_name, eu)
     except AccessCertificateError as exc:
         raise InvalidRequest(str(exc), code="INVALID_CSR_REQUEST") from None
     now = clock.now()
@@ -129,6 +149,7 @@ def request_certificate(
         csr_pem=csr.decode("ascii"),
         country=country,
         dns_name=dns_name,
+        profile=TS_119_411_8 if eu is not None else None,
         created_at=now,
     )
     db.session.add(key)
@@ -162,6 +183,15 @@ def upload_chain(member: Membership, chain_pem: str, host: str) -> VerifierKey:
             "certificate; give the leaf and its intermediates only, issued by a CA",
             code="INVALID_CERTIFICATE_CHAIN",
         )
+    if key.profile == TS_119_411_8 and (unmet := wrpac.unmet_requirements(chain[0])):
+        # Every unmet requirement at once, by name, for staff to send to their provider.
+        raise InvalidRequest(
+            f"The certificate does not meet ETSI TS 119 411-8 ({len(unmet)} requirement"
+            f"{'s' if len(unmet) > 1 else ''}): "
+            + "; ".join(f"{item.requirement}: {item.problem}" for item in unmet),
+            code="ACCESS_CERTIFICATE_PROFILE",
+            unmet=[item.as_dict() for item in unmet],
+        )
     prefix, name = certificates.client_identifier(chain[0], host, hash_only=haip)
     if key.activated_at is None:
         replaced = active_key(organization_id)
@@ -189,15 +219,16 @@ def stop_using(member: Membership) -> None:
 
 
 def update_profile(member: Membership, changes: dict[str, Any]) -> VerifierProfile:
-    """``logo_uri`` and ``registration_certificate``: a field left out keeps its value, null
-    (or an empty text) clears it."""
+    """``logo_uri``, ``privacy_policy_uri`` and ``registration_certificate``: a field left out
+    keeps its value, null (or an empty text) clears it."""
     require_manager(member)
     profile = db.session.get(VerifierProfile, member.organization_id)
     if profile is None:
         profile = VerifierProfile(organization_id=member.organization_id)
         db.session.add(profile)
-    if "logo_uri" in changes:
-        profile.logo_uri = changes["logo_uri"] or None
+    for field in ("logo_uri", "privacy_policy_uri"):
+        if field in changes:
+            setattr(profile, field, changes[field] or None)
     if "registration_certificate" in changes:
         token = changes["registration_certificate"]
         if token:

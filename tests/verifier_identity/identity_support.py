@@ -13,7 +13,7 @@ from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.hazmat.primitives.asymmetric.utils import decode_dss_signature
-from cryptography.x509.oid import NameOID
+from cryptography.x509.oid import AuthorityInformationAccessOID, NameOID
 
 
 def _name(common_name: str) -> x509.Name:
@@ -98,6 +98,72 @@ class Registrar:
         except x509.ExtensionNotFound:
             pass
         return builder.sign(signer or self.intermediate_key, hashes.SHA256())
+
+    def issue_eu(self, csr_pem: str) -> x509.Certificate:
+        """An access certificate to the ETSI TS 119 411-8 profile (NCP-l-eudiwrp), as a
+        provider of access certificates issues one: subject and contact from the CSR, a
+        critical digitalSignature keyUsage, the policy and CPS, the issuer's key identifier,
+        caIssuers and a CRL."""
+        csr = x509.load_pem_x509_csr(csr_pem.encode())
+        now = datetime.now(UTC)
+        builder = (
+            x509.CertificateBuilder()
+            .subject_name(csr.subject)
+            .issuer_name(self.intermediate.subject)
+            .public_key(csr.public_key())
+            .serial_number(x509.random_serial_number())
+            .not_valid_before(now - timedelta(hours=1))
+            .not_valid_after(now + timedelta(days=90))
+            .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
+            .add_extension(
+                x509.KeyUsage(True, False, False, False, False, False, False, False, False),
+                critical=True,
+            )
+            .add_extension(
+                x509.CertificatePolicies(
+                    [
+                        x509.PolicyInformation(
+                            x509.ObjectIdentifier("0.4.0.194118.1.2"),
+                            ["https://registrar.test/cps"],
+                        )
+                    ]
+                ),
+                critical=False,
+            )
+            .add_extension(
+                x509.AuthorityKeyIdentifier.from_issuer_public_key(
+                    self.intermediate_key.public_key()
+                ),
+                critical=False,
+            )
+            .add_extension(
+                x509.AuthorityInformationAccess(
+                    [
+                        x509.AccessDescription(
+                            AuthorityInformationAccessOID.CA_ISSUERS,
+                            x509.UniformResourceIdentifier("https://registrar.test/ca.crt"),
+                        )
+                    ]
+                ),
+                critical=False,
+            )
+            .add_extension(
+                x509.CRLDistributionPoints(
+                    [
+                        x509.DistributionPoint(
+                            [x509.UniformResourceIdentifier("https://registrar.test/ca.crl")],
+                            None,
+                            None,
+                            None,
+                        )
+                    ]
+                ),
+                critical=False,
+            )
+        )
+        san = csr.extensions.get_extension_for_class(x509.SubjectAlternativeName)
+        builder = builder.add_extension(san.value, critical=False)
+        return builder.sign(self.intermediate_key, hashes.SHA256())
 
     def chain_pem(self, leaf: x509.Certificate) -> str:
         return pem_of(leaf, self.intermediate, self.root)
