@@ -24,6 +24,20 @@ def _b64(data: bytes) -> str:
     return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
 
 
+def ca_certificate(subject, key, signer, issuer, now) -> x509.Certificate:
+    return (
+        x509.CertificateBuilder()
+        .subject_name(subject)
+        .issuer_name(issuer)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - timedelta(days=1))
+        .not_valid_after(now + timedelta(days=365))
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+        .sign(signer, hashes.SHA256())
+    )
+
+
 @dataclass
 class Registrar:
     """A root CA, an intermediate it issued, and access certificates the intermediate issues."""
@@ -54,17 +68,7 @@ class Registrar:
         )
 
     def _ca(self, subject, key, signer, issuer, now) -> x509.Certificate:
-        return (
-            x509.CertificateBuilder()
-            .subject_name(subject)
-            .issuer_name(issuer)
-            .public_key(key.public_key())
-            .serial_number(x509.random_serial_number())
-            .not_valid_before(now - timedelta(days=1))
-            .not_valid_after(now + timedelta(days=365))
-            .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
-            .sign(signer, hashes.SHA256())
-        )
+        return ca_certificate(subject, key, signer, issuer, now)
 
     @property
     def anchor_pem(self) -> str:
@@ -180,3 +184,52 @@ class Registrar:
 
 def pem_of(*certificates: x509.Certificate) -> str:
     return "".join(c.public_bytes(serialization.Encoding.PEM).decode() for c in certificates)
+
+
+@dataclass
+class GoogleRegistrarCA:
+    """A verifier registrar's PKI as Google trusts one: a root (what the registrar sends
+    Google) and the issuing CA under it whose key the deployment holds."""
+
+    ca_key: ec.EllipticCurvePrivateKey = field(
+        default_factory=lambda: ec.generate_private_key(ec.SECP256R1())
+    )
+    root_key: ec.EllipticCurvePrivateKey = field(
+        default_factory=lambda: ec.generate_private_key(ec.SECP256R1())
+    )
+    ca_is_ca: bool = True
+
+    def __post_init__(self) -> None:
+        now = datetime.now(UTC)
+        root_name = _name("Registrar Root for Google Wallet")
+        self.root = ca_certificate(root_name, self.root_key, self.root_key, root_name, now)
+        self.ca = (
+            x509.CertificateBuilder()
+            .subject_name(_name("Registrar Issuing CA"))
+            .issuer_name(root_name)
+            .public_key(self.ca_key.public_key())
+            .serial_number(x509.random_serial_number())
+            .not_valid_before(now - timedelta(days=1))
+            .not_valid_after(now + timedelta(days=365))
+            .add_extension(
+                x509.BasicConstraints(ca=self.ca_is_ca, path_length=0 if self.ca_is_ca else None),
+                critical=True,
+            )
+            .sign(self.root_key, hashes.SHA256())
+        )
+
+    def settings(self, directory, key_setting: str | None = None) -> dict[str, str]:
+        """GOOGLE_REGISTRAR_* files in ``directory``: the CA's key, and its chain (CA, root)."""
+        chain = directory / "registrar-chain.pem"
+        chain.write_text(pem_of(self.ca, self.root))
+        if key_setting is None:
+            key = directory / "registrar-key.pem"
+            key.write_bytes(
+                self.ca_key.private_bytes(
+                    serialization.Encoding.PEM,
+                    serialization.PrivateFormat.PKCS8,
+                    serialization.NoEncryption(),
+                )
+            )
+            key_setting = str(key)
+        return {"GOOGLE_REGISTRAR_KEY_FILE": key_setting, "GOOGLE_REGISTRAR_CHAIN_FILE": str(chain)}
