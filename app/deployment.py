@@ -39,6 +39,8 @@ from app.oid4vp.verifier import Verifier
 from app.statuslist import StatusResult, check_kept
 from app.verifications import link_secret
 from app.verifications import profile as verification_profile
+from app.verifications import relying_party as verification_relying_party
+from app.verifier_identity.operations import check_relying_party
 
 # DC_API_RESPONSE_MODE: how wallets answer over the Digital Credentials API (Appendix A.3).
 DC_API_RESPONSE_MODES = ("dc_api.jwt", "dc_api")
@@ -59,6 +61,8 @@ def register_verifier(app: Flask) -> None:
     # The verification domain reads the profile as it is when asked (several applications
     # may live in one process): HAIP refuses verifications of formats it does not cover.
     verification_profile.provide(lambda: current_app.config.get("VERIFIER_PROFILE") or "")
+    # An intermediary's verification names a relying party it holds an access certificate for.
+    verification_relying_party.provide(check_relying_party)
 
 
 def check_issuing(config: Mapping[str, Any]) -> None:

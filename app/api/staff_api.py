@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from urllib.parse import urlsplit
 
-from flask import Blueprint, current_app
+from flask import Blueprint, current_app, request
 
 from app.api import render
 from app.api.common import (
@@ -51,6 +51,7 @@ from app.web.links import links
 from app.web.payloads.base import ErrorOut
 from app.web.payloads.billing import CheckoutIn, PortalIn, RedirectOut, VoucherIn
 from app.web.payloads.certificates import (
+    AccessCertificateChainIn,
     CertificateChainIn,
     IssuerCertificateOut,
     MdocSignerOut,
@@ -605,7 +606,12 @@ def create_signing_request():
     """CN and O are the organization's name; the private key never leaves the service."""
     body = parse_body(SigningRequestIn)
     key = verifier_identity.request_certificate(
-        acting_membership(), body.country, body.name_host, deployment_host(), eu_details(body)
+        acting_membership(),
+        body.country,
+        body.name_host,
+        deployment_host(),
+        eu_details(body),
+        body.relying_party or "",
     )
     return json_response(shown.signing_request(key), 201)
 
@@ -710,7 +716,7 @@ def upload_mdoc_signer():
 @documented(
     "Upload the chain (PEM, leaf first) issued for the signing request; the organization's "
     "requests are signed with it from now on (owners and admins)",
-    body=CertificateChainIn,
+    body=AccessCertificateChainIn,
     responses={200: VerifierIdentityOut, 409: ErrorOut},
     tags=("verifier identity",),
 )
@@ -719,8 +725,10 @@ def upload_certificate():
     outside its validity; 400 ACCESS_CERTIFICATE_PROFILE (``unmet``: each requirement by name)
     for an EU access certificate request whose leaf misses ETSI TS 119 411-8; 409
     NO_SIGNING_REQUEST before any CSR."""
-    body = parse_body(CertificateChainIn)
-    verifier_identity.upload_chain(acting_membership(), body.chain_pem, deployment_host())
+    body = parse_body(AccessCertificateChainIn)
+    verifier_identity.upload_chain(
+        acting_membership(), body.chain_pem, deployment_host(), body.relying_party or ""
+    )
     return identity_response()
 
 
@@ -729,12 +737,17 @@ def upload_certificate():
 @documented(
     "Stop using the organization's certificate: its requests carry the deployment's identity "
     "again (owners and admins)",
+    query={
+        "relying_party": "An intermediated relying party's certificate (left out: the "
+        "organization's own)"
+    },
     responses={204: None, 409: ErrorOut},
     tags=("verifier identity",),
 )
 def remove_certificate():
-    """409 NO_ACTIVE_CERTIFICATE when none is in use."""
-    verifier_identity.stop_using(acting_membership())
+    """409 NO_ACTIVE_CERTIFICATE when none is in use; ``?relying_party=`` names an
+    intermediated relying party's."""
+    verifier_identity.stop_using(acting_membership(), request.args.get("relying_party", ""))
     return "", 204
 
 

@@ -23,11 +23,13 @@ class VerifierKey(IdMixin, db.Model):
     """One P-256 key with its CSR; active once its chain is uploaded, until retired."""
 
     __tablename__ = "verifier_keys"
-    # One key in use per organization: two uploads at once cannot both activate one.
+    # One key in use per organization and relying party: two uploads at once cannot both
+    # activate one.
     __table_args__ = (
         Index(
             "uq_verifier_keys_active",
             "organization_id",
+            "relying_party",
             unique=True,
             sqlite_where=text("activated_at IS NOT NULL AND retired_at IS NULL"),
             postgresql_where=text("activated_at IS NOT NULL AND retired_at IS NULL"),
@@ -42,6 +44,9 @@ class VerifierKey(IdMixin, db.Model):
     country: Mapped[str] = mapped_column(String(2))
     # The deployment's host named in the CSR's subjectAltName, if staff asked for it.
     dns_name: Mapped[str | None] = mapped_column(String(253))
+    # The intermediated relying party the certificate is for, by name; "" is the organization
+    # itself. An intermediary holds one access certificate per relying party it acts for.
+    relying_party: Mapped[str] = mapped_column(String(200), default="", server_default="")
     # "ts-119-411-8": an EU access certificate, whose chain is checked against that profile.
     profile: Mapped[str | None] = mapped_column(String(20))
     created_at: Mapped[datetime] = mapped_column(default=clock.now)

@@ -35,6 +35,8 @@ from app.verifier_identity.models import VerifierKey, VerifierProfile
 
 # VerifierKey.profile of a request for an EU access certificate.
 TS_119_411_8 = "ts-119-411-8"
+# VerifierKey.relying_party of the organization's own certificates.
+OWN = ""
 
 
 @dataclass(frozen=True)
@@ -47,6 +49,17 @@ class VerifierIdentity:
     profile: VerifierProfile | None
     # With a Google Wallet registrar CA: the leaf issued last (or None) and what is missing.
     google_wallet: tuple[x509.Certificate | None, list[str]] | None = None
+    # An intermediary's access certificates, one per relying party it acts for, by name.
+    relying_parties: tuple[RelyingPartyIdentity, ...] = ()
+
+
+@dataclass(frozen=True)
+class RelyingPartyIdentity:
+    """One intermediated relying party: its certificate in use and the CSR waiting."""
+
+    name: str
+    active: VerifierKey | None
+    pending: VerifierKey | None
 
 
 @dataclass(frozen=True)
@@ -71,7 +84,44 @@ def identity_of(organization: Organization, *, registrar: bool = False) -> Verif
             if registrar
             else None
         ),
+        tuple(
+            RelyingPartyIdentity(
+                name, active_key(organization.id, name), pending_key(organization.id, name)
+            )
+            for name in relying_parties_of(organization.id)
+        ),
     )
+
+
+def relying_parties_of(organization_id: uuid.UUID) -> list[str]:
+    """The relying parties the organization holds (or asked for) a certificate for, by name."""
+    return list(
+        db.session.scalars(
+            select(VerifierKey.relying_party)
+            .where(
+                VerifierKey.organization_id == organization_id,
+                VerifierKey.relying_party != OWN,
+                VerifierKey.retired_at.is_(None),
+            )
+            .distinct()
+            .order_by(VerifierKey.relying_party)
+        )
+    )
+
+
+def check_relying_party(organization_id: uuid.UUID, relying_party: str | None) -> str | None:
+    """A verification's ``relying_party``: one the organization holds a certificate or a
+    waiting request for (400 UNKNOWN_RELYING_PARTY otherwise); None is the organization."""
+    if relying_party is None:
+        return None
+    if relying_party not in relying_parties_of(organization_id):
+        raise InvalidRequest(
+            f"relying_party: {relying_party!r} is not a relying party this organization holds "
+            "an access certificate for: make a signing request for it first "
+            "(POST /verifier-identity/signing-request with relying_party)",
+            code="UNKNOWN_RELYING_PARTY",
+        )
+    return relying_party
 
 
 def logo_uri_of(organization_id: uuid.UUID) -> str | None:
@@ -80,25 +130,30 @@ def logo_uri_of(organization_id: uuid.UUID) -> str | None:
     return profile.logo_uri if profile is not None else None
 
 
-def active_key(organization_id: uuid.UUID) -> VerifierKey | None:
+def active_key(organization_id: uuid.UUID, relying_party: str = "") -> VerifierKey | None:
     return db.session.scalar(
         select(VerifierKey).where(
             VerifierKey.organization_id == organization_id,
+            VerifierKey.relying_party == relying_party,
             VerifierKey.activated_at.is_not(None),
             VerifierKey.retired_at.is_(None),
         )
     )
 
 
-def active_key_id(organization_id: uuid.UUID) -> uuid.UUID | None:
-    """The key a new request of the organization is made under; None: the deployment's.
+def active_key_id(organization_id: uuid.UUID, relying_party: str | None = None) -> uuid.UUID | None:
+    """The key a new request of the organization (for ``relying_party``, when it is an
+    intermediary's verification for one) is made under; None: the deployment's.
 
     A certificate past its end is not used for new requests (every wallet would refuse them):
-    they carry the deployment's identity until a renewed chain is uploaded.
+    they carry the deployment's identity until a renewed chain is uploaded. An intermediated
+    relying party without a certificate in use does not borrow the intermediary's: its
+    requests carry the deployment's identity too.
     """
     return db.session.scalar(
         select(VerifierKey.id).where(
             VerifierKey.organization_id == organization_id,
+            VerifierKey.relying_party == (relying_party or OWN),
             VerifierKey.activated_at.is_not(None),
             VerifierKey.retired_at.is_(None),
             VerifierKey.not_after > clock.now(),
@@ -106,11 +161,12 @@ def active_key_id(organization_id: uuid.UUID) -> uuid.UUID | None:
     )
 
 
-def pending_key(organization_id: uuid.UUID) -> VerifierKey | None:
+def pending_key(organization_id: uuid.UUID, relying_party: str = "") -> VerifierKey | None:
     """The newest key whose chain has not come back yet (older ones were given up)."""
     return db.session.scalar(
         select(VerifierKey).where(
             VerifierKey.organization_id == organization_id,
+            VerifierKey.relying_party == relying_party,
             VerifierKey.activated_at.is_(None),
             VerifierKey.retired_at.is_(None),
         )
@@ -123,24 +179,30 @@ def request_certificate(
     name_host: bool,
     host: str,
     eu: certificates.EuDetails | None = None,
+    relying_party: str = "",
 ) -> VerifierKey:
     """A new key and its CSR. The certificate in use keeps signing until a chain for this key
     is uploaded; an earlier CSR still waiting is given up (its chain would now be refused).
     With ``eu`` the request is for an EU access certificate (ETSI TS 119 411-8): the CSR
-    carries what that profile asks of the subject, and the chain is checked against it."""
+    carries what that profile asks of the subject, and the chain is checked against it.
+    ``relying_party``: an intermediary's request for a relying party it acts for, which the
+    certificate then names (CN and O) in place of the organization."""
     require_manager(member)
     organization = member.organization
+    relying_party = relying_party.strip()
     try:
         country = certificates.check_country(country)
         dns_name = host if name_host else None
         if name_host and not host:
             raise AccessCertificateError("This deployment has no host name to put in the CSR")
         private = generate_signing_key()
-        csr = certificates.make_csr(private, organization.name, country, dns_name, eu)
+        csr = certificates.make_csr(
+            private, relying_party or organization.name, country, dns_name, eu
+        )
     except AccessCertificateError as exc:
         raise InvalidRequest(str(exc), code="INVALID_CSR_REQUEST") from None
     now = clock.now()
-    earlier = pending_key(organization.id)
+    earlier = pending_key(organization.id, relying_party)
     if earlier is not None:
         earlier.retired_at = now
     key = VerifierKey(
@@ -150,6 +212,7 @@ def request_certificate(
         country=country,
         dns_name=dns_name,
         profile=TS_119_411_8 if eu is not None else None,
+        relying_party=relying_party,
         created_at=now,
     )
     db.session.add(key)
@@ -157,12 +220,15 @@ def request_certificate(
     return key
 
 
-def upload_chain(member: Membership, chain_pem: str, host: str) -> VerifierKey:
+def upload_chain(
+    member: Membership, chain_pem: str, host: str, relying_party: str = ""
+) -> VerifierKey:
     """Take the chain issued for the pending CSR (or a renewal for the key in use) and sign
-    the organization's requests with it from now on; the key it replaces is retired."""
+    the organization's requests (or those for ``relying_party``) with it from now on; the
+    key it replaces is retired."""
     require_manager(member)
     organization_id = member.organization_id
-    key = pending_key(organization_id) or active_key(organization_id)
+    key = pending_key(organization_id, relying_party) or active_key(organization_id, relying_party)
     if key is None:
         raise Conflict(
             "There is no certificate signing request to take a chain for: generate one first",
@@ -194,7 +260,7 @@ def upload_chain(member: Membership, chain_pem: str, host: str) -> VerifierKey:
         )
     prefix, name = certificates.client_identifier(chain[0], host, hash_only=haip)
     if key.activated_at is None:
-        replaced = active_key(organization_id)
+        replaced = active_key(organization_id, relying_party)
         if replaced is not None:
             replaced.retired_at = now
             db.session.flush()
@@ -206,10 +272,10 @@ def upload_chain(member: Membership, chain_pem: str, host: str) -> VerifierKey:
     return key
 
 
-def stop_using(member: Membership) -> None:
+def stop_using(member: Membership, relying_party: str = "") -> None:
     """Back to the deployment's identity: the key in use is retired (a pending CSR stays)."""
     require_manager(member)
-    key = active_key(member.organization_id)
+    key = active_key(member.organization_id, relying_party)
     if key is None:
         raise Conflict(
             "The organization has no certificate of its own in use", code="NO_ACTIVE_CERTIFICATE"
@@ -268,9 +334,9 @@ def client_id_of(key_id: uuid.UUID) -> str | None:
     return key.client_id if key is not None else None
 
 
-def csr_of(organization: Organization) -> str:
+def csr_of(organization: Organization, relying_party: str = "") -> str:
     """The pending CSR's PEM; 409 NO_SIGNING_REQUEST when none waits."""
-    key = pending_key(organization.id)
+    key = pending_key(organization.id, relying_party)
     if key is None:
         raise Conflict(
             "There is no certificate signing request waiting: generate one first",

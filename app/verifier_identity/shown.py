@@ -35,6 +35,14 @@ def describe(identity: VerifierIdentity) -> dict[str, Any]:
         "logo_uri": profile.logo_uri if profile else None,
         "privacy_policy_uri": profile.privacy_policy_uri if profile else None,
         "registration_certificate": profile.registration_certificate if profile else None,
+        "relying_parties": [
+            {
+                "name": party.name,
+                "certificate": access_certificate(party.active) if party.active else None,
+                "pending_request": signing_request(party.pending) if party.pending else None,
+            }
+            for party in identity.relying_parties
+        ],
         "google_wallet": (
             google_wallet_leaf(*identity.google_wallet) if identity.google_wallet else None
         ),
@@ -66,6 +74,7 @@ def signing_request(key: VerifierKey) -> dict[str, Any]:
         "csr_pem": key.csr_pem,
         "country": key.country,
         "dns_name": key.dns_name,
+        "relying_party": key.relying_party or None,
         "profile": key.profile,
         "created_at": _time(key.created_at),
     }

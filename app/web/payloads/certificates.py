@@ -52,6 +52,15 @@ class SigningRequestIn(Body):
         description="Put the deployment's host in a subjectAltName dNSName, so that the "
         "client identifier can be x509_san_dns:<host>",
     )
+    relying_party: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=64,
+        description="For an intermediary: the relying party it acts for, whose name the "
+        "certificate carries (CN and O) in place of the organization's; one certificate is "
+        "held per relying party, and a verification names the one it is for "
+        "(relying_party)",
+    )
     eu_access_certificate: EuAccessCertificateIn | None = Field(
         default=None,
         description="Request an EU access certificate: the CSR carries what ETSI TS 119 411-8 "
@@ -65,6 +74,15 @@ class CertificateChainIn(Body):
         min_length=1,
         max_length=64 * 1024,
         description="The chain the registrar or CA returned, PEM, leaf first",
+    )
+
+
+class AccessCertificateChainIn(CertificateChainIn):
+    relying_party: str | None = Field(
+        default=None,
+        max_length=64,
+        description="The intermediated relying party whose signing request the chain answers; "
+        "left out: the organization's own",
     )
 
 
@@ -135,6 +153,9 @@ class SigningRequestOut(Out):
     csr_pem: str
     country: str
     dns_name: str | None
+    relying_party: str | None = Field(
+        description="The intermediated relying party the request is for; null: the organization"
+    )
     profile: Literal["ts-119-411-8"] | None = Field(
         description="ts-119-411-8: an EU access certificate request, its chain checked against "
         "that profile at upload"
@@ -181,6 +202,12 @@ class AccessCertificateOut(Out):
     )
 
 
+class RelyingPartyIdentityOut(Out):
+    name: str = Field(description="The intermediated relying party, as its certificate names it")
+    certificate: AccessCertificateOut | None
+    pending_request: SigningRequestOut | None
+
+
 class VerifierIdentityOut(Out):
     organization_id: uuid.UUID
     uses: Literal["organization", "deployment"] = Field(
@@ -192,6 +219,9 @@ class VerifierIdentityOut(Out):
     logo_uri: str | None
     privacy_policy_uri: str | None
     registration_certificate: str | None
+    relying_parties: list[RelyingPartyIdentityOut] = Field(
+        description="An intermediary's access certificates, one per relying party it acts for"
+    )
     google_wallet: GoogleWalletOut | None = Field(
         description="The organization's Google Wallet registrar leaf; null when this "
         "deployment holds no registrar CA"
