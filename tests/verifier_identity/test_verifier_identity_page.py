@@ -81,3 +81,20 @@ def test_a_bad_country_is_said_on_the_page(browser):
 def test_the_organization_page_links_to_it(browser, owner):
     page = text_of(browser.get(f"/dashboard/organizations/{owner.organization_id}"))
     assert "/dashboard/verifier-identity" in page
+
+
+def test_the_privacy_policy_is_set_on_the_page_beside_the_logo(browser, owner):
+    saved = submit(
+        browser,
+        "/dashboard/verifier-identity/profile",
+        {"logo_uri": "https://acme.test/logo.png", "privacy_policy_uri": "https://acme.test/p"},
+    )
+    assert saved.status_code == 303
+    page = text_of(browser.get("/dashboard/verifier-identity"))
+    assert 'value="https://acme.test/p"' in page
+    refused = submit(
+        browser,
+        "/dashboard/verifier-identity/profile",
+        {"privacy_policy_uri": "http://acme.test/p"},
+    )
+    assert refused.status_code == 400
