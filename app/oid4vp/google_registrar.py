@@ -24,6 +24,7 @@ from datetime import datetime, timedelta
 
 import cbor2
 from cryptography import x509
+from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
@@ -194,7 +195,18 @@ def leaf_client(
 
 
 def needs_new_leaf(
-    leaf: x509.Certificate | None, data: bytes | None, wanted: bytes, now: datetime
+    leaf: x509.Certificate | None,
+    data: bytes | None,
+    wanted: bytes,
+    registrar: RegistrarCA,
+    now: datetime,
 ) -> bool:
-    """Whether the leaf held no longer serves: none yet, other metadata, or ending soon."""
-    return leaf is None or data != wanted or leaf.not_valid_after_utc - RENEW_BEFORE <= now
+    """Whether the leaf held no longer serves: none yet, other metadata, ending soon, or
+    issued by another CA than the one configured now (its x5c would not link)."""
+    if leaf is None or data != wanted or leaf.not_valid_after_utc - RENEW_BEFORE <= now:
+        return True
+    try:
+        leaf.verify_directly_issued_by(registrar.certificate)
+    except (ValueError, TypeError, InvalidSignature):
+        return True
+    return False

@@ -13,6 +13,9 @@ from dataclasses import dataclass
 
 from cryptography import x509
 from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from sqlalchemy import update
+from sqlalchemy.exc import IntegrityError
 
 from app import clock
 from app.extensions import db
@@ -62,31 +65,60 @@ def signer_for(organization: Organization, registrar: RegistrarCA) -> GoogleWall
         return None
     wanted = google_registrar.metadata_bytes(display)
     now = clock.now()
+    kek = settings.current().kek
     held = db.session.get(GoogleWalletCertificate, organization.id)
     leaf = _leaf(held) if held is not None else None
-    kek = settings.current().kek
-    if google_registrar.needs_new_leaf(leaf, held.metadata_bytes if held else None, wanted, now):
+    if (
+        held is not None
+        and leaf is not None
+        and not google_registrar.needs_new_leaf(leaf, held.metadata_bytes, wanted, registrar, now)
+    ):
+        private = open_private_key(held.sealed_private_key, kek)
+    else:
         private = generate_signing_key()
         leaf = registrar.issue(
             organization.id, organization.name, private.public_key(), wanted, now
         )
-        if held is None:
-            held = GoogleWalletCertificate(organization_id=organization.id)
-            db.session.add(held)
-        held.sealed_private_key = seal_private_key(private, kek)
-        held.leaf_pem = leaf.public_bytes(serialization.Encoding.PEM).decode("ascii")
-        held.metadata_bytes = wanted
-        held.not_after = leaf.not_valid_after_utc
-        held.issued_at = now
-        db.session.flush()
-    else:
-        private = open_private_key(held.sealed_private_key, kek)
-    assert leaf is not None
+        _keep(organization.id, held, private, leaf, wanted, kek)
     return GoogleWalletSigner(
         google_registrar.leaf_client(leaf, registrar, private),
         leaf,
         google_registrar.metadata_b64(wanted),
     )
+
+
+def _keep(
+    organization_id: uuid.UUID,
+    held: GoogleWalletCertificate | None,
+    private: ec.EllipticCurvePrivateKey,
+    leaf: x509.Certificate,
+    data: bytes,
+    kek: bytes,
+) -> None:
+    """Store the new leaf in place of the one held. Two first requests at once both issue
+    one; the second insert meets the first at the primary key and overwrites it instead, so
+    both requests stay signed by a leaf that binds the same metadata."""
+    values = {
+        "sealed_private_key": seal_private_key(private, kek),
+        "leaf_pem": leaf.public_bytes(serialization.Encoding.PEM).decode("ascii"),
+        "metadata_bytes": data,
+        "not_after": leaf.not_valid_after_utc,
+        "issued_at": clock.now(),
+    }
+    if held is not None:
+        for name, value in values.items():
+            setattr(held, name, value)
+        db.session.flush()
+        return
+    try:
+        with db.session.begin_nested():
+            db.session.add(GoogleWalletCertificate(organization_id=organization_id, **values))
+    except IntegrityError:
+        db.session.execute(
+            update(GoogleWalletCertificate)
+            .where(GoogleWalletCertificate.organization_id == organization_id)
+            .values(**values)
+        )
 
 
 def held_leaf(organization_id: uuid.UUID) -> x509.Certificate | None:

@@ -205,3 +205,20 @@ def test_a_registrar_that_cannot_issue_stops_the_start(make_app, tmp_path, chang
         del settings["GOOGLE_REGISTRAR_CHAIN_FILE"]
     with pytest.raises(RuntimeError, match=words):
         make_app(**settings)
+
+
+def test_a_new_registrar_ca_issues_new_leaves(registrar_app, make_app, acme, ca, tmp_path):
+    client = registrar_app.test_client()
+    set_profile(client, acme, logo_uri=LOGO, privacy_policy_uri=PRIVACY)
+    signed_parts(dc_request(client, acme, "crm-1")["data"]["request"])[2][
+        0
+    ].verify_directly_issued_by(ca.ca)
+    successor = GoogleRegistrarCA()
+    (tmp_path / "next").mkdir()
+    moved = make_app(**successor.settings(tmp_path / "next")).test_client()
+    _, claims, chain = signed_parts(dc_request(moved, acme, "crm-2")["data"]["request"])
+    chain[0].verify_directly_issued_by(successor.ca)
+    assert [c.subject for c in chain[1:]] == [successor.ca.subject]
+    encoded = claims["client_metadata"]["gw_rp_metadata_bytes"]
+    metadata_bytes = base64.urlsafe_b64decode(encoded + "=" * (-len(encoded) % 4))
+    assert hashlib.sha256(metadata_bytes).digest() == bound_hash(chain[0])
