@@ -30,7 +30,6 @@ from app.integrations import operations as integrations
 from app.issuance import certificates as issuer_certificates
 from app.issuance import mdoc_signer
 from app.issuance.links import IssuerLinks
-from app.oid4vp.access_certificate import EuDetails
 from app.organizations import operations as organizations
 from app.organizations.models import Plan, Role
 from app.presentations import issuers_seen
@@ -38,6 +37,7 @@ from app.schemas import operations as schemas
 from app.verifications import operations as verifications
 from app.verifier_identity import operations as verifier_identity
 from app.verifier_identity import shown
+from app.verifier_identity.operations import eu_details
 from app.vouchers import operations as vouchers
 from app.web.access import (
     acting_membership,
@@ -571,13 +571,6 @@ def identity_response():
     return json_response(
         shown.describe(verifier_identity.identity_of(acting_organization(), registrar=registrar))
     )
-
-
-def eu_details(body: SigningRequestIn) -> EuDetails | None:
-    eu = body.eu_access_certificate
-    if eu is None:
-        return None
-    return EuDetails(eu.organization_identifier, eu.contact_uri, eu.contact_email)
 
 
 @bp.get("/verifier-identity")

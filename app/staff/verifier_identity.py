@@ -22,6 +22,7 @@ from app.staff.blueprint import bp
 from app.staff.page_kit import finished, refusal
 from app.verifier_identity import operations as identity_ops
 from app.verifier_identity import shown as shown_identity
+from app.verifier_identity.operations import eu_details
 from app.web.access import acting_membership, acting_organization, require_staff
 from app.web.payloads.certificates import CertificateChainIn, SigningRequestIn, VerifierProfilePatch
 from app.web.requests import base_url
@@ -65,14 +66,21 @@ def verifier_identity_signing_request() -> ResponseReturnValue:
         "country": request.form.get("country", ""),
         "name_host": request.form.get("name_host") == "on",
     }
+    eu = {
+        name: request.form.get(name, "").strip() or None
+        for name in ("organization_identifier", "contact_uri", "contact_email")
+    }
     try:
-        body = SigningRequestIn.model_validate(values)
+        # An organization identifier makes it an EU access certificate request.
+        body = SigningRequestIn.model_validate(
+            {**values, "eu_access_certificate": eu if eu["organization_identifier"] else None}
+        )
         identity_ops.request_certificate(
-            acting_membership(), body.country, body.name_host, deployment_host()
+            acting_membership(), body.country, body.name_host, deployment_host(), eu_details(body)
         )
     except (ValidationError, ApiError) as exc:
         message, status = refusal(exc)
-        return identity_page(status, csr_error=message, values=values)
+        return identity_page(status, csr_error=message, values={**values, **eu})
     return finished(
         "A certificate signing request was made: download it and send it to your registrar.",
         "staff.verifier_identity",

@@ -173,6 +173,14 @@ def pending_key(organization_id: uuid.UUID, relying_party: str = "") -> Verifier
     )
 
 
+def eu_details(body: Any) -> certificates.EuDetails | None:
+    """The EU details of a validated signing request body (``eu_access_certificate``)."""
+    eu = getattr(body, "eu_access_certificate", None)
+    if eu is None:
+        return None
+    return certificates.EuDetails(eu.organization_identifier, eu.contact_uri, eu.contact_email)
+
+
 def request_certificate(
     member: Membership,
     country: str,
