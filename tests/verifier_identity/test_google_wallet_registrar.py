@@ -22,6 +22,7 @@ from factories import Staff, make_staff, make_verification
 from identity_support import GoogleRegistrarCA, pem_of
 from joserfc import jws
 from joserfc.jwk import ECKey
+from staff.staff_support import sign_in, text_of
 from wallets import read_request
 
 RP_METADATA_OID = x509.ObjectIdentifier("1.3.6.1.4.1.11129.10.1")
@@ -222,3 +223,48 @@ def test_a_new_registrar_ca_issues_new_leaves(registrar_app, make_app, acme, ca,
     encoded = claims["client_metadata"]["gw_rp_metadata_bytes"]
     metadata_bytes = base64.urlsafe_b64decode(encoded + "=" * (-len(encoded) % 4))
     assert hashlib.sha256(metadata_bytes).digest() == bound_hash(chain[0])
+
+
+def test_the_dashboard_page_shows_the_leaf_or_what_is_missing(registrar_app, acme):
+    client = registrar_app.test_client()
+    assert sign_in(client, acme.token).status_code == 302
+    page = text_of(client.get("/dashboard/verifier-identity"))
+    assert 'data-testid="google-wallet-missing"' in page
+    set_profile(client, acme, logo_uri=LOGO, privacy_policy_uri=PRIVACY)
+    _, claims, _ = signed_parts(dc_request(client, acme)["data"]["request"])
+    page = text_of(client.get("/dashboard/verifier-identity"))
+    assert claims["client_id"] in page
+
+
+def test_a_second_first_leaf_meets_the_first_and_takes_its_place(registrar_app, acme, ca):
+    """Two first requests at once: each issued a leaf; the second to store it finds the
+    first's row at the primary key and replaces it, so one row is left, the newest."""
+    import uuid
+
+    from cryptography.hazmat.primitives.asymmetric import ec
+
+    from app import clock
+    from app.extensions import db
+    from app.issuance import settings
+    from app.oid4vp.google_registrar import DisplayInfo as Display
+    from app.oid4vp.google_registrar import RegistrarCA, metadata_bytes
+    from app.verifier_identity import google_wallet
+    from app.verifier_identity.models import GoogleWalletCertificate
+
+    registrar = RegistrarCA(ca.ca_key, (ca.ca, ca.root))
+    organization_id = uuid.UUID(acme.organization_id)
+    data = metadata_bytes(Display("Acme Bank", LOGO, PRIVACY))
+    with registrar_app.app_context():
+        kek = settings.current().kek
+        leaves = []
+        for _ in range(2):
+            key = ec.generate_private_key(ec.SECP256R1())
+            leaf = registrar.issue(
+                organization_id, "Acme Bank", key.public_key(), data, clock.now()
+            )
+            google_wallet._keep(organization_id, None, key, leaf, data, kek)  # neither saw a row
+            db.session.commit()
+            leaves.append(leaf)
+        rows = db.session.scalars(db.select(GoogleWalletCertificate)).all()
+        assert len(rows) == 1
+        assert x509.load_pem_x509_certificate(rows[0].leaf_pem.encode()) == leaves[1]
