@@ -13,17 +13,26 @@ import hashlib
 import json
 import shutil
 import subprocess
+import uuid
 
 import cbor2
 import pytest
 from cryptography import x509
 from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import ec
 from factories import Staff, make_staff, make_verification
 from identity_support import GoogleRegistrarCA, pem_of
 from joserfc import jws
 from joserfc.jwk import ECKey
 from staff.staff_support import sign_in, text_of
 from wallets import read_request
+
+from app import clock
+from app.extensions import db
+from app.issuance import settings
+from app.oid4vp.google_registrar import DisplayInfo, RegistrarCA, metadata_bytes
+from app.verifier_identity import google_wallet
+from app.verifier_identity.models import GoogleWalletCertificate
 
 RP_METADATA_OID = x509.ObjectIdentifier("1.3.6.1.4.1.11129.10.1")
 LOGO = "https://acme.test/logo.png"
@@ -239,21 +248,9 @@ def test_the_dashboard_page_shows_the_leaf_or_what_is_missing(registrar_app, acm
 def test_a_second_first_leaf_meets_the_first_and_takes_its_place(registrar_app, acme, ca):
     """Two first requests at once: each issued a leaf; the second to store it finds the
     first's row at the primary key and replaces it, so one row is left, the newest."""
-    import uuid
-
-    from cryptography.hazmat.primitives.asymmetric import ec
-
-    from app import clock
-    from app.extensions import db
-    from app.issuance import settings
-    from app.oid4vp.google_registrar import DisplayInfo as Display
-    from app.oid4vp.google_registrar import RegistrarCA, metadata_bytes
-    from app.verifier_identity import google_wallet
-    from app.verifier_identity.models import GoogleWalletCertificate
-
     registrar = RegistrarCA(ca.ca_key, (ca.ca, ca.root))
     organization_id = uuid.UUID(acme.organization_id)
-    data = metadata_bytes(Display("Acme Bank", LOGO, PRIVACY))
+    data = metadata_bytes(DisplayInfo("Acme Bank", LOGO, PRIVACY))
     with registrar_app.app_context():
         kek = settings.current().kek
         leaves = []
