@@ -132,9 +132,11 @@ def dc_request(request_id: str) -> ResponseReturnValue:
 
 def google_wallet_signer(verification: Verification) -> GoogleWalletSigner | None:
     """With a Google Wallet registrar CA, the organization's leaf (issued when first needed or
-    when its metadata changed); None without the CA or while the metadata is incomplete."""
+    when its metadata changed); None without the CA, while the metadata is incomplete, or for
+    an intermediary's verification made for another relying party (the leaf binds the
+    organization's own name, which the wallet must not show for that party's request)."""
     registrar = current_app.extensions.get(REGISTRAR_EXTENSION)
-    if registrar is None:
+    if registrar is None or verification.relying_party is not None:
         return None
     return google_wallet.signer_for(verification.organization, registrar)
 

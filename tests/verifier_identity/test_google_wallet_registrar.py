@@ -21,7 +21,7 @@ from cryptography import x509
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from factories import Staff, make_staff, make_verification
-from identity_support import GoogleRegistrarCA, pem_of
+from identity_support import GoogleRegistrarCA, Registrar, pem_of
 from joserfc import jws
 from joserfc.jwk import ECKey
 from staff.staff_support import sign_in, text_of
@@ -60,8 +60,8 @@ def set_profile(client, staff: Staff, **fields):
     return response.get_json()
 
 
-def dc_request(client, staff: Staff, customer_id: str = "crm-1") -> dict:
-    created = make_verification(client, staff)
+def dc_request(client, staff: Staff, customer_id: str = "crm-1", **verification) -> dict:
+    created = make_verification(client, staff, **verification)
     individual = client.post(
         "/verifications/individuals",
         json={"customer_id": customer_id, "verification_id": created["id"]},
@@ -265,3 +265,29 @@ def test_a_second_first_leaf_meets_the_first_and_takes_its_place(registrar_app, 
         rows = db.session.scalars(db.select(GoogleWalletCertificate)).all()
         assert len(rows) == 1
         assert x509.load_pem_x509_certificate(rows[0].leaf_pem.encode()) == leaves[1]
+
+
+def test_an_intermediated_relying_partys_request_is_not_signed_with_the_organizations_leaf(
+    registrar_app, acme
+):
+    client = registrar_app.test_client()
+    set_profile(client, acme, logo_uri=LOGO, privacy_policy_uri=PRIVACY)
+    registrar = Registrar()
+    csr = client.post(
+        "/verifier-identity/signing-request",
+        json={"country": "NL", "relying_party": "Beta Shop"},
+        headers=acme.headers(),
+    ).get_json()["csr_pem"]
+    leaf = registrar.issue(csr)
+    assert (
+        client.put(
+            "/verifier-identity/certificate",
+            json={"chain_pem": registrar.chain_pem(leaf), "relying_party": "Beta Shop"},
+            headers=acme.headers(),
+        ).status_code
+        == 200
+    )
+    offered = dc_request(client, acme, relying_party="Beta Shop")
+    _, claims, chain = signed_parts(offered["data"]["request"])
+    assert chain[0] == leaf
+    assert "gw_rp_metadata_bytes" not in claims["client_metadata"]
