@@ -236,6 +236,7 @@ def upload_chain(
     key it replaces is retired."""
     require_manager(member)
     organization_id = member.organization_id
+    relying_party = relying_party.strip()
     key = pending_key(organization_id, relying_party) or active_key(organization_id, relying_party)
     if key is None:
         raise Conflict(
@@ -283,7 +284,7 @@ def upload_chain(
 def stop_using(member: Membership, relying_party: str = "") -> None:
     """Back to the deployment's identity: the key in use is retired (a pending CSR stays)."""
     require_manager(member)
-    key = active_key(member.organization_id, relying_party)
+    key = active_key(member.organization_id, relying_party.strip())
     if key is None:
         raise Conflict(
             "The organization has no certificate of its own in use", code="NO_ACTIVE_CERTIFICATE"
