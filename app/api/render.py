@@ -89,6 +89,7 @@ def verification(row: Verification) -> dict[str, Any]:
         "trust_sources": list(row.trust_sources or []),
         "trust": row.trust(),
         "return_url": row.return_url,
+        "relying_party": row.relying_party,
         "recommended_wallets": list(row.recommended_wallets or []),
         "wallet_protocols": row.protocols(),
         "retention_days": row.retention_days,

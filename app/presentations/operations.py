@@ -136,9 +136,12 @@ def mint_presentation_request(
         state=secrets.token_urlsafe(24),
         created_at=now,
         expires_at=now + timedelta(seconds=max(request_seconds, link_seconds)),
-        # The organization's own identity, if it has one in use: the request keeps it even if
-        # the organization rotates while the person is in their wallet.
-        verifier_key_id=active_key_id(subject.verification.organization_id),
+        # The organization's own identity (or that of the relying party an intermediary's
+        # verification is for), if one is in use: the request keeps it even if the
+        # organization rotates while the person is in their wallet.
+        verifier_key_id=active_key_id(
+            subject.verification.organization_id, subject.verification.relying_party
+        ),
     )
     db.session.add(request)
     for prepare in _before_link:

@@ -97,6 +97,9 @@ class Verification(IdMixin, TimestampMixin, db.Model):
     # Ids of the organization's trust sources whose anchors this verification trusts.
     trust_sources: Mapped[list[str] | None] = mapped_column(JSON, default=list)
     return_url: Mapped[str | None] = mapped_column(String(2000))
+    # An intermediary's verification made for a relying party it acts for: that party's
+    # access certificate (app.verifier_identity) signs its requests. None: the organization's.
+    relying_party: Mapped[str | None] = mapped_column(String(200))
     # Wallet apps the organization recommends ({"name", "url"}), shown to the person instead of
     # the apps named by the credential's format.
     recommended_wallets: Mapped[list[dict[str, str]] | None] = mapped_column(JSON, default=list)

@@ -42,6 +42,7 @@ from app.verifications.models import (
     Verification,
 )
 from app.verifications.profile import require_format_allowed
+from app.verifications.relying_party import checked as checked_relying_party
 from app.verifications.return_address import check_return_url
 from app.webhooks.models import WebhookEvent
 
@@ -157,6 +158,11 @@ def _apply(
             setattr(verification, key, fields[key])
     if fields.get("return_url") is not None:
         check_return_url(fields["return_url"])
+    if fields.get("relying_party") is not None:
+        # "" goes back to the organization's own identity.
+        verification.relying_party = checked_relying_party(
+            organization.id, fields["relying_party"] or None
+        )
     if not (verification.name or "").strip():
         raise InvalidRequest("name must not be empty")
     names = schema.attribute_names()
