@@ -103,6 +103,10 @@ def from_environment() -> dict[str, Any]:
         # key (PEM file or pkcs11:object=<label>); unset: DeviceRequests go unsigned.
         "READER_AUTH_CERT_FILE": env("READER_AUTH_CERT_FILE", ""),
         "READER_AUTH_KEY_FILE": env("READER_AUTH_KEY_FILE", ""),
+        # A Google Wallet verifier registrar's CA: its P-256 key (PEM file or
+        # pkcs11:object=<label>) and chain (PEM, the CA first); unset: no registrar leaves.
+        "GOOGLE_REGISTRAR_KEY_FILE": env("GOOGLE_REGISTRAR_KEY_FILE", ""),
+        "GOOGLE_REGISTRAR_CHAIN_FILE": env("GOOGLE_REGISTRAR_CHAIN_FILE", ""),
         # redirect_uri, x509_san_dns or x509_hash; empty: x509_san_dns with a certificate,
         # redirect_uri without (app/deployment.py refuses what the configuration cannot honour).
         "REQUEST_CLIENT_ID_PREFIX": env("REQUEST_CLIENT_ID_PREFIX", ""),

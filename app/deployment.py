@@ -32,13 +32,16 @@ from app.oid4vp.client import (
     load_x509_client,
 )
 from app.oid4vp.encryption import DC_API_KEY_INFO, ResponseEncryption
+from app.oid4vp.google_registrar import RegistrarCA, RegistrarError, read_registrar
 from app.oid4vp.profile import HAIP, PROFILES, haip_problems
 from app.oid4vp.request import REQUEST_URI_METHODS
 from app.oid4vp.verifier import Verifier
 from app.statuslist import StatusResult, check_kept
 from app.verifications import link_secret
 from app.verifications import profile as verification_profile
+from app.verifications import relying_party as verification_relying_party
 from app.verifier_identity import registration
+from app.verifier_identity.operations import check_relying_party
 
 # DC_API_RESPONSE_MODE: how wallets answer over the Digital Credentials API (Appendix A.3).
 DC_API_RESPONSE_MODES = ("dc_api.jwt", "dc_api")
@@ -46,6 +49,8 @@ DC_API_RESPONSE_MODES = ("dc_api.jwt", "dc_api")
 VERIFIER_EXTENSION = "oid4vp_verifier"
 # Where it keeps the org-iso-mdoc reader certificate and key, or None.
 READER_EXTENSION = "iso_mdoc_reader"
+# Where it keeps the Google Wallet registrar CA (``GOOGLE_REGISTRAR_*``), or None.
+REGISTRAR_EXTENSION = "google_wallet_registrar"
 
 
 def register_verifier(app: Flask) -> None:
@@ -53,12 +58,15 @@ def register_verifier(app: Flask) -> None:
     check_profile(app.config, verifier)
     app.extensions[VERIFIER_EXTENSION] = verifier
     app.extensions[READER_EXTENSION] = reader_from_config(app.config)
+    app.extensions[REGISTRAR_EXTENSION] = registrar_from_config(app.config)
     # The verification domain reads the profile as it is when asked (several applications
     # may live in one process): HAIP refuses verifications of formats it does not cover.
     verification_profile.provide(lambda: current_app.config.get("VERIFIER_PROFILE") or "")
     registration.provide_required(
         lambda: bool(current_app.config.get("REGISTRATION_CERTIFICATE_REQUIRED"))
     )
+    # An intermediary's verification names a relying party it holds an access certificate for.
+    verification_relying_party.provide(check_relying_party)
 
 
 def check_issuing(config: Mapping[str, Any]) -> None:
@@ -184,6 +192,41 @@ def reader_from_config(config: Mapping[str, Any]) -> ReaderIdentity | None:
             "READER_AUTH_KEY_FILE is not the key of READER_AUTH_CERT_FILE's first certificate"
         )
     return ReaderIdentity(chain, key)
+
+
+def registrar_from_config(config: Mapping[str, Any]) -> RegistrarCA | None:
+    """``GOOGLE_REGISTRAR_KEY_FILE`` (PEM key or ``pkcs11:object=<label>``) and
+    ``GOOGLE_REGISTRAR_CHAIN_FILE`` (PEM, the registrar CA first): the CA that issues each
+    organization its Google Wallet leaf. None when neither is set; a CA that cannot issue
+    (another key, not a CA, not valid now) stops the start."""
+    key_file = config.get("GOOGLE_REGISTRAR_KEY_FILE") or ""
+    chain_file = config.get("GOOGLE_REGISTRAR_CHAIN_FILE") or ""
+    if not key_file and not chain_file:
+        return None
+    if not key_file or not chain_file:
+        raise RuntimeError(
+            "GOOGLE_REGISTRAR_KEY_FILE and GOOGLE_REGISTRAR_CHAIN_FILE must be set together"
+        )
+    try:
+        chain = x509.load_pem_x509_certificates(Path(chain_file).read_bytes())
+        key = request_signing_key(config, key_file, "GOOGLE_REGISTRAR_KEY_FILE")
+    except OSError as exc:
+        raise RuntimeError(f"Google registrar files cannot be read: {exc}") from None
+    except ValueError as exc:
+        raise RuntimeError(
+            f"GOOGLE_REGISTRAR_CHAIN_FILE holds no readable certificate: {exc}"
+        ) from None
+    if isinstance(key, bytes):
+        try:
+            key = serialization.load_pem_private_key(key, password=None)
+        except (ValueError, TypeError) as exc:
+            raise RuntimeError(
+                f"GOOGLE_REGISTRAR_KEY_FILE is not a PEM private key: {exc}"
+            ) from None
+    try:
+        return read_registrar(key, chain, clock.now())  # type: ignore[arg-type]
+    except RegistrarError as exc:
+        raise RuntimeError(str(exc)) from None
 
 
 def client_from_config(config: Mapping[str, Any]) -> ClientIdentity:

@@ -39,7 +39,7 @@ from app.oid4vci.keys import seal_private_key as seal_key
 from app.tokens import hash_secret
 from app.verifications import link_secret
 from app.verifications.models import Verification
-from app.verifier_identity.models import VerifierKey
+from app.verifier_identity.models import GoogleWalletCertificate, VerifierKey
 from app.webhooks import settings as webhook_settings
 from app.webhooks.models import WebhookEndpoint
 from app.webhooks.sealing import SealedSecretError, open_sealed, seal
@@ -188,6 +188,15 @@ def _reseal_verifier_keys(old_kek: bytes, new_kek: bytes) -> int:
         resealed = _resealed_key(key.sealed_private_key, old_kek, new_kek, name)
         if resealed is not None:
             key.sealed_private_key = resealed
+            moved += 1
+    # The Google Wallet registrar leaves' keys are verifier identity keys too.
+    for leaf in db.session.scalars(
+        select(GoogleWalletCertificate).order_by(GoogleWalletCertificate.issued_at)
+    ):
+        name = f"Google Wallet leaf key of organization {leaf.organization_id}"
+        resealed = _resealed_key(leaf.sealed_private_key, old_kek, new_kek, name)
+        if resealed is not None:
+            leaf.sealed_private_key = resealed
             moved += 1
     return moved
 

@@ -106,6 +106,11 @@ SETTINGS: tuple[Setting, ...] = (
         "PEM certificate chain (leaf first) and the leaf's unencrypted P-256 private key, or a `pkcs11:object=<label>` URI for a key kept in the PKCS#11 token (as `REQUEST_SIGNING_KEY_FILE` takes): `org-iso-mdoc` DeviceRequests then carry `readerAuth` (ES256), the reader certificate platforms show the person (Apple issues one to registered verifiers). Read at start-up, which fails unless both are set, the key is P-256 and it is the leaf's. Unset: DeviceRequests go unsigned",
     ),
     Setting(
+        ("GOOGLE_REGISTRAR_KEY_FILE", "GOOGLE_REGISTRAR_CHAIN_FILE"),
+        "unset",
+        "a Google Wallet verifier registrar's CA: its unencrypted P-256 private key (PEM), or a `pkcs11:object=<label>` URI for a key kept in the PKCS#11 token, and its PEM chain (the registrar CA first, then its issuers up to the root Google trusts). Each organization with a display name, logo and privacy policy is then issued a leaf carrying its relying party metadata (extension 1.3.6.1.4.1.11129.10.1), and its Digital Credentials API requests are signed with it under `x509_hash`, with `client_metadata.gw_rp_metadata_bytes` (see [Google Wallet's verifier registrar](../how-to/google-wallet-registrar.md)). Read at start-up, which fails unless both are set, the key is P-256 and the first certificate's, and that certificate is a CA valid now. Unset: no registrar leaves",
+    ),
+    Setting(
         ("VERIFIER_PROFILE",),
         "unset",
         "`haip`: the start refuses a configuration [HAIP 1.0](../explanation/haip.md#haip-10-verifier_profilehaip) does not allow (unsigned requests, a client identifier prefix other than `x509_hash`, a request signing key other than P-256/ES256, a self-signed certificate in `REQUEST_SIGNING_CERT_FILE`, `RESPONSE_ENCRYPTION` off, `DC_API_RESPONSE_MODE=dc_api`), naming every setting to change; while running, verifications of schemas that are neither SD-JWT VC nor mdoc (`jwt_vc_json`) are refused with 400 `FORMAT_NOT_IN_PROFILE`, as are policy requests, openings and links for such verifications made before. Unset: no profile is enforced",

@@ -77,7 +77,9 @@ def read_request(client, connection_url: str) -> WalletRequest:
     query = link_parameters(connection_url)
     if "request_uri" not in query:
         claims = {
-            name: json.loads(value) if name in ("dcql_query", "client_metadata") else value
+            name: json.loads(value)
+            if name in ("dcql_query", "client_metadata", "transaction_data")
+            else value
             for name, value in query.items()
         }
         return WalletRequest(
@@ -134,8 +136,10 @@ def node_presentation(
     nonce: str | None = None,
     exp_in: int = 3600,
     frame: dict | None = None,
+    kb_extra: dict | None = None,
 ) -> str:
-    """An SD-JWT VC from the npm library, presented with a key binding JWT for ``request``."""
+    """An SD-JWT VC from the npm library, presented with a key binding JWT for ``request``
+    (with ``kb_extra``'s claims too: transaction_data_hashes, for one)."""
     now = int(time.time())
     holder = holder or ec.generate_private_key(ec.SECP256R1())
     job: dict[str, Any] = {
@@ -162,6 +166,8 @@ def node_presentation(
         job["iss"] = iss or issuer.did
     if status is not None:
         job["status"] = status
+    if kb_extra is not None:
+        job["kb_extra"] = kb_extra
     return present(job)
 
 

@@ -102,6 +102,7 @@ def create_policy_request():
         body.expires_in,
         current_app.config["SECRET_KEY"],
         body.registration_certificate_id,
+        body.transaction_data,
     )
     return json_response(
         {

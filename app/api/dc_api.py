@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -27,7 +28,7 @@ from pydantic import BaseModel
 
 from app.api.common import base_url, parse_body, parse_id
 from app.api.wallet import person_page, trust_context
-from app.deployment import READER_EXTENSION
+from app.deployment import READER_EXTENSION, REGISTRAR_EXTENSION
 from app.errors import InvalidRequest
 from app.mdoc import MdocError
 from app.mdoc.annex_c import PROTOCOL as ISO_MDOC_PROTOCOL
@@ -37,6 +38,8 @@ from app.presentations import iso_mdoc
 from app.presentations import operations as presentations
 from app.presentations.decide import Context
 from app.verifications.models import PresentationRequest, Verification
+from app.verifier_identity import google_wallet
+from app.verifier_identity.google_wallet import GoogleWalletSigner
 from app.web.links import links
 
 bp = Blueprint("dc_api", __name__)
@@ -84,11 +87,16 @@ def dc_request(request_id: str) -> ResponseReturnValue:
     API); the nonce and DCQL query are the presentation request's own. Signed: the same
     parameters with ``client_id`` and ``expected_origins``, as a Request Object. An answered
     or expired request is refused (400 ``ALREADY_ANSWERED`` / ``REQUEST_EXPIRED``), so its
-    org-iso-mdoc recipient key is never derived again.
+    org-iso-mdoc recipient key is never derived again. With a Google Wallet registrar CA the
+    signed request is the organization's registrar leaf's (``x509_hash``), with its
+    ``client_metadata.gw_rp_metadata_bytes``, the metadata that leaf binds.
     """
     request, verification = presentations.open_verification_of(parse_id(request_id))
     deployment = links()
     authorization = deployment.authorization_request(request, verification)
+    google = google_wallet_signer(verification)
+    if google is not None:
+        authorization = replace(authorization, client=google.client)
     claims = authorization.claims_set()
     verifier = deployment.verifier
     data = {
@@ -100,8 +108,11 @@ def dc_request(request_id: str) -> ResponseReturnValue:
             claims["client_metadata"], verifier.dc_api_jwk(str(request.id))
         ),
     }
-    if "verifier_info" in claims:
-        data["verifier_info"] = claims["verifier_info"]
+    if google is not None:
+        data["client_metadata"]["gw_rp_metadata_bytes"] = google.metadata_b64
+    for optional in ("verifier_info", "transaction_data"):
+        if optional in claims:
+            data[optional] = claims[optional]
     # Every protocol the verification can use, in one list: the browser offers each wallet
     # the one it speaks (Safari and Apple Wallet only org-iso-mdoc).
     iso_mdoc = iso_mdoc_request(request, verification)
@@ -118,6 +129,17 @@ def dc_request(request_id: str) -> ResponseReturnValue:
     return uncached(
         {"requests": [{"protocol": SIGNED_PROTOCOL, "data": {"request": token}}, *iso_mdoc]}
     )
+
+
+def google_wallet_signer(verification: Verification) -> GoogleWalletSigner | None:
+    """With a Google Wallet registrar CA, the organization's leaf (issued when first needed or
+    when its metadata changed); None without the CA, while the metadata is incomplete, or for
+    an intermediary's verification made for another relying party (the leaf binds the
+    organization's own name, which the wallet must not show for that party's request)."""
+    registrar = current_app.extensions.get(REGISTRAR_EXTENSION)
+    if registrar is None or verification.relying_party is not None:
+        return None
+    return google_wallet.signer_for(verification.organization, registrar)
 
 
 def dc_api_client_metadata(metadata: dict[str, Any], jwk: dict[str, Any] | None) -> dict[str, Any]:

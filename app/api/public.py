@@ -14,7 +14,7 @@ from app.oid4vp import wallet_metadata
 from app.oid4vp.request import AuthorizationRequest
 from app.presentations import operations as presentations
 from app.verifications import operations as individuals
-from app.verifications import profile
+from app.verifications import profile, transaction_data
 from app.verifications.models import BACKEND, OPENID4VP, Individual
 from app.web.idempotency import idempotent
 from app.web.links import links
@@ -78,8 +78,9 @@ def opener_scope() -> str | None:
     },
     errors={
         401: "A wrong, unknown or deleted apikey, or a session token without one "
-        '(UNAUTHORIZED); no apikey where anonymous_open is "refused" (APIKEY_REQUIRED); '
-        'customer_sig missing or wrong where it is "signed" (CUSTOMER_SIG_INVALID)'
+        '(UNAUTHORIZED); no apikey where anonymous_open is "refused", or transaction_data '
+        'without one (APIKEY_REQUIRED); customer_sig missing or wrong where it is "signed" '
+        "(CUSTOMER_SIG_INVALID)",
     },
 )
 def open_individual():
@@ -92,9 +93,18 @@ def open_individual():
     if rules is None:
         raise NotFound()
     individuals.check_opener(rules, who, body.customer_id, body.customer_sig)
+    sent = None
+    if body.transaction_data is not None:
+        sent = transaction_data.for_open(who, body.verification_id, body.transaction_data)
+        if rules.id is not None:
+            transaction_data.require_same(rules.transaction_data, sent)
     if rules.id is not None:  # a retry, the common case: one read
         return json_response(opened_answer(rules, who), 200)
-    individual, created = individuals.open_individual(body.verification_id, body.customer_id, who)
+    individual, created = individuals.open_individual(
+        body.verification_id, body.customer_id, who, sent
+    )
+    if not created and sent is not None:
+        transaction_data.require_same(individual.transaction_data, sent)
     return json_response(opened_answer(individual, who), 201 if created else 200)
 
 

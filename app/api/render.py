@@ -13,6 +13,7 @@ from app.policies.models import PolicyRequest
 from app.presentations.issuers_seen import IssuerSeen
 from app.recipients.models import Recipient
 from app.schemas.models import Schema
+from app.verifications import transaction_data
 from app.verifications.conditions import echoed
 from app.verifications.models import ALLOWED, ANONYMOUS, BACKEND, Individual, Verification
 from app.web.links import Links
@@ -70,6 +71,7 @@ def individual_for_owner(row: Individual, links: Links | None = None) -> dict[st
         "claims": row.claims,
         "issuer": row.issuer,
         "revoked_at": _time(row.revoked_at),
+        "transaction_data": transaction_data.confirmed(row.status, row.transaction_data),
     }
 
 
@@ -90,6 +92,7 @@ def verification(row: Verification) -> dict[str, Any]:
             str(row.registration_certificate_id) if row.registration_certificate_id else None
         ),
         "return_url": row.return_url,
+        "relying_party": row.relying_party,
         "recommended_wallets": list(row.recommended_wallets or []),
         "wallet_protocols": row.protocols(),
         "retention_days": row.retention_days,
@@ -170,6 +173,7 @@ def policy_status(row: PolicyRequest) -> dict[str, Any]:
         "expires_at": _time(row.expires_at),
         "verified_at": _time(row.verified_at),
         "created_at": _time(row.created_at),
+        "transaction_data": transaction_data.confirmed(row.status, row.transaction_data),
     }
 
 
@@ -183,6 +187,7 @@ def organization(row: Organization) -> dict[str, Any]:
         "created_at": _time(row.created_at),
         "support_contact": row.support_contact,
         "api_compatibility": row.api_compatibility.value,
+        "transaction_data_types": list(row.transaction_data_types or []),
     }
 
 

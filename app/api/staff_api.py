@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from urllib.parse import urlsplit
 
-from flask import Blueprint, current_app
+from flask import Blueprint, current_app, request
 
 from app.api import render
 from app.api.common import (
@@ -24,6 +24,7 @@ from app.api.common import (
     refuse_unknown_args,
 )
 from app.billing import operations as billing
+from app.deployment import REGISTRAR_EXTENSION
 from app.errors import NotFound
 from app.integrations import operations as integrations
 from app.issuance import certificates as issuer_certificates
@@ -36,6 +37,7 @@ from app.schemas import operations as schemas
 from app.verifications import operations as verifications
 from app.verifier_identity import operations as verifier_identity
 from app.verifier_identity import registration, shown
+from app.verifier_identity.operations import eu_details
 from app.vouchers import operations as vouchers
 from app.web.access import (
     acting_membership,
@@ -49,6 +51,7 @@ from app.web.links import links
 from app.web.payloads.base import ErrorOut
 from app.web.payloads.billing import CheckoutIn, PortalIn, RedirectOut, VoucherIn
 from app.web.payloads.certificates import (
+    AccessCertificateChainIn,
     CertificateChainIn,
     IssuerCertificateOut,
     MdocSignerOut,
@@ -170,8 +173,9 @@ def organization_detail(member) -> dict:
 @bp.patch("/organizations/<organization_id>")
 @require_session
 @documented(
-    "Change an organization's settings (owners and admins): its support contact and the "
-    "answer shape of its API (api_compatibility)",
+    "Change an organization's settings (owners and admins): its support contact, the "
+    "answer shape of its API (api_compatibility) and the transaction data types its backend "
+    "may attach (transaction_data_types)",
     body=OrganizationPatch,
     responses={200: OrganizationDetail},
     tags=("organizations",),
@@ -187,6 +191,8 @@ def patch_organization(organization_id: str):
         organizations.set_support_contact(member, body.support_contact)
     if "api_compatibility" in body.model_fields_set:
         organizations.set_api_compatibility(member, body.api_compatibility)
+    if "transaction_data_types" in body.model_fields_set:
+        organizations.set_transaction_data_types(member, list(body.transaction_data_types))
     return json_response(organization_detail(member))
 
 
@@ -567,7 +573,10 @@ def deployment_host() -> str:
 
 
 def identity_response():
-    return json_response(shown.describe(verifier_identity.identity_of(acting_organization())))
+    registrar = current_app.extensions.get(REGISTRAR_EXTENSION) is not None
+    return json_response(
+        shown.describe(verifier_identity.identity_of(acting_organization(), registrar=registrar))
+    )
 
 
 @bp.get("/verifier-identity")
@@ -596,7 +605,12 @@ def create_signing_request():
     """CN and O are the organization's name; the private key never leaves the service."""
     body = parse_body(SigningRequestIn)
     key = verifier_identity.request_certificate(
-        acting_membership(), body.country, body.name_host, deployment_host()
+        acting_membership(),
+        body.country,
+        body.name_host,
+        deployment_host(),
+        eu_details(body),
+        body.relying_party or "",
     )
     return json_response(shown.signing_request(key), 201)
 
@@ -701,15 +715,19 @@ def upload_mdoc_signer():
 @documented(
     "Upload the chain (PEM, leaf first) issued for the signing request; the organization's "
     "requests are signed with it from now on (owners and admins)",
-    body=CertificateChainIn,
+    body=AccessCertificateChainIn,
     responses={200: VerifierIdentityOut, 409: ErrorOut},
     tags=("verifier identity",),
 )
 def upload_certificate():
     """400 INVALID_CERTIFICATE_CHAIN for a chain that is not the key's, out of order, or
-    outside its validity; 409 NO_SIGNING_REQUEST before any CSR."""
-    body = parse_body(CertificateChainIn)
-    verifier_identity.upload_chain(acting_membership(), body.chain_pem, deployment_host())
+    outside its validity; 400 ACCESS_CERTIFICATE_PROFILE (``unmet``: each requirement by name)
+    for an EU access certificate request whose leaf misses ETSI TS 119 411-8; 409
+    NO_SIGNING_REQUEST before any CSR."""
+    body = parse_body(AccessCertificateChainIn)
+    verifier_identity.upload_chain(
+        acting_membership(), body.chain_pem, deployment_host(), body.relying_party or ""
+    )
     return identity_response()
 
 
@@ -718,12 +736,17 @@ def upload_certificate():
 @documented(
     "Stop using the organization's certificate: its requests carry the deployment's identity "
     "again (owners and admins)",
+    query={
+        "relying_party": "An intermediated relying party's certificate (left out: the "
+        "organization's own)"
+    },
     responses={204: None, 409: ErrorOut},
     tags=("verifier identity",),
 )
 def remove_certificate():
-    """409 NO_ACTIVE_CERTIFICATE when none is in use."""
-    verifier_identity.stop_using(acting_membership())
+    """409 NO_ACTIVE_CERTIFICATE when none is in use; ``?relying_party=`` names an
+    intermediated relying party's."""
+    verifier_identity.stop_using(acting_membership(), request.args.get("relying_party", ""))
     return "", 204
 
 

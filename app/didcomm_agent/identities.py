@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import json
-import os
 import uuid
 
-from cryptography.exceptions import InvalidTag
-from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 
+from app import sealing
 from app.didcomm import peer_did
 from app.didcomm_agent import settings
 from app.didcomm_agent.models import DidcommIdentity
@@ -18,20 +16,18 @@ from app.extensions import db
 from app.verifications.models import DIDCOMM, Verification
 
 _SEAL_AAD = b"verity didcomm agent keys"
-_NONCE_BYTES = 12
 
 
 def seal_keys(secrets: dict[str, dict[str, str]], kek: bytes) -> bytes:
-    nonce = os.urandom(_NONCE_BYTES)
     plain = json.dumps(secrets, separators=(",", ":")).encode()
-    return nonce + AESGCM(kek).encrypt(nonce, plain, _SEAL_AAD)
+    return sealing.seal(plain, kek, _SEAL_AAD)
 
 
 def open_keys(sealed: bytes, kek: bytes) -> dict[str, dict[str, str]]:
     """Raises ``ValueError`` for another key-encryption key or damaged bytes."""
     try:
-        plain = AESGCM(kek).decrypt(sealed[:_NONCE_BYTES], sealed[_NONCE_BYTES:], _SEAL_AAD)
-    except (InvalidTag, ValueError) as exc:
+        plain = sealing.open_sealed(sealed, kek, _SEAL_AAD)
+    except sealing.SealBroken as exc:
         raise ValueError("The DIDComm keys do not open with this key") from exc
     return json.loads(plain)
 

@@ -8,17 +8,15 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives import hashes
-from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 from sqlalchemy import delete, select
 from sqlalchemy.exc import IntegrityError
 
+from app import sealing
 from app.errors import ApiError, InvalidRequest
 from app.extensions import db
 from app.idempotency.models import IdempotentRequest
@@ -28,7 +26,6 @@ KEPT_FOR = timedelta(hours=24)
 MAX_KEY_LENGTH = 255
 _KEK_INFO = b"verity idempotent answers v1"
 _AAD = b"verity idempotent answer"
-_NONCE_BYTES = 12  # NIST SP 800-38D §8.2
 
 
 class KeyReused(ApiError):
@@ -152,14 +149,13 @@ def kek(secret: str) -> bytes:
 
 
 def _seal(body: bytes, key: bytes) -> bytes:
-    nonce = os.urandom(_NONCE_BYTES)
-    return nonce + AESGCM(key).encrypt(nonce, body, _AAD)
+    return sealing.seal(body, key, _AAD)
 
 
 def _open(sealed: bytes, key: bytes) -> bytes:
     try:
-        return AESGCM(key).decrypt(sealed[:_NONCE_BYTES], sealed[_NONCE_BYTES:], _AAD)
-    except (InvalidTag, ValueError):
+        return sealing.open_sealed(sealed, key, _AAD)
+    except sealing.SealBroken:
         raise KeyInUse(
             "The first answer to this Idempotency-Key cannot be read back; use a new key"
         ) from None

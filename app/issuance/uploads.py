@@ -23,18 +23,16 @@ by ``earlier_upload``, so the form can name it and ask before issuing it again.
 from __future__ import annotations
 
 import json
-import os
 import uuid
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives import hashes
-from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 from sqlalchemy import or_, select, update
 
+from app import sealing
 from app.audit.operations import Actor
 from app.extensions import db
 from app.issuance.models import CredentialUpload, UploadStatus
@@ -56,7 +54,6 @@ GIVEN_UP = (
 )
 _KEK_INFO = b"verity credential uploads v1"
 _AAD = b"verity credential upload"
-_NONCE_BYTES = 12  # NIST SP 800-38D §8.2
 
 
 class UnreadableUpload(Exception):
@@ -69,15 +66,14 @@ def _key(secret: str) -> bytes:
 
 
 def seal(value: Any, secret: str) -> bytes:
-    nonce = os.urandom(_NONCE_BYTES)
     body = json.dumps(value, separators=(",", ":")).encode()
-    return nonce + AESGCM(_key(secret)).encrypt(nonce, body, _AAD)
+    return sealing.seal(body, _key(secret), _AAD)
 
 
 def unseal(sealed: bytes, secret: str) -> Any:
     try:
-        body = AESGCM(_key(secret)).decrypt(sealed[:_NONCE_BYTES], sealed[_NONCE_BYTES:], _AAD)
-    except (InvalidTag, ValueError):
+        body = sealing.open_sealed(sealed, _key(secret), _AAD)
+    except sealing.SealBroken:
         raise UnreadableUpload("sealed under another secret") from None
     return json.loads(body)
 

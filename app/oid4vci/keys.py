@@ -9,15 +9,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from typing import Any
 
-from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
-from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
+from app import sealing
 from app.sdjwt.encoding import b64url_encode
 
 # RFC 7638 §3.2: the required members of each key type, the only ones the thumbprint covers.
@@ -30,7 +28,6 @@ _THUMBPRINT_MEMBERS = {
 # something else (RFC 5869 §3.2 "info"; the AES-GCM associated data).
 _KEK_INFO = b"verity issuer signing key encryption v1"
 _SEAL_AAD = b"verity issuer signing key v1"
-_NONCE_BYTES = 12  # NIST SP 800-38D §8.2: 96-bit random nonces
 _COORDINATE_BYTES = 32  # RFC 7518 §6.2.1.2: P-256 coordinates are 32 bytes
 
 
@@ -103,18 +100,17 @@ def seal_private_key(key: ec.EllipticCurvePrivateKey, kek: bytes) -> bytes:
         serialization.PrivateFormat.PKCS8,
         serialization.NoEncryption(),
     )
-    nonce = os.urandom(_NONCE_BYTES)
-    return nonce + AESGCM(kek).encrypt(nonce, plain, _SEAL_AAD)
+    return sealing.seal(plain, kek, _SEAL_AAD)
 
 
 def open_private_key(sealed: bytes, kek: bytes) -> ec.EllipticCurvePrivateKey:
     """Decrypt what ``seal_private_key`` made; raises ``SealedKeyError`` for another KEK or
     damaged bytes (GCM authenticates, so a wrong key is detected, never silently misread)."""
-    if len(sealed) <= _NONCE_BYTES + 16:
+    if len(sealed) <= sealing.NONCE_BYTES + sealing.TAG_BYTES:
         raise SealedKeyError("Sealed key is too short")
     try:
-        plain = AESGCM(kek).decrypt(sealed[:_NONCE_BYTES], sealed[_NONCE_BYTES:], _SEAL_AAD)
-    except (InvalidTag, ValueError) as exc:
+        plain = sealing.open_sealed(sealed, kek, _SEAL_AAD)
+    except sealing.SealBroken as exc:
         raise SealedKeyError("Sealed key does not open with this key-encryption key") from exc
     key = serialization.load_der_private_key(plain, password=None)
     if not isinstance(key, ec.EllipticCurvePrivateKey):

@@ -11,6 +11,7 @@ is wrong in words staff can act on.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime
 from itertools import pairwise
 from typing import Any
@@ -21,6 +22,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
+from app.oid4vp import wrpac
 from app.oid4vp.client import X509_HASH, X509_SAN_DNS, X509Client, x509_hash
 
 # A chain from a registrar is a leaf and a few CAs; anything longer is not one.
@@ -36,27 +38,56 @@ class AccessCertificateError(ValueError):
     """An upload or a request that cannot be taken; the message says what to fix."""
 
 
+@dataclass(frozen=True)
+class EuDetails:
+    """What ETSI TS 119 411-8 asks of an access certificate's request beyond the names: the
+    organizationIdentifier (GEN-6.6.1-05, as EN 319 412-1 §5.1.4 writes it) and a contact of
+    the relying party in subjectAltName (GEN-6.6.1-07): a support website or an e-mail."""
+
+    organization_identifier: str
+    contact_uri: str | None = None
+    contact_email: str | None = None
+
+
 def make_csr(
-    key: ec.EllipticCurvePrivateKey, organization_name: str, country: str, dns_name: str | None
+    key: ec.EllipticCurvePrivateKey,
+    organization_name: str,
+    country: str,
+    dns_name: str | None,
+    eu: EuDetails | None = None,
 ) -> bytes:
     """A PKCS#10 request (PEM) signed by ``key``: CN and O the organization's name, C the
     country, and a subjectAltName dNSName when the deployment's host is to be named (which
-    lets the client identifier be ``x509_san_dns:<host>``)."""
+    lets the client identifier be ``x509_san_dns:<host>``). For an EU access certificate
+    (``eu``), also the organizationIdentifier and the contact TS 119 411-8 asks for."""
     name = organization_name.strip()[:MAX_NAME]
     if not name:
         raise AccessCertificateError("The organization has no name to put in the certificate")
-    subject = x509.Name(
-        [
-            x509.NameAttribute(NameOID.COUNTRY_NAME, check_country(country)),
-            x509.NameAttribute(NameOID.ORGANIZATION_NAME, name),
-            x509.NameAttribute(NameOID.COMMON_NAME, name),
-        ]
-    )
-    builder = x509.CertificateSigningRequestBuilder().subject_name(subject)
-    if dns_name:
-        builder = builder.add_extension(
-            x509.SubjectAlternativeName([x509.DNSName(dns_name)]), critical=False
+    attributes = [
+        x509.NameAttribute(NameOID.COUNTRY_NAME, check_country(country)),
+        x509.NameAttribute(NameOID.ORGANIZATION_NAME, name),
+    ]
+    names: list[x509.GeneralName] = [x509.DNSName(dns_name)] if dns_name else []
+    if eu is not None:
+        problem = wrpac.organization_identifier_problem(eu.organization_identifier)
+        if problem:
+            raise AccessCertificateError(problem)
+        if not eu.contact_uri and not eu.contact_email:
+            raise AccessCertificateError(
+                "ETSI TS 119 411-8 GEN-6.6.1-07: give a contact of the relying party, a "
+                "support website (contact_uri) or an e-mail address (contact_email)"
+            )
+        attributes.append(
+            x509.NameAttribute(NameOID.ORGANIZATION_IDENTIFIER, eu.organization_identifier)
         )
+        if eu.contact_uri:
+            names.append(x509.UniformResourceIdentifier(eu.contact_uri))
+        if eu.contact_email:
+            names.append(x509.RFC822Name(eu.contact_email))
+    attributes.append(x509.NameAttribute(NameOID.COMMON_NAME, name))
+    builder = x509.CertificateSigningRequestBuilder().subject_name(x509.Name(attributes))
+    if names:
+        builder = builder.add_extension(x509.SubjectAlternativeName(names), critical=False)
     csr = builder.sign(key, hashes.SHA256())
     return csr.public_bytes(serialization.Encoding.PEM)
 

@@ -73,6 +73,9 @@ class AuthorizationRequest:
     # §6.1.1.1: base64url key identifiers of the authorities the verification trusts; empty
     # when it trusts issuers a key identifier cannot name.
     trusted_authorities: tuple[str, ...] = ()
+    # §5.1 transaction_data: base64url strings, sent exactly as kept (``app.oid4vp.
+    # transaction_data``); the key binding hashes these very strings (§B.3.3).
+    transaction_data: tuple[str, ...] = ()
 
     @property
     def client_id(self) -> str:
@@ -114,6 +117,8 @@ class AuthorizationRequest:
         }
         if self.verifier_info:
             parameters["verifier_info"] = list(self.verifier_info)
+        if self.transaction_data:
+            parameters["transaction_data"] = list(self.transaction_data)
         return parameters
 
     def claims_set(self) -> dict[str, Any]:

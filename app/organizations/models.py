@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from urllib.parse import urlsplit
 
-from sqlalchemy import Enum, ForeignKey, String, UniqueConstraint
+from sqlalchemy import JSON, Enum, ForeignKey, String, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from app import clock
@@ -124,6 +124,10 @@ class Organization(IdMixin, TimestampMixin, db.Model):
         default=ApiCompatibility.VERITY,
         server_default=ApiCompatibility.VERITY.value,
     )
+
+    # The OpenID4VP transaction data types (app.oid4vp.transaction_data) its backend may
+    # attach to individuals and policy requests; none until it enables them.
+    transaction_data_types: Mapped[list[str] | None] = mapped_column(JSON, default=list)
 
     # How the people it verifies or issues to reach it (an email address or an https URL),
     # named on their pages when something fails.

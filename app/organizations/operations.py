@@ -12,6 +12,7 @@ from app import clock
 from app.errors import CodeNotFound, Forbidden, InvalidRequest, NotFound, UpgradeRequired
 from app.extensions import db
 from app.identity.models import User
+from app.oid4vp.transaction_data import TYPES as TRANSACTION_DATA_TYPES
 from app.organizations.models import (
     ApiCompatibility,
     Membership,
@@ -106,6 +107,23 @@ def set_api_compatibility(member: Membership, value: str) -> Organization:
             + ", ".join(kind.value for kind in ApiCompatibility)
         ) from None
     member.organization.api_compatibility = chosen
+    db.session.flush()
+    return member.organization
+
+
+def set_transaction_data_types(member: Membership, types: list[str]) -> Organization:
+    """Owners and admins choose which transaction data types their backend may attach: what
+    the organization's people are asked to authorize is the organization's decision."""
+    require_manager(member)
+    unknown = [kind for kind in types if kind not in TRANSACTION_DATA_TYPES]
+    if unknown:
+        raise InvalidRequest(
+            f"transaction_data_types: {unknown[0]} is not a type this service sends ("
+            + ", ".join(TRANSACTION_DATA_TYPES)
+            + ")",
+            code="TRANSACTION_DATA_TYPE_UNKNOWN",
+        )
+    member.organization.transaction_data_types = list(dict.fromkeys(types))
     db.session.flush()
     return member.organization
 

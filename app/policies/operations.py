@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import uuid
 from datetime import timedelta
+from typing import Any
 
 from sqlalchemy import delete, exists, select
 from sqlalchemy.exc import IntegrityError
@@ -21,6 +22,7 @@ from app.tokens import hash_secret
 from app.verifications.models import PresentationRequest, Status
 from app.verifications.operations import get_verification
 from app.verifications.profile import require_verification_format
+from app.verifications.transaction_data import prepared_for
 from app.verifier_identity import registration
 from app.webhooks import outbox
 from app.webhooks.models import WebhookEndpoint, WebhookEvent
@@ -39,22 +41,26 @@ def create_policy_request(
     expires_in: int,
     secret: str,
     registration_certificate_id: uuid.UUID | None = None,
+    transaction_data: list[Any] | None = None,
 ) -> tuple[str, PolicyRequest]:
-    """A new policy request and its token (the person's page address). It is made under the
-    registration certificate named, which the verification's query must stay within, else
-    under its verification's (or the organization's only one, if the verification has none)."""
+    """A new policy request and its token (the person's page address), with the transaction
+    data the person is asked to authorize, if any (``app.verifications.transaction_data``). It
+    is made under the registration certificate named, which the verification's query must stay
+    within, else under its verification's (or the organization's only one, if the verification
+    has none)."""
     verification = get_verification(organization, verification_id)
     require_verification_format(verification)
     own = registration_certificate_id
     if own is not None or verification.registration_certificate_id is None:
         # Named, or the verification has none (saved before one was uploaded): the one named,
         # else the organization's only one, else none (refused where one is required).
-        record = registration.choose(organization.id, own, None)
+        record = registration.choose(organization.id, own, None, verification.relying_party)
         if record is not None:
             registration.require_within(
                 record, verification.schema.credential_type(), verification.requested_claims()
             )
         own = record.id if record is not None else None
+    sent = None if transaction_data is None else prepared_for(verification, transaction_data)
     if recipient_id is not None:
         get_recipient(organization, recipient_id)
     policy_id = uuid.uuid4()
@@ -68,6 +74,7 @@ def create_policy_request(
         token_hash=digest,
         expires_at=clock.now() + timedelta(seconds=expires_in),
         registration_certificate_id=own,
+        transaction_data=sent,
     )
     db.session.add(policy)
     db.session.flush()

@@ -73,6 +73,13 @@ def decide(presentation: str | bytes, rules: Rules, context: Context) -> Decisio
         return Decision(
             False, f"Credential format {credential_format} is not one this verifier checks"
         )
+    if rules.transaction_data and credential_format != SD_JWT_VC:
+        # Refused when the transaction data was attached; kept here for a schema changed since.
+        return Decision(
+            False,
+            f"Transaction data was not confirmed by the wallet: a {credential_format} "
+            "presentation cannot carry it",
+        )
     try:
         presented = reader(presentation, rules, context)
     except Refused as refused:

@@ -18,7 +18,7 @@ import functools
 import secrets
 import uuid
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import timedelta
 from typing import Any
 
@@ -136,9 +136,12 @@ def mint_presentation_request(
         state=secrets.token_urlsafe(24),
         created_at=now,
         expires_at=now + timedelta(seconds=max(request_seconds, link_seconds)),
-        # The organization's own identity, if it has one in use: the request keeps it even if
-        # the organization rotates while the person is in their wallet.
-        verifier_key_id=active_key_id(subject.verification.organization_id),
+        # The organization's own identity (or that of the relying party an intermediary's
+        # verification is for), if one is in use: the request keeps it even if the
+        # organization rotates while the person is in their wallet.
+        verifier_key_id=active_key_id(
+            subject.verification.organization_id, subject.verification.relying_party
+        ),
     )
     db.session.add(request)
     for prepare in _before_link:
@@ -417,9 +420,11 @@ def read_pending(
     fresh = not db.session().in_transaction()
     with reading() if fresh else contextlib.nullcontext():
         request = pending_request(request_id, state)
-        pending = Pending(
-            request.id, request.nonce, audience(request), rules_for(request.subject.verification)
-        )
+        subject = request.subject
+        rules = rules_for(subject.verification)
+        if subject.transaction_data:
+            rules = replace(rules, transaction_data=tuple(subject.transaction_data))
+        pending = Pending(request.id, request.nonce, audience(request), rules)
     if fresh:
         db.session.rollback()
     return pending

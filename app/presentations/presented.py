@@ -40,6 +40,9 @@ class Rules:
     trusted_issuers: list[str]
     sources: SourceTrust | None = None
     prism_pins: Mapping[str, dict[str, Any]] = field(default_factory=dict)
+    # The transaction data the request sent (OpenID4VP 1.0 §5.1), as sent: the answer must
+    # confirm every entry (``app.oid4vp.transaction_data``).
+    transaction_data: tuple[str, ...] = ()
 
     def prism(self, context: Context) -> PrismResolution | None:
         """Where did:prism issuers resolve for this verification: the deployment's pins and

@@ -12,6 +12,7 @@ from __future__ import annotations
 from functools import partial
 from typing import Any
 
+from app.oid4vp.transaction_data import Unconfirmed, check_confirmed
 from app.presentations.presented import (
     Context,
     Presented,
@@ -65,6 +66,10 @@ def read_sd_jwt(presentation: str, rules: Rules, context: Context) -> Presented:
             ),
         )
     except SdJwtError as exc:
+        raise Refused(exc.reason, issuer.identifier) from None
+    try:
+        check_confirmed(credential.key_binding, rules.transaction_data)
+    except Unconfirmed as exc:
         raise Refused(exc.reason, issuer.identifier) from None
     status = credential.status
     return Presented(

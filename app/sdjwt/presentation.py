@@ -8,7 +8,7 @@ refuse oversized or malformed input before doing any cryptography, and can look 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from app.sdjwt.disclosures import Unpacker, decode_disclosures, sha256_b64url
@@ -63,6 +63,9 @@ class VerifiedCredential:
     status: dict | None
     cnf_jwk: dict
     header: dict
+    # The verified key binding JWT's claims: what a profile puts there beyond RFC 9901 §4.3
+    # (OpenID4VP 1.0 §B.3.3 transaction_data_hashes) is read by the caller.
+    key_binding: dict = field(default_factory=dict)
 
 
 @refusing("Presentation is not a compact SD-JWT")
@@ -135,8 +138,8 @@ def verify_presentation(
     _check_audience(claims, kb.audience)
     cnf_jwk, holder_key = _holder_key(claims)
     status = _status(claims)
-    _verify_key_binding(p, cnf_jwk, holder_key, kb, leeway_seconds, allowed_algs)
-    return VerifiedCredential(issuer, vct, claims, status, cnf_jwk, header)
+    key_binding = _verify_key_binding(p, cnf_jwk, holder_key, kb, leeway_seconds, allowed_algs)
+    return VerifiedCredential(issuer, vct, claims, status, cnf_jwk, header, key_binding)
 
 
 def _processed_payload(payload: dict[str, Any], disclosures: list[str]) -> dict[str, Any]:
@@ -232,8 +235,9 @@ def _verify_key_binding(
     kb: KeyBindingCheck,
     leeway: int,
     allowed_algs: tuple[str, ...],
-) -> None:
-    """RFC 9901 §7.3 step 5: signature by cnf.jwk, typ, freshness, aud, nonce and sd_hash."""
+) -> dict[str, Any]:
+    """RFC 9901 §7.3 step 5: signature by cnf.jwk, typ, freshness, aud, nonce and sd_hash;
+    the key binding's claims."""
     if not (
         isinstance(kb.audience, str) and kb.audience and isinstance(kb.nonce, str) and kb.nonce
     ):
@@ -259,6 +263,7 @@ def _verify_key_binding(
     _check_validity(claims, "Key binding", kb.now, leeway)
     if claims.get("sd_hash") != sha256_b64url(_sd_jwt_without_kb(p)):
         raise SdJwtError("Key binding does not cover the disclosures presented (sd_hash)")
+    return claims
 
 
 def _check_freshness(claims: dict[str, Any], kb: KeyBindingCheck) -> None:

@@ -12,10 +12,11 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import urlsplit
 
-from flask import Response, render_template, request
+from flask import Response, current_app, render_template, request
 from flask.typing import ResponseReturnValue
 from pydantic import ValidationError
 
+from app.deployment import REGISTRAR_EXTENSION
 from app.errors import ApiError
 from app.organizations.operations import MANAGING_ROLES
 from app.staff.blueprint import bp
@@ -23,6 +24,7 @@ from app.staff.page_kit import finished, refusal
 from app.verifier_identity import operations as identity_ops
 from app.verifier_identity import registration
 from app.verifier_identity import shown as shown_identity
+from app.verifier_identity.operations import eu_details
 from app.web.access import acting_membership, acting_organization, require_staff
 from app.web.payloads.certificates import (
     CertificateChainIn,
@@ -41,7 +43,9 @@ def deployment_host() -> str:
 
 def identity_page(status: int = 200, **extra: Any) -> ResponseReturnValue:
     organization = acting_organization()
-    identity = identity_ops.identity_of(organization)
+    identity = identity_ops.identity_of(
+        organization, registrar=current_app.extensions.get(REGISTRAR_EXTENSION) is not None
+    )
     page = render_template(
         "staff/verifier_identity.html",
         organization=organization,
@@ -69,14 +73,21 @@ def verifier_identity_signing_request() -> ResponseReturnValue:
         "country": request.form.get("country", ""),
         "name_host": request.form.get("name_host") == "on",
     }
+    eu = {
+        name: request.form.get(name, "").strip() or None
+        for name in ("organization_identifier", "contact_uri", "contact_email")
+    }
     try:
-        body = SigningRequestIn.model_validate(values)
+        # An organization identifier makes it an EU access certificate request.
+        body = SigningRequestIn.model_validate(
+            {**values, "eu_access_certificate": eu if eu["organization_identifier"] else None}
+        )
         identity_ops.request_certificate(
-            acting_membership(), body.country, body.name_host, deployment_host()
+            acting_membership(), body.country, body.name_host, deployment_host(), eu_details(body)
         )
     except (ValidationError, ApiError) as exc:
         message, status = refusal(exc)
-        return identity_page(status, csr_error=message, values=values)
+        return identity_page(status, csr_error=message, values={**values, **eu})
     return finished(
         "A certificate signing request was made: download it and send it to your registrar.",
         "staff.verifier_identity",
@@ -133,8 +144,11 @@ def verifier_identity_remove() -> ResponseReturnValue:
 @bp.post("/verifier-identity/profile")
 @require_staff
 def verifier_identity_profile() -> ResponseReturnValue:
-    """The logo; an empty field clears it."""
-    values = {"logo_uri": request.form.get("logo_uri", "").strip() or None}
+    """The logo and privacy policy; an empty field clears it."""
+    values = {
+        "logo_uri": request.form.get("logo_uri", "").strip() or None,
+        "privacy_policy_uri": request.form.get("privacy_policy_uri", "").strip() or None,
+    }
     try:
         body = VerifierProfilePatch.model_validate(values)
         identity_ops.update_profile(acting_membership(), body.model_dump())

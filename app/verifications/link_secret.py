@@ -14,19 +14,17 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
-import os
 import secrets
 from collections.abc import Callable
 
-from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives import hashes
-from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
+
+from app import sealing
 
 SECRET_PREFIX = "vls_"  # says what a pasted secret is
 _KEK_INFO = b"verity no-code link secret encryption v1"  # RFC 5869 §3.2: a key of its own
 _AAD = b"verity no-code link secret v1"
-_NONCE_BYTES = 12  # NIST SP 800-38D §8.2
 
 
 class SealedLinkSecretError(ValueError):
@@ -59,14 +57,13 @@ def key_encryption_key(configured_secret: str) -> bytes:
 
 
 def seal(secret: str, kek: bytes) -> bytes:
-    nonce = os.urandom(_NONCE_BYTES)
-    return nonce + AESGCM(kek).encrypt(nonce, secret.encode("utf-8"), _AAD)
+    return sealing.seal(secret.encode("utf-8"), kek, _AAD)
 
 
 def open_sealed(sealed: bytes, kek: bytes) -> str:
     try:
-        plain = AESGCM(kek).decrypt(sealed[:_NONCE_BYTES], sealed[_NONCE_BYTES:], _AAD)
-    except (InvalidTag, ValueError) as exc:
+        plain = sealing.open_sealed(sealed, kek, _AAD)
+    except sealing.SealBroken as exc:
         raise SealedLinkSecretError("The link secret does not open with this key") from exc
     return plain.decode("utf-8")
 

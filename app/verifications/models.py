@@ -102,6 +102,9 @@ class Verification(IdMixin, TimestampMixin, db.Model):
         ForeignKey("registration_certificates.id", ondelete="SET NULL")
     )
     return_url: Mapped[str | None] = mapped_column(String(2000))
+    # An intermediary's verification made for a relying party it acts for: that party's
+    # access certificate (app.verifier_identity) signs its requests. None: the organization's.
+    relying_party: Mapped[str | None] = mapped_column(String(200))
     # Wallet apps the organization recommends ({"name", "url"}), shown to the person instead of
     # the apps named by the credential's format.
     recommended_wallets: Mapped[list[dict[str, str]] | None] = mapped_column(JSON, default=list)
@@ -181,6 +184,10 @@ class PresentationSubject(IdMixin, TimestampMixin):
     # at each other, and this is a pointer, not ownership).
     connection_request_id: Mapped[uuid.UUID | None]
     connection_at: Mapped[datetime | None]
+    # OpenID4VP 1.0 §5.1 transaction data the backend asked the person to authorize: each
+    # entry's base64url string exactly as every request sends it (the wallet hashes that
+    # string, so it is kept, never re-encoded); None when there is none.
+    transaction_data: Mapped[list[str] | None] = mapped_column(JSON)
 
     @declared_attr
     def verification_id(cls) -> Mapped[uuid.UUID]:

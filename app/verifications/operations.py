@@ -42,6 +42,7 @@ from app.verifications.models import (
     Verification,
 )
 from app.verifications.profile import require_format_allowed
+from app.verifications.relying_party import checked as checked_relying_party
 from app.verifications.return_address import check_return_url
 from app.webhooks.models import WebhookEvent
 
@@ -157,6 +158,11 @@ def _apply(
             setattr(verification, key, fields[key])
     if fields.get("return_url") is not None:
         check_return_url(fields["return_url"])
+    if fields.get("relying_party") is not None:
+        # "" goes back to the organization's own identity.
+        verification.relying_party = checked_relying_party(
+            organization.id, fields["relying_party"] or None
+        )
     if not (verification.name or "").strip():
         raise InvalidRequest("name must not be empty")
     names = schema.attribute_names()
@@ -404,13 +410,17 @@ def _open_link_secret(sealed: bytes | None) -> str | None:
 
 
 def open_individual(
-    verification_id: uuid.UUID, customer_id: str, opener: Opener = ANONYMOUS_OPENER
+    verification_id: uuid.UUID,
+    customer_id: str,
+    opener: Opener = ANONYMOUS_OPENER,
+    transaction_data: list[str] | None = None,
 ) -> tuple[Individual, bool]:
     """The individual for (customer_id, verification_id), created on first call.
 
     Returns ``(individual, created)``. Concurrent first calls meet at the unique constraint:
     the loser's insert is rolled back to a savepoint and it reads the winner's row. Only the
-    insert records ``opener``: the first opener is never replaced by a later one.
+    insert records ``opener`` and ``transaction_data`` (already prepared,
+    ``app.verifications.transaction_data``): the first opener is never replaced by a later one.
     """
     fresh = not db.session().in_transaction()
     with reading() if fresh else contextlib.nullcontext():
@@ -439,6 +449,7 @@ def open_individual(
                 customer_id=customer_id,
                 opened_by=opener.kind,
                 opened_by_integration_id=opener.integration_id,
+                transaction_data=transaction_data,
             )
             db.session.add(individual)
     except IntegrityError:

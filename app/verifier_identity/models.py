@@ -24,11 +24,13 @@ class VerifierKey(IdMixin, db.Model):
     """One P-256 key with its CSR; active once its chain is uploaded, until retired."""
 
     __tablename__ = "verifier_keys"
-    # One key in use per organization: two uploads at once cannot both activate one.
+    # One key in use per organization and relying party: two uploads at once cannot both
+    # activate one.
     __table_args__ = (
         Index(
             "uq_verifier_keys_active",
             "organization_id",
+            "relying_party",
             unique=True,
             sqlite_where=text("activated_at IS NOT NULL AND retired_at IS NULL"),
             postgresql_where=text("activated_at IS NOT NULL AND retired_at IS NULL"),
@@ -43,6 +45,11 @@ class VerifierKey(IdMixin, db.Model):
     country: Mapped[str] = mapped_column(String(2))
     # The deployment's host named in the CSR's subjectAltName, if staff asked for it.
     dns_name: Mapped[str | None] = mapped_column(String(253))
+    # The intermediated relying party the certificate is for, by name; "" is the organization
+    # itself. An intermediary holds one access certificate per relying party it acts for.
+    relying_party: Mapped[str] = mapped_column(String(200), default="", server_default="")
+    # "ts-119-411-8": an EU access certificate, whose chain is checked against that profile.
+    profile: Mapped[str | None] = mapped_column(String(20))
     created_at: Mapped[datetime] = mapped_column(default=clock.now)
     # Set together when the chain is uploaded: the key signs from then on.
     chain_pem: Mapped[str | None] = mapped_column(Text)
@@ -69,6 +76,8 @@ class VerifierProfile(db.Model):
     )
     # client_metadata.logo_uri (RFC 7591 §2): an https address of the organization's logo.
     logo_uri: Mapped[str | None] = mapped_column(String(2000))
+    # Google Wallet's RelyingPartyMetadata privacy_policy_uri: an https address.
+    privacy_policy_uri: Mapped[str | None] = mapped_column(String(2000))
     updated_at: Mapped[datetime] = mapped_column(default=clock.now, onupdate=clock.now)
 
 
@@ -111,3 +120,20 @@ class RegistrationCertificate(IdMixin, db.Model):
                 if (entry.get("lang") or "").split("-")[0].lower() == wanted:
                     return entry.get("value", "")
         return texts[0].get("value", "") if texts else ""
+
+
+class GoogleWalletCertificate(db.Model):
+    """The leaf the deployment's Google Wallet registrar CA issued the organization: its
+    sealed key, the leaf, and the RelyingPartyMetadataBytes the leaf binds. One per
+    organization, replaced when the metadata changes or the leaf nears its end."""
+
+    __tablename__ = "google_wallet_certificates"
+
+    organization_id: Mapped[uuid.UUID] = mapped_column(
+        ForeignKey("organizations.id", ondelete="CASCADE"), primary_key=True
+    )
+    sealed_private_key: Mapped[bytes] = mapped_column(LargeBinary)
+    leaf_pem: Mapped[str] = mapped_column(Text)
+    metadata_bytes: Mapped[bytes] = mapped_column(LargeBinary)
+    not_after: Mapped[datetime]
+    issued_at: Mapped[datetime] = mapped_column(default=clock.now)

@@ -37,6 +37,7 @@ from app.trust_sources.use import registrar_trust
 from app.verifications.models import Verification
 from app.verifications.operations import provide_registration_check
 from app.verifier_identity.models import RegistrationCertificate, VerifierKey
+from app.verifier_identity.operations import OWN
 
 INVALID = "INVALID_REGISTRATION_CERTIFICATE"
 OUTSIDE = "OUTSIDE_REGISTRATION"
@@ -104,11 +105,13 @@ def upload(member: Membership, token: str) -> RegistrationCertificate:
 
 
 def _access_certificate(organization_id: uuid.UUID) -> x509.Certificate:
-    """The leaf the organization's requests are signed with; a registration certificate
-    only travels with those, and must name the relying party that leaf names."""
+    """The leaf the organization's own requests are signed with (not an intermediated
+    relying party's); a registration certificate only travels with those, and must name the
+    relying party that leaf names."""
     chain_pem = db.session.scalar(
         select(VerifierKey.chain_pem).where(
             VerifierKey.organization_id == organization_id,
+            VerifierKey.relying_party == OWN,
             VerifierKey.activated_at.is_not(None),
             VerifierKey.retired_at.is_(None),
         )
@@ -196,11 +199,21 @@ def delete(member: Membership, certificate_id: uuid.UUID) -> None:
 
 
 def choose(
-    organization_id: uuid.UUID, asked: uuid.UUID | str | None, current: uuid.UUID | None
+    organization_id: uuid.UUID,
+    asked: uuid.UUID | str | None,
+    current: uuid.UUID | None,
+    relying_party: str | None = None,
 ) -> RegistrationCertificate | None:
     """The certificate a verification is made under: the one named, else the one it had,
     else the organization's only one; None where it has none (refused when the deployment
-    requires one)."""
+    requires one).
+
+    A registration certificate is the organization's own: it names the relying party of the
+    organization's own access certificate, so a verification an intermediary makes for
+    another relying party (``relying_party``) is made under none.
+    """
+    if relying_party:
+        return _none_for(relying_party, asked)
     if asked is not None:
         return get(organization_id, asked)
     if current is not None:
@@ -232,6 +245,26 @@ def choose(
     return None
 
 
+def _none_for(relying_party: str, asked: uuid.UUID | str | None) -> None:
+    """An intermediated relying party's verification: no registration certificate of the
+    organization's may travel with requests signed by that party's access certificate."""
+    if asked is not None:
+        raise InvalidRequest(
+            "A registration certificate here is the organization's own, matched to its own "
+            f"access certificate: a verification for relying party {relying_party!r} cannot "
+            "be made under one",
+            code=INVALID,
+        )
+    if required():
+        raise InvalidRequest(
+            "This deployment requires a registration certificate for every verification "
+            "(REGISTRATION_CERTIFICATE_REQUIRED), and an intermediated relying party holds "
+            "none here: make the verification under the organization's own identity",
+            code=REQUIRED,
+        )
+    return None
+
+
 def apply_to(
     organization: Organization,
     verification: Verification,
@@ -240,7 +273,12 @@ def apply_to(
 ) -> None:
     """Set the certificate a verification is made under (``choose``), once its query (the
     requested claims of its schema's credential type) stays within it."""
-    record = choose(organization.id, asked, verification.registration_certificate_id)
+    record = choose(
+        organization.id,
+        asked,
+        verification.registration_certificate_id,
+        verification.relying_party,
+    )
     if record is not None:
         require_within(record, schema.credential_type(), verification.requested_claims())
     verification.registration_certificate_id = record.id if record is not None else None

@@ -145,6 +145,7 @@ class Links:
             expires_at=int(request.expires_at.timestamp()),
             client_name=verification.organization.name,
             trusted_authorities=tuple(authorities_of(verification)),
+            transaction_data=tuple(request.subject.transaction_data or ()),
         )
 
 

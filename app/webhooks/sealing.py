@@ -7,16 +7,13 @@ it is sealed like the issuers' private keys, and a copy of the database alone si
 from __future__ import annotations
 
 import base64
-import os
 import secrets
 
-from cryptography.exceptions import InvalidTag
-from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+from app import sealing
 
 SECRET_PREFIX = "whsec_"  # Standard Webhooks: the prefix marks a base64 signing secret
 SECRET_BYTES = 32  # Standard Webhooks recommends 24 to 64 random bytes
 _AAD = b"verity webhook signing secret v1"
-_NONCE_BYTES = 12  # NIST SP 800-38D §8.2
 
 
 class SealedSecretError(ValueError):
@@ -29,13 +26,12 @@ def new_secret() -> str:
 
 
 def seal(secret: str, kek: bytes) -> bytes:
-    nonce = os.urandom(_NONCE_BYTES)
-    return nonce + AESGCM(kek).encrypt(nonce, secret.encode("ascii"), _AAD)
+    return sealing.seal(secret.encode("ascii"), kek, _AAD)
 
 
 def open_sealed(sealed: bytes, kek: bytes) -> str:
     try:
-        plain = AESGCM(kek).decrypt(sealed[:_NONCE_BYTES], sealed[_NONCE_BYTES:], _AAD)
-    except (InvalidTag, ValueError) as exc:
+        plain = sealing.open_sealed(sealed, kek, _AAD)
+    except sealing.SealBroken as exc:
         raise SealedSecretError("The webhook secret does not open with this key") from exc
     return plain.decode("ascii")

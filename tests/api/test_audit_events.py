@@ -452,6 +452,8 @@ NOT_AUDITED = {
     "DpopProofSeen": "replay protection of the wallet's proofs",
     "DidcommIdentity": "made when a DIDComm link is first handed out, not by a member of staff",
     "DidcommExchange": "the wallet's connection, made by the DIDComm job",
+    "GoogleWalletCertificate": "issued when a wallet's browser fetches a DC API request, not by "
+    "a member of staff; the profile change that makes a new one is audited",
 }
 
 

@@ -18,6 +18,10 @@
 //     JWE; "replay": true posts the same answer twice.
 //   credential: {"vct", "claims", "frame"} what the issuer signs and which claims are
 //     selectively disclosable (an @sd-jwt disclosure frame).
+//   "transaction_data": "confirm" | "omit" | "wrong" (link only): how the key binding answers
+//     the request's transaction data, as the client parsed it: the hash of each entry's string
+//     as received (OpenID4VP 1.0 Appendix B.3.3), no transaction_data_hashes, or a hash of
+//     something else. Without it a request that carries transaction data is answered "omit".
 // Prints JSON on stdout: {"request": {...what the wallet resolved...}, "status": <HTTP status of
 // the response post>, "body": <its JSON body>}; on failure {"error": "..."} and exit code 1.
 
@@ -149,7 +153,18 @@ function presentationFrame(credentialQuery) {
   return frame
 }
 
-async function presentation(job, credentialQuery, audience, nonce) {
+// OpenID4VP 1.0 Appendix B.3.3: the key binding's transaction_data_hashes, each the sha-256 of
+// one transaction_data string exactly as received (no base64url decoding before hashing).
+function transactionDataClaims(how, transactionData) {
+  if (!transactionData || how === undefined || how === 'omit') return {}
+  const strings = transactionData.map(({ encoded }) => (how === 'wrong' ? `${encoded}x` : encoded))
+  return {
+    transaction_data_hashes: strings.map((text) => b64url(crypto.createHash('sha256').update(text).digest())),
+    transaction_data_hashes_alg: 'sha-256',
+  }
+}
+
+async function presentation(job, credentialQuery, audience, nonce, kbClaims = {}) {
   const issuer = keyPair()
   const holder = keyPair()
   const sdjwt = new SDJwtVcInstance({
@@ -175,7 +190,7 @@ async function presentation(job, credentialQuery, audience, nonce) {
     frame,
   )
   return sdjwt.present(issued, presentationFrame(credentialQuery), {
-    kb: { payload: { aud: audience, nonce, iat: now } },
+    kb: { payload: { ...kbClaims, aud: audience, nonce, iat: now } },
   })
 }
 
@@ -208,6 +223,7 @@ function summary(resolved, parsed) {
     verifier_info: request.verifier_info,
     client_name: request.client_metadata?.client_name,
     version: resolved.version,
+    transaction_data: resolved.transactionData?.map(({ transactionData }) => transactionData),
   }
 }
 
@@ -237,7 +253,15 @@ async function answerLink(job) {
   // OpenID4VP 1.0, SD-JWT VC presentations: the key binding's aud is the client identifier,
   // prefix included.
   const vpToken = {
-    [credentialQuery.id]: [await presentation(job, credentialQuery, request.client_id, request.nonce)],
+    [credentialQuery.id]: [
+      await presentation(
+        job,
+        credentialQuery,
+        request.client_id,
+        request.nonce,
+        transactionDataClaims(job.transaction_data, resolved.transactionData),
+      ),
+    ],
   }
   const encrypted = request.response_mode === 'direct_post.jwt'
   const response = await client.createOpenid4vpAuthorizationResponse({

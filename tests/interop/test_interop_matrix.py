@@ -314,3 +314,78 @@ def test_the_default_make_run_link_is_answered(deployments: Deployments):
     assert answer.request["send_by"] == "value"
     assert answer.request["response_mode"] == "direct_post"
     assert deployment.individual_status(customer_id) == "VERIFIED"
+
+
+# Transaction data (OpenID4VP 1.0 §5.1, Appendix B.3.3): by value and in a signed, encrypted
+# request. The client parses the request's entries; its key binding hashes them, or not.
+TRANSACTION_DATA_MODES = [
+    Mode("redirect_uri", "direct_post"),
+    Mode("x509_san_dns", "direct_post.jwt", "get"),
+]
+PAYMENT = {
+    "type": "urn:eudi:sca:payment:1",
+    "payload": {
+        "transaction_id": "8D8AC610-566D-4EF0-9C22-186B2A5ED793",
+        "payee": {"name": "Merchant", "id": "DE89370400440532013000"},
+        "currency": "EUR",
+        "amount": 23.58,
+    },
+}
+
+
+def payment_individual(deployment: Deployment) -> str:
+    """The organization enables the payment type (staff API); its backend opens an individual
+    with one payment attached. The customer ID."""
+    staff = deployment.organization.staff
+    (membership,) = deployment.call("GET", "/organizations", headers=staff).json()["results"]
+    enabled = deployment.call(
+        "PATCH",
+        f"/organizations/{membership['organization']['id']}",
+        json={"transaction_data_types": [PAYMENT["type"]]},
+        headers=staff,
+    )
+    assert enabled.status_code == 200, enabled.text
+    customer_id = f"pay-{secrets.token_hex(6)}"
+    opened = deployment.backend(
+        "POST",
+        "/verifications/individuals",
+        json={
+            "customer_id": customer_id,
+            "verification_id": deployment.organization.verification_id,
+            "transaction_data": [PAYMENT],
+        },
+    )
+    assert opened.status_code == 201, opened.text
+    return customer_id
+
+
+@pytest.mark.parametrize("confirmation", ["confirm", "omit", "wrong"])
+@pytest.mark.parametrize("mode", TRANSACTION_DATA_MODES, ids=lambda mode: mode.id)
+def test_the_owf_client_reads_transaction_data_and_only_its_confirmation_verifies(
+    deployments: Deployments, mode: Mode, confirmation: str
+):
+    deployment = deployments.get(mode)
+    customer_id = payment_individual(deployment)
+    vid = deployment.organization.verification_id
+    individual = deployment.backend("GET", f"/verifications/{vid}/individuals/{customer_id}")
+    link = deployment.connect_link(individual.json()["id"])
+
+    answer = answer_link(link, deployments.pki, transaction_data=confirmation)
+
+    assert_answered(answer, deployment)
+    (parsed,) = answer.request["transaction_data"]
+    assert parsed == {
+        **PAYMENT,
+        "credential_ids": ["credential"],
+        "transaction_data_hashes_alg": ["sha-256"],
+    }
+    found = deployment.backend("GET", f"/verifications/{vid}/individuals/{customer_id}").json()
+    if confirmation == "confirm":
+        assert found["status"] == "VERIFIED", found["validation_error"]
+        assert found["transaction_data"] == [parsed]
+        return
+    assert found["status"] == "FAILED"
+    assert found["validation_error"].startswith(
+        "Transaction data 1 (urn:eudi:sca:payment:1) was not confirmed by the wallet"
+    )
+    assert found["transaction_data"] is None

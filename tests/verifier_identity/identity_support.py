@@ -13,7 +13,7 @@ from datetime import UTC, datetime, timedelta
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
-from cryptography.x509.oid import NameOID
+from cryptography.x509.oid import AuthorityInformationAccessOID, NameOID
 from joserfc import jws
 from joserfc.jwk import ECKey
 from joserfc.registry import HeaderParameter
@@ -25,6 +25,20 @@ def _name(common_name: str) -> x509.Name:
 
 def _b64(data: bytes) -> str:
     return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
+
+
+def ca_certificate(subject, key, signer, issuer, now) -> x509.Certificate:
+    return (
+        x509.CertificateBuilder()
+        .subject_name(subject)
+        .issuer_name(issuer)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - timedelta(days=1))
+        .not_valid_after(now + timedelta(days=365))
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+        .sign(signer, hashes.SHA256())
+    )
 
 
 @dataclass
@@ -57,17 +71,7 @@ class Registrar:
         )
 
     def _ca(self, subject, key, signer, issuer, now) -> x509.Certificate:
-        return (
-            x509.CertificateBuilder()
-            .subject_name(subject)
-            .issuer_name(issuer)
-            .public_key(key.public_key())
-            .serial_number(x509.random_serial_number())
-            .not_valid_before(now - timedelta(days=1))
-            .not_valid_after(now + timedelta(days=365))
-            .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
-            .sign(signer, hashes.SHA256())
-        )
+        return ca_certificate(subject, key, signer, issuer, now)
 
     @property
     def anchor_pem(self) -> str:
@@ -101,6 +105,72 @@ class Registrar:
         except x509.ExtensionNotFound:
             pass
         return builder.sign(signer or self.intermediate_key, hashes.SHA256())
+
+    def issue_eu(self, csr_pem: str) -> x509.Certificate:
+        """An access certificate to the ETSI TS 119 411-8 profile (NCP-l-eudiwrp), as a
+        provider of access certificates issues one: subject and contact from the CSR, a
+        critical digitalSignature keyUsage, the policy and CPS, the issuer's key identifier,
+        caIssuers and a CRL."""
+        csr = x509.load_pem_x509_csr(csr_pem.encode())
+        now = datetime.now(UTC)
+        builder = (
+            x509.CertificateBuilder()
+            .subject_name(csr.subject)
+            .issuer_name(self.intermediate.subject)
+            .public_key(csr.public_key())
+            .serial_number(x509.random_serial_number())
+            .not_valid_before(now - timedelta(hours=1))
+            .not_valid_after(now + timedelta(days=90))
+            .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
+            .add_extension(
+                x509.KeyUsage(True, False, False, False, False, False, False, False, False),
+                critical=True,
+            )
+            .add_extension(
+                x509.CertificatePolicies(
+                    [
+                        x509.PolicyInformation(
+                            x509.ObjectIdentifier("0.4.0.194118.1.2"),
+                            ["https://registrar.test/cps"],
+                        )
+                    ]
+                ),
+                critical=False,
+            )
+            .add_extension(
+                x509.AuthorityKeyIdentifier.from_issuer_public_key(
+                    self.intermediate_key.public_key()
+                ),
+                critical=False,
+            )
+            .add_extension(
+                x509.AuthorityInformationAccess(
+                    [
+                        x509.AccessDescription(
+                            AuthorityInformationAccessOID.CA_ISSUERS,
+                            x509.UniformResourceIdentifier("https://registrar.test/ca.crt"),
+                        )
+                    ]
+                ),
+                critical=False,
+            )
+            .add_extension(
+                x509.CRLDistributionPoints(
+                    [
+                        x509.DistributionPoint(
+                            [x509.UniformResourceIdentifier("https://registrar.test/ca.crl")],
+                            None,
+                            None,
+                            None,
+                        )
+                    ]
+                ),
+                critical=False,
+            )
+        )
+        san = csr.extensions.get_extension_for_class(x509.SubjectAlternativeName)
+        builder = builder.add_extension(san.value, critical=False)
+        return builder.sign(self.intermediate_key, hashes.SHA256())
 
     def chain_pem(self, leaf: x509.Certificate) -> str:
         return pem_of(leaf, self.intermediate, self.root)
@@ -205,3 +275,52 @@ def _any_value(value: object) -> None:
 
 def pem_of(*certificates: x509.Certificate) -> str:
     return "".join(c.public_bytes(serialization.Encoding.PEM).decode() for c in certificates)
+
+
+@dataclass
+class GoogleRegistrarCA:
+    """A verifier registrar's PKI as Google trusts one: a root (what the registrar sends
+    Google) and the issuing CA under it whose key the deployment holds."""
+
+    ca_key: ec.EllipticCurvePrivateKey = field(
+        default_factory=lambda: ec.generate_private_key(ec.SECP256R1())
+    )
+    root_key: ec.EllipticCurvePrivateKey = field(
+        default_factory=lambda: ec.generate_private_key(ec.SECP256R1())
+    )
+    ca_is_ca: bool = True
+
+    def __post_init__(self) -> None:
+        now = datetime.now(UTC)
+        root_name = _name("Registrar Root for Google Wallet")
+        self.root = ca_certificate(root_name, self.root_key, self.root_key, root_name, now)
+        self.ca = (
+            x509.CertificateBuilder()
+            .subject_name(_name("Registrar Issuing CA"))
+            .issuer_name(root_name)
+            .public_key(self.ca_key.public_key())
+            .serial_number(x509.random_serial_number())
+            .not_valid_before(now - timedelta(days=1))
+            .not_valid_after(now + timedelta(days=365))
+            .add_extension(
+                x509.BasicConstraints(ca=self.ca_is_ca, path_length=0 if self.ca_is_ca else None),
+                critical=True,
+            )
+            .sign(self.root_key, hashes.SHA256())
+        )
+
+    def settings(self, directory, key_setting: str | None = None) -> dict[str, str]:
+        """GOOGLE_REGISTRAR_* files in ``directory``: the CA's key, and its chain (CA, root)."""
+        chain = directory / "registrar-chain.pem"
+        chain.write_text(pem_of(self.ca, self.root))
+        if key_setting is None:
+            key = directory / "registrar-key.pem"
+            key.write_bytes(
+                self.ca_key.private_bytes(
+                    serialization.Encoding.PEM,
+                    serialization.PrivateFormat.PKCS8,
+                    serialization.NoEncryption(),
+                )
+            )
+            key_setting = str(key)
+        return {"GOOGLE_REGISTRAR_KEY_FILE": key_setting, "GOOGLE_REGISTRAR_CHAIN_FILE": str(chain)}

@@ -139,3 +139,56 @@ def test_registration_certificates_are_uploaded_listed_and_refused_on_the_page(b
     verification_id = created.headers["Location"].rsplit("/", 1)[1]
     body = browser.get(f"/verifications/{verification_id}", headers=owner.headers()).get_json()
     assert body["registration_certificate_id"] == chosen
+
+
+def test_the_privacy_policy_is_set_on_the_page_beside_the_logo(browser, owner):
+    saved = submit(
+        browser,
+        "/dashboard/verifier-identity/profile",
+        {"logo_uri": "https://acme.test/logo.png", "privacy_policy_uri": "https://acme.test/p"},
+    )
+    assert saved.status_code == 303
+    page = text_of(browser.get("/dashboard/verifier-identity"))
+    assert 'value="https://acme.test/p"' in page
+    refused = submit(
+        browser,
+        "/dashboard/verifier-identity/profile",
+        {"privacy_policy_uri": "http://acme.test/p"},
+    )
+    assert refused.status_code == 400
+
+
+def test_an_eu_request_is_made_on_the_page_and_its_profile_shown(browser, owner):
+    made = submit(
+        browser,
+        "/dashboard/verifier-identity/signing-request",
+        {
+            "country": "DE",
+            "organization_identifier": "VATDE-123456789",
+            "contact_email": "wallets@acme.test",
+        },
+    )
+    assert made.status_code == 303
+    download = browser.get("/dashboard/verifier-identity/signing-request.csr")
+    csr = x509.load_pem_x509_csr(download.data)
+    assert "2.5.4.97=VATDE-123456789" in csr.subject.rfc4514_string()
+    registrar = Registrar()
+    leaf = registrar.issue_eu(download.data.decode())
+    uploaded = submit(
+        browser,
+        "/dashboard/verifier-identity/certificate",
+        {"chain_pem": registrar.chain_pem(leaf)},
+    )
+    assert uploaded.status_code == 303
+    page = text_of(browser.get("/dashboard/verifier-identity"))
+    assert re.search(r'data-testid="ts-119-411-8">\s*met', page)
+
+
+def test_a_malformed_organization_identifier_is_said_on_the_page(browser, owner):
+    refused = submit(
+        browser,
+        "/dashboard/verifier-identity/signing-request",
+        {"country": "DE", "organization_identifier": "DE123456789", "contact_email": "a@b.test"},
+    )
+    assert refused.status_code == 400
+    assert "EN 319 412-1" in text_of(refused)

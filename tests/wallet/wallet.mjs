@@ -8,6 +8,7 @@
 //   claims, frame              further claims and their @sd-jwt disclosure frame
 //   present                    @sd-jwt presentation frame: which disclosures to reveal
 //   aud, nonce, kb_iat         key binding JWT claims
+//   kb_extra                   further key binding JWT claims (transaction_data_hashes, ...)
 // Prints {"issued": "<SD-JWT>", "presentation": "<SD-JWT+KB>"} on stdout.
 import { createHash, createPrivateKey, randomBytes, sign } from 'node:crypto';
 import { ES256, ES384, ES512 } from '@sd-jwt/crypto-nodejs';
@@ -61,7 +62,7 @@ async function main() {
   if (job.status !== undefined) payload.status = job.status;
   const issued = await wallet.issue(payload, job.frame ?? {});
   const presentation = await wallet.present(issued, job.present ?? {}, {
-    kb: { payload: { aud: job.aud, nonce: job.nonce, iat: job.kb_iat } },
+    kb: { payload: { ...(job.kb_extra ?? {}), aud: job.aud, nonce: job.nonce, iat: job.kb_iat } },
   });
   process.stdout.write(JSON.stringify({ issued, presentation }));
 }

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import logging
 import uuid
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -26,6 +27,20 @@ from app.vcjwt.issuing import sign_vc_jwt
 log = logging.getLogger(__name__)
 
 
+@dataclass(frozen=True)
+class CopyToSign:
+    """What every format's signer reads: the copy, whose claims and status entry it carries,
+    the holder key it is bound to, and the validity ``sign_copy`` settled on."""
+
+    organization: Organization
+    credential: Credential
+    copy: CredentialCopy
+    holder_jwk: dict[str, Any]
+    links: IssuerLinks
+    now: datetime
+    expires: datetime | None
+
+
 def sign_copy(
     organization: Organization,
     credential: Credential,
@@ -43,9 +58,8 @@ def sign_copy(
     expires = now + timedelta(days=validity) if validity else None
     if expires is None and credential.schema.format == MSO_MDOC:
         expires = now + timedelta(days=MDOC_DEFAULT_DAYS)
-    signing_key_id, signed = SIGNERS.get(credential.schema.format, _sign_sd_jwt_vc)(
-        organization, credential, copy, holder_jwk, links, now, expires
-    )
+    job = CopyToSign(organization, credential, copy, holder_jwk, links, now, expires)
+    signing_key_id, signed = SIGNERS.get(credential.schema.format, _sign_sd_jwt_vc)(job)
     copy.issued_at = now
     copy.holder_key_thumbprint = jwk_thumbprint(holder_jwk)
     if copy.number == 0:
@@ -56,15 +70,8 @@ def sign_copy(
     return signed
 
 
-def _sign_sd_jwt_vc(
-    organization: Organization,
-    credential: Credential,
-    copy: CredentialCopy,
-    holder_jwk: dict[str, Any],
-    links: IssuerLinks,
-    now: datetime,
-    expires: datetime | None,
-) -> tuple[uuid.UUID | None, str]:
+def _sign_sd_jwt_vc(job: CopyToSign) -> tuple[uuid.UUID | None, str]:
+    organization, credential, links = job.organization, job.credential, job.links
     key = keys.current_key(organization.id)
     issuer = links.issuer(organization.id)
     return key.id, sign_sd_jwt_vc(
@@ -75,25 +82,18 @@ def _sign_sd_jwt_vc(
         issuer=issuer,
         vct=credential.vct,
         claims=claims_of(credential),
-        holder_jwk=holder_jwk,
-        status_uri=links.status_list_uri(organization.id, copy.status_list),
-        status_idx=copy.status_index,
-        issued_at=int(now.timestamp()),
-        expires_at=int(expires.timestamp()) if expires else None,
+        holder_jwk=job.holder_jwk,
+        status_uri=links.status_list_uri(organization.id, job.copy.status_list),
+        status_idx=job.copy.status_index,
+        issued_at=int(job.now.timestamp()),
+        expires_at=int(job.expires.timestamp()) if job.expires else None,
     )
 
 
-def _sign_mdoc(
-    organization: Organization,
-    credential: Credential,
-    copy: CredentialCopy,
-    holder_jwk: dict[str, Any],
-    links: IssuerLinks,
-    now: datetime,
-    expires: datetime | None,
-) -> tuple[uuid.UUID | None, str]:
+def _sign_mdoc(job: CopyToSign) -> tuple[uuid.UUID | None, str]:
     """Signed by the organization's document signer; the status entry names the CWT form of
     the same list."""
+    organization, credential, links, now = job.organization, job.credential, job.links, job.now
     schema = credential.schema
     signer = mdoc_signer.renewed_signer(organization, links.issuer(organization.id), now)
     problem = mdoc_signer.validity_problem(signer, now)
@@ -104,16 +104,16 @@ def _sign_mdoc(
         raise CredentialRequestDenied(
             "The issuer cannot sign this mdoc now: its document signer certificate is not valid"
         )
-    uri = links.status_list_uri(organization.id, copy.status_list)
+    uri = links.status_list_uri(organization.id, job.copy.status_list)
     return None, issue_mdoc(
         private_key=mdoc_signer.signing_key(signer),
         certificate=mdoc_signer.certificate(signer),
         doctype=schema.doctype or "",
         namespaces=_by_namespace(schema, claims_of(credential)),
-        device_jwk=holder_jwk,
+        device_jwk=job.holder_jwk,
         signed=now,
-        valid_until=expires or now + timedelta(days=MDOC_DEFAULT_DAYS),
-        status={"status_list": {"idx": copy.status_index, "uri": uri}},
+        valid_until=job.expires or now + timedelta(days=MDOC_DEFAULT_DAYS),
+        status={"status_list": {"idx": job.copy.status_index, "uri": uri}},
     )
 
 
@@ -126,27 +126,20 @@ def _by_namespace(schema: Schema, claims: dict[str, Any]) -> dict[str, dict[str,
     return elements
 
 
-def _sign_vc_jwt(
-    organization: Organization,
-    credential: Credential,
-    copy: CredentialCopy,
-    holder_jwk: dict[str, Any],
-    links: IssuerLinks,
-    now: datetime,
-    expires: datetime | None,
-) -> tuple[uuid.UUID | None, str]:
+def _sign_vc_jwt(job: CopyToSign) -> tuple[uuid.UUID | None, str]:
+    organization, credential, copy = job.organization, job.credential, job.copy
     key = keys.current_key(organization.id)
     return key.id, sign_vc_jwt(
         private_key=keys.private_key(key),
         kid=key.kid,
-        issuer=links.issuer(organization.id),
+        issuer=job.links.issuer(organization.id),
         credential_id=f"urn:uuid:{credential.id}" + (f"#{copy.number}" if copy.number else ""),
         types=list(credential.schema.types or ()),
         claims=claims_of(credential),
-        holder_jwk=holder_jwk,
-        issued_at=int(now.timestamp()),
-        expires_at=int(expires.timestamp()) if expires else None,
-        status_list_credential=links.status_list_uri(organization.id, copy.status_list)
+        holder_jwk=job.holder_jwk,
+        issued_at=int(job.now.timestamp()),
+        expires_at=int(job.expires.timestamp()) if job.expires else None,
+        status_list_credential=job.links.status_list_uri(organization.id, copy.status_list)
         + BITSTRING_SUFFIX,
         status_idx=copy.status_index,
     )

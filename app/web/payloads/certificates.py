@@ -16,6 +16,30 @@ from app.web.payloads.base import (
 )
 
 
+class EuAccessCertificateIn(Body):
+    organization_identifier: str = Field(
+        min_length=6,
+        max_length=64,
+        description="The subject's organizationIdentifier as EN 319 412-1 §5.1.4 writes it "
+        "(TS 119 411-8 GEN-6.6.1-05): VAT, NTR, PSD or LEI, a country code, '-', then the "
+        "identifier, such as VATDE-123456789 or LEIXG-5493001KJTIIGC8Y1R12",
+    )
+    contact_uri: str | None = Field(
+        default=None,
+        max_length=2000,
+        pattern=r"^https://\S+$",
+        description="A website where the relying party is reached for support, put in "
+        "subjectAltName (GEN-6.6.1-07); this or contact_email is required",
+    )
+    contact_email: str | None = Field(
+        default=None,
+        max_length=254,
+        pattern=r"^[^@\s]+@[^@\s]+$",
+        description="An e-mail address for the relying party's registration and use of "
+        "wallets, put in subjectAltName (GEN-6.6.1-07)",
+    )
+
+
 class SigningRequestIn(Body):
     country: str = Field(
         min_length=2,
@@ -28,6 +52,21 @@ class SigningRequestIn(Body):
         description="Put the deployment's host in a subjectAltName dNSName, so that the "
         "client identifier can be x509_san_dns:<host>",
     )
+    relying_party: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=64,
+        description="For an intermediary: the relying party it acts for, whose name the "
+        "certificate carries (CN and O) in place of the organization's; one certificate is "
+        "held per relying party, and a verification names the one it is for "
+        "(relying_party)",
+    )
+    eu_access_certificate: EuAccessCertificateIn | None = Field(
+        default=None,
+        description="Request an EU access certificate: the CSR carries what ETSI TS 119 411-8 "
+        "asks of the subject, and the chain uploaded for it is checked against that profile "
+        "(400 ACCESS_CERTIFICATE_PROFILE lists each unmet requirement by name)",
+    )
 
 
 class CertificateChainIn(Body):
@@ -35,6 +74,15 @@ class CertificateChainIn(Body):
         min_length=1,
         max_length=64 * 1024,
         description="The chain the registrar or CA returned, PEM, leaf first",
+    )
+
+
+class AccessCertificateChainIn(CertificateChainIn):
+    relying_party: str | None = Field(
+        default=None,
+        max_length=64,
+        description="The intermediated relying party whose signing request the chain answers; "
+        "left out: the organization's own",
     )
 
 
@@ -132,13 +180,51 @@ class VerifierProfilePatch(Body):
         description="https address of the organization's logo (client_metadata.logo_uri); "
         "null clears it",
     )
+    privacy_policy_uri: str | None = Field(
+        default=None,
+        max_length=2000,
+        pattern=r"^https://\S+$",
+        description="https address of the organization's privacy policy, bound with its name "
+        "and logo in its Google Wallet registrar certificate; null clears it",
+    )
 
 
 class SigningRequestOut(Out):
     csr_pem: str
     country: str
     dns_name: str | None
+    relying_party: str | None = Field(
+        description="The intermediated relying party the request is for; null: the organization"
+    )
+    profile: Literal["ts-119-411-8"] | None = Field(
+        description="ts-119-411-8: an EU access certificate request, its chain checked against "
+        "that profile at upload"
+    )
     created_at: datetime
+
+
+class UnmetRequirementOut(Out):
+    requirement: str = Field(
+        description="The clause that asks for it, such as "
+        "'TS 119 411-8 GEN-6.6.1-05 organizationIdentifier'"
+    )
+    problem: str = Field(description="What the certificate lacks")
+
+
+class GoogleWalletOut(Out):
+    client_id: str | None = Field(
+        description="x509_hash client identifier of the organization's registrar leaf; null "
+        "before the first one is issued"
+    )
+    subject: str | None
+    not_after: datetime | None
+    metadata_sha256: str | None = Field(
+        description="Hex SHA-256 of the RelyingPartyMetadataBytes the leaf binds (its "
+        "1.3.6.1.4.1.11129.10.1 extension)"
+    )
+    missing: list[str] = Field(
+        description="What the organization still has to set before a leaf can be issued"
+    )
 
 
 class AccessCertificateOut(Out):
@@ -150,6 +236,16 @@ class AccessCertificateOut(Out):
     sha256: str
     chain_pem: str
     activated_at: datetime
+    ts_119_411_8_unmet: list[UnmetRequirementOut] = Field(
+        description="What of the ETSI TS 119 411-8 access certificate profile (legal person) "
+        "the leaf does not meet; empty when it meets it all"
+    )
+
+
+class RelyingPartyIdentityOut(Out):
+    name: str = Field(description="The intermediated relying party, as its certificate names it")
+    certificate: AccessCertificateOut | None
+    pending_request: SigningRequestOut | None
 
 
 class VerifierIdentityOut(Out):
@@ -161,6 +257,14 @@ class VerifierIdentityOut(Out):
     certificate: AccessCertificateOut | None
     pending_request: SigningRequestOut | None
     logo_uri: str | None
+    privacy_policy_uri: str | None
     registration_certificates: list[RegistrationCertificateOut] = Field(
         description="The registration certificates uploaded, each for an intended use"
+    )
+    relying_parties: list[RelyingPartyIdentityOut] = Field(
+        description="An intermediary's access certificates, one per relying party it acts for"
+    )
+    google_wallet: GoogleWalletOut | None = Field(
+        description="The organization's Google Wallet registrar leaf; null when this "
+        "deployment holds no registrar CA"
     )

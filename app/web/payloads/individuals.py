@@ -17,6 +17,25 @@ from app.web.payloads.base import (
     Out,
 )
 
+TRANSACTION_DATA_IN = (
+    "OpenID4VP 1.0 transaction data the person is asked to authorize with the credential they "
+    "present (a payment, a signature): objects with a type the organization enabled "
+    "(transaction_data_types: urn:eudi:sca:payment:1, qes_authorization, "
+    "qcert_creation_acceptance), each checked against its type's definition. credential_ids "
+    'may be left out (the request\'s one credential query, "credential"); '
+    'transaction_data_hashes_alg defaults to ["sha-256"]. Only an SD-JWT VC (dc+sd-jwt) '
+    "verification offered over OpenID4VP takes it; the answer is VERIFIED only when the "
+    "wallet's key binding confirms every entry (transaction_data_hashes). Refused with 400: "
+    "a type the service does not send (TRANSACTION_DATA_TYPE_UNKNOWN) or the organization has "
+    "not enabled (TRANSACTION_DATA_TYPE_NOT_ENABLED), an entry its type's definition refuses "
+    "(INVALID_TRANSACTION_DATA), a verification whose credential cannot confirm it "
+    "(TRANSACTION_DATA_FORMAT_UNSUPPORTED)."
+)
+TRANSACTION_DATA_OUT = (
+    "The transaction data the wallet confirmed, as sent (each entry's object), when VERIFIED; "
+    "null otherwise, and when none was attached."
+)
+
 
 class OpenIndividual(Body):
     customer_id: str = Field(min_length=1, max_length=200)
@@ -27,6 +46,15 @@ class OpenIndividual(Body):
         description='Needed by an open without the apikey when the verification\'s anonymous_open is "signed": '
         "base64url (no padding) of HMAC-SHA256 over the customer_id's UTF-8 bytes, keyed "
         "with the link secret's UTF-8 bytes. Ignored on an open with the apikey.",
+    )
+    transaction_data: list[dict[str, Any]] | None = Field(
+        default=None,
+        min_length=1,
+        max_length=10,
+        description=TRANSACTION_DATA_IN
+        + " Needs the apikey (401 APIKEY_REQUIRED without it). Kept by the first open: a "
+        "repeat with other transaction_data is refused (400 TRANSACTION_DATA_MISMATCH), one "
+        "without the field is answered as before.",
     )
 
 
@@ -95,6 +123,9 @@ class IndividualLookupOut(IndividualOut):
         description="When a later check of the credential's status list found it no longer "
         "valid (revoked or suspended). The status stays VERIFIED: the decision was right when "
         "it was made; this says the credential has since been withdrawn."
+    )
+    transaction_data: list[dict[str, Any]] | None = Field(
+        default=None, description=TRANSACTION_DATA_OUT
     )
 
 

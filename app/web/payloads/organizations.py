@@ -35,6 +35,14 @@ API_COMPATIBILITY = (
 )
 
 
+TRANSACTION_DATA_TYPES = (
+    "The OpenID4VP transaction data types its backend may attach to individuals and policy "
+    "requests (transaction_data): urn:eudi:sca:payment:1 (EUDI TS12 payment confirmation), "
+    "qes_authorization and qcert_creation_acceptance (remote qualified signing). None until "
+    "enabled; a type not listed is refused (400 TRANSACTION_DATA_TYPE_NOT_ENABLED)."
+)
+
+
 class OrganizationPatch(Body):
     support_contact: str | None = Field(default=None, max_length=320, description=SUPPORT_CONTACT)
     # Left out keeps the setting; null is refused like any unknown shape (the default is
@@ -42,6 +50,14 @@ class OrganizationPatch(Body):
     api_compatibility: Literal["verity", "socious-verify"] = Field(
         default=None,  # type: ignore[assignment]
         description=API_COMPATIBILITY + " Owners and admins only; left out keeps it.",
+    )
+    transaction_data_types: list[
+        Literal["urn:eudi:sca:payment:1", "qes_authorization", "qcert_creation_acceptance"]
+    ] = Field(
+        default=None,  # type: ignore[assignment]
+        max_length=3,
+        description=TRANSACTION_DATA_TYPES + " Owners and admins only; left out keeps it, [] "
+        "disables all.",
     )
 
 
@@ -55,6 +71,9 @@ class OrganizationOut(Out):
     support_contact: str | None = Field(default=None, description=SUPPORT_CONTACT)
     api_compatibility: Literal["verity", "socious-verify"] = Field(
         default="verity", description=API_COMPATIBILITY
+    )
+    transaction_data_types: list[str] = Field(
+        default_factory=list, description=TRANSACTION_DATA_TYPES
     )
 
 

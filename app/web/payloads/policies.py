@@ -15,6 +15,7 @@ from app.web.payloads.base import (
     Body,
     Out,
 )
+from app.web.payloads.individuals import TRANSACTION_DATA_IN, TRANSACTION_DATA_OUT
 
 
 class PolicyRequestIn(Body):
@@ -26,6 +27,9 @@ class PolicyRequestIn(Body):
         description="The registration certificate (ETSI TS 119 475) the request is made under; "
         "left out: its verification's. The verification's query must stay within it (400 "
         "`OUTSIDE_REGISTRATION`)",
+    )
+    transaction_data: list[dict[str, Any]] | None = Field(
+        default=None, min_length=1, max_length=10, description=TRANSACTION_DATA_IN
     )
 
 
@@ -48,3 +52,6 @@ class PolicyStatusOut(Out):
     expires_at: datetime
     verified_at: datetime | None
     created_at: datetime
+    transaction_data: list[dict[str, Any]] | None = Field(
+        default=None, description=TRANSACTION_DATA_OUT
+    )

@@ -147,6 +147,14 @@ REGISTRATION_CERTIFICATE_ID = (
 )
 
 
+RELYING_PARTY = (
+    "For an intermediary: the relying party it acts for in this verification, by the name of "
+    "an access certificate it holds for it (POST /verifier-identity/signing-request with "
+    "relying_party); that certificate signs the verification's requests. Null (or, in a "
+    "PATCH, an empty text): the organization's own identity"
+)
+
+
 class VerificationIn(Body):
     name: str = Name
     description: str = Text
@@ -169,6 +177,7 @@ class VerificationIn(Body):
     return_url: str | None = Field(
         default=None, max_length=2000, pattern=r"^https?://", description=RETURN_URL
     )
+    relying_party: str | None = Field(default=None, max_length=200, description=RELYING_PARTY)
     recommended_wallets: list[RecommendedWallet] = Field(
         default_factory=list, max_length=5, description=RECOMMENDED_WALLETS
     )
@@ -212,6 +221,7 @@ class VerificationPatch(Body):
     return_url: str | None = Field(
         default=None, max_length=2000, pattern=r"^https?://", description=RETURN_URL
     )
+    relying_party: str | None = Field(default=None, max_length=200, description=RELYING_PARTY)
     recommended_wallets: list[RecommendedWallet] | None = Field(
         default=None, max_length=5, description=RECOMMENDED_WALLETS
     )
@@ -261,6 +271,7 @@ class VerificationOut(Out):
         default=None, description=REGISTRATION_CERTIFICATE_ID
     )
     return_url: str | None = Field(description=RETURN_URL)
+    relying_party: str | None = Field(default=None, description=RELYING_PARTY)
     recommended_wallets: list[RecommendedWalletOut] = Field(
         default_factory=list, description=RECOMMENDED_WALLETS
     )
