@@ -23,7 +23,7 @@ $(RUNTIME): pyproject.toml | $(VENV)/bin/python
 	touch $(RUNTIME)
 
 $(STAMP): pyproject.toml | $(VENV)/bin/python
-	$(BIN)/pip install --quiet -e '.[test,docs]'
+	$(BIN)/pip install --quiet -e '.[test,docs,zk]'
 	touch $(RUNTIME) $(STAMP) $(VENV)/.installed-docs
 
 migrate: $(RUNTIME)
