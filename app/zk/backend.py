@@ -45,6 +45,7 @@ class ProofCheck:
     doctype: str
 
 
+@functools.cache
 def available() -> bool:
     """Whether the ``zk`` extra is installed (both packages; nothing is imported)."""
     return all(
