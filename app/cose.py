@@ -78,14 +78,19 @@ class CoseError(Exception):
 
 
 def loads(data: bytes, label: str) -> Any:
-    """One whole CBOR data item; every failure, trailing bytes and a stray ``break`` included,
-    is a ``CoseError`` naming what was read."""
+    """One whole CBOR data item; every failure, trailing bytes included, is a ``CoseError``
+    naming what was read.
+
+    cbor2 6 raises ``CBORDecodeError`` for all of it: a stray ``break``, a truncated item,
+    nesting past its depth limit (400 containers) and a tagged value it cannot build (bad
+    UTF-8, a malformed date or bignum, whose ``ValueError`` or ``TypeError`` it chains as the
+    cause). The decoder stops at the end of the first item, so what remains is trailing."""
     stream = io.BytesIO(data)
     try:
         value = cbor2.CBORDecoder(stream).decode()
-    except (cbor2.CBORDecodeError, ValueError, TypeError, RecursionError, OverflowError):
+    except cbor2.CBORDecodeError:
         raise CoseError(f"{label} is not valid CBOR") from None
-    if stream.tell() != len(data) or value is cbor2.break_marker:
+    if stream.tell() != len(data):
         raise CoseError(f"{label} is not valid CBOR")
     return value
 
@@ -141,16 +146,20 @@ class Sign1:
 
 
 def read_sign1(value: bytes | Any, label: str) -> Sign1:
-    """A COSE_Sign1 from its CBOR bytes or its already decoded array (tag 18 optional)."""
+    """A COSE_Sign1 from its CBOR bytes or its already decoded array (tag 18 optional).
+
+    cbor2 decodes what a tag it has no decoder for holds as immutable containers: a tagged
+    COSE_Sign1 arrives as a tuple with its unprotected header a ``frozendict``, an untagged
+    one as a list and a dict. Both are the same structure."""
     structure = loads(value, label) if isinstance(value, bytes) else value
     if isinstance(structure, cbor2.CBORTag):
         if structure.tag != SIGN1_TAG:
             raise CoseError(f"{label} is not a COSE_Sign1 (tag {structure.tag})")
         structure = structure.value
-    if not isinstance(structure, list) or len(structure) != 4:
+    if not isinstance(structure, list | tuple) or len(structure) != 4:
         raise CoseError(f"{label} is not a COSE_Sign1 array of four")
     protected_bytes, unprotected, payload, signature = structure
-    if not isinstance(protected_bytes, bytes) or not isinstance(unprotected, dict):
+    if not isinstance(protected_bytes, bytes) or not isinstance(unprotected, Mapping):
         raise CoseError(f"{label} headers are malformed")
     if payload is not None and not isinstance(payload, bytes):
         raise CoseError(f"{label} payload is not a byte string")
@@ -168,7 +177,8 @@ def x5chain(sign1: Sign1) -> list[x509.Certificate] | None:
     if value is None:
         return None
     items = [value] if isinstance(value, bytes) else value
-    if not isinstance(items, list) or not items or not all(isinstance(i, bytes) for i in items):
+    listed = isinstance(items, list | tuple) and all(isinstance(i, bytes) for i in items)
+    if not listed or not items:
         raise CoseError(f"{sign1.label} x5chain is not a certificate or a list of them")
     if len(items) > MAX_CERTIFICATES:
         raise CoseError(f"{sign1.label} x5chain holds more than {MAX_CERTIFICATES} certificates")

@@ -28,7 +28,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from typing import Any
@@ -371,7 +371,7 @@ def _json_value(value: Any) -> Any:
         return value.isoformat()
     if isinstance(value, bytes):
         return base64.urlsafe_b64encode(value).rstrip(b"=").decode("ascii")
-    if isinstance(value, dict):
+    if isinstance(value, Mapping):  # a frozendict inside a tag cbor2 has no decoder for
         return {str(key): _json_value(item) for key, item in value.items()}
     if isinstance(value, list | tuple):
         return [_json_value(item) for item in value]

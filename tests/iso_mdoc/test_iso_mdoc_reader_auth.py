@@ -53,7 +53,10 @@ def test_the_device_request_is_signed_by_the_reader_certificate(make_app, tmp_pa
             cbor2.dumps(["ReaderAuthentication", transcript, doc_request["itemsRequest"]]),
         )
     )
-    message = Sign1Message.decode(cbor2.dumps(cbor2.CBORTag(18, doc_request["readerAuth"])))
+    # ReaderAuth is an untagged COSE_Sign1 (9.1.4): pycose reads the array as decoded here.
+    # Its Sign1Message.decode takes tagged bytes only, and on cbor2 6 refuses them all: what a
+    # tag holds decodes as a tuple and a frozendict, where pycose 1.1 wants a list and a dict.
+    message = Sign1Message.from_cose_obj(list(doc_request["readerAuth"]), True)
     numbers = pki.leaf.public_key().public_numbers()
     message.key = EC2Key(
         crv="P_256", x=numbers.x.to_bytes(32, "big"), y=numbers.y.to_bytes(32, "big")

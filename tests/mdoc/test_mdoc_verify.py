@@ -167,6 +167,30 @@ def test_the_certificate_chain_may_be_in_the_protected_header(entry, iaca):
     assert verify(moved, iaca).issuer.certificates == (iaca.signer, iaca.root)
 
 
+def test_the_issuer_s_cose_sign1_may_carry_its_tag(entry, iaca):
+    # What a tag holds decodes as a tuple, its unprotected header (the x5chain) a frozendict.
+    response = decode(entry)
+    issuer_signed = document(response)["issuerSigned"]
+    issuer_signed["issuerAuth"] = cbor2.CBORTag(18, issuer_signed["issuerAuth"])
+
+    assert verify(encode(response), iaca).issuer.certificates == (iaca.signer, iaca.root)
+
+
+def test_an_element_value_under_a_tag_of_no_known_meaning_is_given_as_its_content(entry, iaca):
+    response = decode(entry)
+    item = cbor2.loads(items(response)[0].value)
+    item["elementValue"] = cbor2.CBORTag(65000, {"kind": ["a", b"\x01"], 7: {"b": 1}})
+    items(response)[0] = data_item(item)
+    digest = hashlib.sha256(cbor2.dumps(items(response)[0])).digest()
+    digests = {item["digestID"]: digest}
+    signed = resign_mso(
+        encode(response), iaca, lambda mso: mso["valueDigests"][MDL_NS].update(digests)
+    )
+
+    elements = verify(signed, iaca).namespaces[MDL_NS]
+    assert elements[item["elementIdentifier"]] == {"kind": ["a", "AQ"], "7": {"b": 1}}
+
+
 # --------------------------------------------------------------------------- refused
 
 
