@@ -7,13 +7,16 @@ would stall every person's page. So proofs are checked in ``workers`` processes 
 time per web process: one more is refused at once with ``ZkBusy`` (the API's 429 with
 ``Retry-After``), never queued without bound and never a 5xx. The web thread that waits holds
 no CPU. Processes are started with ``spawn`` (no copy of a threaded parent) and only when the
-first proof arrives, so a deployment that never sees one never starts them.
+first proof arrives, so a deployment that never sees one never starts them. The workers run
+at a lower CPU priority (``nice`` 10): where they share cores with the web workers, a person's
+page is served first and a proof waits the few milliseconds.
 """
 
 from __future__ import annotations
 
 import functools
 import math
+import os
 import threading
 from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
@@ -25,6 +28,7 @@ from multiprocessing import get_context
 from app.zk.backend import ProofCheck, verify_proof, warm
 from app.zk.errors import ZkBusy
 
+WORKER_NICENESS = 10
 # About one proof's check on a loaded machine: what a refused client is told to wait.
 RETRY_AFTER_SECONDS = 2
 
@@ -84,7 +88,9 @@ class VerificationPool:
         with self._lock:
             if self._executor is None:
                 self._executor = ProcessPoolExecutor(
-                    max_workers=self.workers, mp_context=get_context("spawn"), initializer=warm
+                    max_workers=self.workers,
+                    mp_context=get_context("spawn"),
+                    initializer=_start_worker,
                 )
             return self._executor
 
@@ -96,6 +102,12 @@ class VerificationPool:
 
     def shutdown(self) -> None:
         self._reset()
+
+
+def _start_worker() -> None:
+    """A worker process: below the web workers' priority, the pinned circuits loaded."""
+    os.nice(max(0, WORKER_NICENESS - os.nice(0)))
+    warm()
 
 
 @functools.cache
