@@ -373,17 +373,17 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(
         ("ZK_VERIFY_WORKERS",),
         "`1`",
-        "worker processes per web process that check zero-knowledge proofs, off the web worker (each takes about 250 MiB and 0.5-0.8 s of CPU a proof; [ZK age checks](../how-to/zk-age-checks.md))",
+        "worker processes per web process that check zero-knowledge proofs, off the web worker, below its CPU priority (each takes about 250 MiB and 0.5-0.8 s of CPU a proof; [ZK age checks](../how-to/zk-age-checks.md)); also the ZK answers admitted at once on the host, with `ZK_VERIFY_QUEUE`",
     ),
     Setting(
         ("ZK_VERIFY_QUEUE",),
-        "`2`",
-        "ZK answers that may wait for a worker, per web process; beyond the workers and these, a ZK answer gets 429 `ZK_BUSY` with `Retry-After` at once (nothing consumed)",
+        "`0`",
+        "ZK answers that may wait for a worker besides those being checked, counted on the host across every web worker; beyond `ZK_VERIFY_WORKERS` + this, a ZK answer gets 429 `ZK_BUSY` with `Retry-After` at once (nothing consumed). A waiting answer holds a sync web worker: keep the sum below the web workers, so that the others serve pages",
     ),
     Setting(
         ("ZK_VERIFY_TIMEOUT",),
-        "`30`",
-        "seconds a ZK answer waits for its proof's check; past it the answer gets 429 `ZK_BUSY` (nothing consumed) and may be sent again",
+        "`20`",
+        "seconds a ZK answer waits for its proof's check, below gunicorn's 30 s worker timeout; past it the answer gets 429 `ZK_BUSY` (nothing consumed) and may be sent again",
     ),
     Setting(
         ("ZK_ANSWER_LIMIT",),

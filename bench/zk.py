@@ -189,7 +189,9 @@ def verity_rate(fixture: Fixture, pool: VerificationPool) -> float:
 
 def measure_in_process(fixture: Fixture) -> float:
     """``raw | verity | raw | ... | raw``; the ratio of the means."""
-    pool = VerificationPool(workers=1, queue=0, timeout=120)
+    pool = VerificationPool(
+        workers=1, queue=0, timeout=120, slots_dir=Path(tempfile.mkdtemp(prefix="verity-zk-"))
+    )
     baseline = ProcessPoolExecutor(
         max_workers=1, mp_context=get_context("spawn"), initializer=_baseline_worker
     )

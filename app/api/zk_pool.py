@@ -1,14 +1,19 @@
 """The deployment's zero-knowledge verification pool, as the answer endpoints use it.
 
 One pool per web process (``app.zk.shared_pool``, sized by ``ZK_VERIFY_WORKERS`` and
-``ZK_VERIFY_QUEUE``); None when the ``zk`` extra is not installed, so that nothing can be
-proven here and a ZK verification is refused (503 ``NOT_CONFIGURED``).
+``ZK_VERIFY_QUEUE``), its admission slots shared by every web worker of the deployment on this
+host (a directory named by the deployment's database, under the system's temporary
+directory); None when the ``zk`` extra is not installed, so that nothing can be proven here
+and a ZK verification is refused (503 ``NOT_CONFIGURED``).
 """
 
 from __future__ import annotations
 
+import hashlib
+import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from pathlib import Path
 
 from flask import current_app
 
@@ -32,8 +37,18 @@ def zk_pool() -> VerificationPool | None:
         return None
     config = current_app.config
     return shared_pool(
-        config["ZK_VERIFY_WORKERS"], config["ZK_VERIFY_QUEUE"], float(config["ZK_VERIFY_TIMEOUT"])
+        config["ZK_VERIFY_WORKERS"],
+        config["ZK_VERIFY_QUEUE"],
+        float(config["ZK_VERIFY_TIMEOUT"]),
+        slots_dir(str(config["SQLALCHEMY_DATABASE_URI"])),
     )
+
+
+def slots_dir(database_url: str) -> Path:
+    """Where the web workers of one deployment count their ZK answers: one name per database,
+    so two deployments (or two test runs) on one host never share their slots."""
+    name = hashlib.sha256(database_url.encode("utf-8")).hexdigest()[:16]
+    return Path(tempfile.gettempdir()) / f"verity-zk-slots-{name}"
 
 
 def required_pool() -> VerificationPool:

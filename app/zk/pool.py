@@ -1,12 +1,15 @@
 """A bounded pool of worker processes for proof checks, off the web worker.
 
 Checking one Longfellow proof takes 0.5-0.8 s of CPU and about 250 MiB. Done in the web
-worker it would hold the interpreter (and a sync worker) for that long, and a flood of answers
-would stall every person's page. So proofs are checked in ``workers`` processes of their own
-(each loads the pinned circuits once), and at most ``workers + queue`` checks are admitted at a
-time per web process: one more is refused at once with ``ZkBusy`` (the API's 429 with
-``Retry-After``), never queued without bound and never a 5xx. The web thread that waits holds
-no CPU. Processes are started with ``spawn`` (no copy of a threaded parent) and only when the
+worker it would hold the interpreter for that long, and a flood of answers would stall every
+person's page. So proofs are checked in ``workers`` processes of their own (each loads the
+pinned circuits once). The web worker that waits for one holds no CPU, but a sync worker
+serves nothing else meanwhile: so at most ``workers + queue`` answers are admitted at once
+on the whole host, counted by slots every web worker of the deployment shares (one lock file
+per slot in ``slots_dir``, ``flock``: a slot held by a worker that dies is free again), and
+one more is refused at once with ``ZkBusy`` (the API's 429 with ``Retry-After``), never queued
+without bound and never a 5xx. Keep that number below the web workers', and the rest of them
+serve pages whatever arrives. Processes are started with ``spawn`` (no copy of a threaded parent) and only when the
 first proof arrives, so a deployment that never sees one never starts them. The workers run
 at a lower CPU priority (``nice`` 10): where they share cores with the web workers, a person's
 page is served first and a proof waits the few milliseconds.
@@ -14,6 +17,7 @@ page is served first and a proof waits the few milliseconds.
 
 from __future__ import annotations
 
+import fcntl
 import functools
 import math
 import os
@@ -24,6 +28,8 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
 from multiprocessing import get_context
+from pathlib import Path
+from typing import IO
 
 from app.zk.backend import ProofCheck, verify_proof, warm
 from app.zk.errors import ZkBusy
@@ -36,11 +42,12 @@ RETRY_AFTER_SECONDS = 2
 class VerificationPool:
     """``verify`` checks a proof in a worker process, or raises ``ZkBusy`` when full."""
 
-    def __init__(self, workers: int, queue: int, timeout: float) -> None:
+    def __init__(self, workers: int, queue: int, timeout: float, slots_dir: Path) -> None:
         self.workers = max(1, workers)
         self.capacity = self.workers + max(0, queue)
         self.timeout = timeout
-        self._slots = threading.BoundedSemaphore(self.capacity)
+        slots_dir.mkdir(parents=True, exist_ok=True)
+        self._slot_paths = [slots_dir / f"slot-{index}" for index in range(self.capacity)]
         self._lock = threading.Lock()
         self._executor: ProcessPoolExecutor | None = None
         self._admitted = threading.local()
@@ -52,14 +59,26 @@ class VerificationPool:
         Taken at the answer endpoint's door, before a 2 MiB body is read; ``verify`` inside
         uses it rather than taking another.
         """
-        if not self._slots.acquire(blocking=False):
+        slot = self._take_slot()
+        if slot is None:
             raise ZkBusy(self.retry_after)
         self._admitted.depth = getattr(self._admitted, "depth", 0) + 1
         try:
             yield
         finally:
             self._admitted.depth -= 1
-            self._slots.release()
+            slot.close()  # closing the file releases its lock
+
+    def _take_slot(self) -> IO[bytes] | None:
+        for path in self._slot_paths:
+            handle = path.open("ab")
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                handle.close()
+                continue
+            return handle
+        return None
 
     def verify(self, check: ProofCheck) -> str | None:
         """The proof's refusal reason, or None; in this thread's slot, or a new one."""
@@ -111,6 +130,6 @@ def _start_worker() -> None:
 
 
 @functools.cache
-def shared_pool(workers: int, queue: int, timeout: float) -> VerificationPool:
+def shared_pool(workers: int, queue: int, timeout: float, slots_dir: Path) -> VerificationPool:
     """One pool per web process and setting: every app of the process shares its workers."""
-    return VerificationPool(workers, queue, timeout)
+    return VerificationPool(workers, queue, timeout, slots_dir)

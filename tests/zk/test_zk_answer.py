@@ -278,3 +278,18 @@ def test_the_vectors_proofs_verify_and_their_bit_flipped_negatives_fail(version)
     assert verify_proof(vector(f"google-cpp-mdl-mustermann-{version}-1attr")) is None
     flipped_vector = vector(f"google-cpp-mdl-mustermann-{version}-1attr-bit-flipped")
     assert verify_proof(flipped_vector) == PROOF_REFUSED
+
+
+def test_web_workers_of_one_deployment_share_the_pools_slots(tmp_path):
+    from app.zk import VerificationPool, ZkBusy
+
+    # Two web workers (two pools, as two gunicorn processes hold) on one host.
+    first = VerificationPool(workers=1, queue=0, timeout=5, slots_dir=tmp_path)
+    second = VerificationPool(workers=1, queue=0, timeout=5, slots_dir=tmp_path)
+    with first.admit():
+        with pytest.raises(ZkBusy) as busy:
+            with second.admit():
+                pass
+        assert busy.value.retry_after >= 1
+    with second.admit():  # released when the first answer is done
+        pass

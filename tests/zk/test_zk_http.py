@@ -18,8 +18,8 @@ from pages.pages_support import wallet_link
 from wallets import dc_api_key, dc_api_openid4vp_request, encrypt_to, jwk_thumbprint, read_request
 from zk_support import V6, V7, end_of_day, licence, prove, zk_response
 
+from app.api.zk_pool import zk_pool
 from app.mdoc import dc_api_session_transcript
-from app.zk import shared_pool
 
 MDL_SCHEMA_ID = "5c4a3f3e-0b1d-4c7e-9a51-000000000004"
 SD_JWT_AGE_SCHEMA_ID = "5c4a3f3e-0b1d-4c7e-9a51-000000000003"
@@ -160,10 +160,8 @@ def test_beyond_the_pool_a_zk_answer_gets_429_and_nothing_is_consumed(app, clien
     _staff, _verification, individual, request, _page = start(
         app, client, test_authority.iaca, customer="crm-busy"
     )
-    config = app.config
-    pool = shared_pool(
-        config["ZK_VERIFY_WORKERS"], config["ZK_VERIFY_QUEUE"], float(config["ZK_VERIFY_TIMEOUT"])
-    )
+    with app.app_context():
+        pool = zk_pool()
     held = [pool.admit() for _ in range(pool.capacity)]
     for slot in held:
         slot.__enter__()
