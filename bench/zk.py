@@ -226,6 +226,8 @@ def post(base: str, path: str, body: dict, headers: dict[str, str]) -> int:
     except urllib.error.HTTPError as exc:
         exc.read()
         return exc.code
+    except OSError:
+        return 0  # reset or timed out: counted as other
 
 
 def pending_requests(base: str, verification_id: str, count: int) -> list[str]:

@@ -167,9 +167,9 @@ def dc_response(request_id: str) -> ResponseReturnValue:
 
     The Origin header must be this deployment's: the page that called the API posts here, so
     any other origin is a page elsewhere replaying a response (400, nothing consumed). The
-    answer of a zero-knowledge verification is counted against its client's budget
-    (``ZK_ANSWER_LIMIT``), takes a slot of the proof pool before its body is read (429
-    ``ZK_BUSY`` with ``Retry-After`` when none is free, nothing consumed) and may be up to
+    answer of a zero-knowledge verification takes a slot of the proof pool before its body is
+    read (429 ``ZK_BUSY`` with ``Retry-After`` when none is free, nothing consumed), is then
+    counted against its client's budget (``ZK_ANSWER_LIMIT``) and may be up to
     ``ZK_MAX_ANSWER_BYTES``; every other answer keeps ``MAX_CONTENT_LENGTH``.
     """
     origin = own_origin()
@@ -179,8 +179,8 @@ def dc_response(request_id: str) -> ResponseReturnValue:
     if not presentations.asks_zk(presentation_request_id):
         return _answer(presentation_request_id, origin)
     pool = required_pool()
-    throttle.count_zk_answer()
-    with admitted(pool):
+    with admitted(pool):  # a full pool refuses first: the cheapest answer to a flood
+        throttle.count_zk_answer()
         request.max_content_length = current_app.config["ZK_MAX_ANSWER_BYTES"]
         return _answer(presentation_request_id, origin)
 

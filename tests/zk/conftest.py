@@ -7,11 +7,8 @@ of a ZK verification without it is tested with the rest of the verification API.
 
 from __future__ import annotations
 
-import base64
-import json
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from pathlib import Path
 
 import pytest
 
@@ -19,7 +16,6 @@ from app.zk import available
 
 collect_ignore_glob = [] if available() else ["test_*.py"]
 
-FIXTURES = Path(__file__).parent / "fixtures"
 ORIGIN = "https://verity.test"
 
 
@@ -72,17 +68,3 @@ def proved_false(now, test_authority, fixture_transcript) -> Proved:
     specimen = licence(test_authority, fixture_transcript, now, over_18=False)
     proof = prove(specimen, fixture_transcript, timestamp, value=False)
     return Proved(test_authority, fixture_transcript, timestamp, proof)
-
-
-@dataclass(frozen=True)
-class Sample:
-    transcript: bytes
-    response: bytes
-
-
-def google_sample(name: str) -> Sample:
-    """A real Google Wallet answer from Google's reference verifier (``fixtures/README.md``)."""
-    data = json.loads((FIXTURES / f"google-wallet-{name}.json").read_text())
-    return Sample(
-        base64.b64decode(data["Transcript"]), base64.b64decode(data["ZKDeviceResponseCBOR"])
-    )

@@ -11,9 +11,18 @@ from datetime import datetime, timedelta
 
 import cbor2
 import pytest
-from conftest import FIXTURES, google_sample
 from cryptography import x509
-from zk_support import DOCTYPE, NAMESPACE, UNPINNED_V5, V6, V7, authority, zk_response
+from zk_support import (
+    DOCTYPE,
+    FIXTURES,
+    NAMESPACE,
+    UNPINNED_V5,
+    V6,
+    V7,
+    authority,
+    google_sample,
+    zk_response,
+)
 
 from app.mdoc import dc_api_session_transcript
 from app.zk import ZkError, ZkRequest, check_answer, verify_proof, zk_system_types
@@ -287,9 +296,8 @@ def test_web_workers_of_one_deployment_share_the_pools_slots(tmp_path):
     first = VerificationPool(workers=1, queue=0, timeout=5, slots_dir=tmp_path)
     second = VerificationPool(workers=1, queue=0, timeout=5, slots_dir=tmp_path)
     with first.admit():
-        with pytest.raises(ZkBusy) as busy:
-            with second.admit():
-                pass
+        with pytest.raises(ZkBusy) as busy, second.admit():
+            pass
         assert busy.value.retry_after >= 1
     with second.admit():  # released when the first answer is done
         pass

@@ -12,11 +12,10 @@ import base64
 import json
 
 import pytest
-from conftest import ORIGIN
 from factories import make_apikey, make_staff, make_verification
 from pages.pages_support import wallet_link
 from wallets import dc_api_key, dc_api_openid4vp_request, encrypt_to, jwk_thumbprint, read_request
-from zk_support import V6, V7, end_of_day, licence, prove, zk_response
+from zk_support import ORIGIN, V6, V7, end_of_day, licence, prove, zk_response
 
 from app.api.zk_pool import zk_pool
 from app.mdoc import dc_api_session_transcript

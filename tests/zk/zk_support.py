@@ -4,8 +4,11 @@ the ``isrg-rust`` backend (the implementation Verity does not verify with), and 
 
 from __future__ import annotations
 
+import base64
+import json
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 import cbor2
@@ -18,6 +21,8 @@ from pylongfellow.mdoc import testing
 from app.zk.backend import circuit_bytes
 from app.zk.circuits import PINNED
 
+FIXTURES = Path(__file__).parent / "fixtures"
+ORIGIN = "https://verity.test"
 DOCTYPE = "org.iso.18013.5.1.mDL"
 NAMESPACE = "org.iso.18013.5.1"
 V7, V6 = PINNED
@@ -135,3 +140,17 @@ def zk_response(
     }
     document = {"proof": proof, "documentData": cbor2.CBORTag(24, cbor2.dumps(data))}
     return cbor2.dumps({"version": "1.0", "status": 0, "zkDocuments": [document]})
+
+
+@dataclass(frozen=True)
+class Sample:
+    transcript: bytes
+    response: bytes
+
+
+def google_sample(name: str) -> Sample:
+    """A real Google Wallet answer from Google's reference verifier (``fixtures/README.md``)."""
+    data = json.loads((FIXTURES / f"google-wallet-{name}.json").read_text())
+    return Sample(
+        base64.b64decode(data["Transcript"]), base64.b64decode(data["ZKDeviceResponseCBOR"])
+    )
