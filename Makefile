@@ -12,7 +12,7 @@ PUBLIC_URL ?= http://$(HOST):$(PORT)
 RUNTIME := $(VENV)/.installed-runtime
 STAMP := $(VENV)/.installed-test
 
-.PHONY: run test docs lint migrate seed bench bench-pg bench-load clean chromium wrk nginx softhsm xmlsec1 cluster demo
+.PHONY: run test docs lint migrate seed bench bench-pg bench-zk bench-load clean chromium wrk nginx softhsm xmlsec1 cluster demo
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -23,7 +23,7 @@ $(RUNTIME): pyproject.toml | $(VENV)/bin/python
 	touch $(RUNTIME)
 
 $(STAMP): pyproject.toml | $(VENV)/bin/python
-	$(BIN)/pip install --quiet -e '.[test,docs]'
+	$(BIN)/pip install --quiet -e '.[test,docs,zk]'
 	touch $(RUNTIME) $(STAMP) $(VENV)/.installed-docs
 
 migrate: $(RUNTIME)
@@ -116,6 +116,11 @@ demo: $(RUNTIME)
 bench: $(STAMP) wrk
 	$(BIN)/python bench/run.py
 	$(BIN)/python bench/delivering.py
+
+# Zero-knowledge age proofs (bench/zk.py): Verity's check over the raw library call, and the
+# person's poll under a flood of ZK answers.
+bench-zk: $(STAMP) wrk
+	$(BIN)/python bench/zk.py
 
 # The person's page under load (bench/load/): locust, from the bench extra, drives gunicorn.
 $(VENV)/.installed-bench: pyproject.toml $(STAMP)

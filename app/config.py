@@ -169,6 +169,15 @@ def from_environment() -> dict[str, Any]:
         "DIDCOMM_QUEUE_LIMIT": _int("DIDCOMM_QUEUE_LIMIT", 1000),
         "DIDCOMM_SEND_TIMEOUT": float(env("DIDCOMM_SEND_TIMEOUT", "10")),
         "DIDCOMM_SENDS_PER_HOST": _int("DIDCOMM_SENDS_PER_HOST", 2),
+        # Zero-knowledge proofs (app.zk): the worker processes that check them, the answers
+        # that may wait for one on the host (429 past it), one check's deadline (below
+        # gunicorn's 30 s worker timeout), the per-client budget of
+        # ZK answers, and the largest ZK answer body (only that endpoint reads more).
+        "ZK_VERIFY_WORKERS": _int("ZK_VERIFY_WORKERS", 1),
+        "ZK_VERIFY_QUEUE": _int("ZK_VERIFY_QUEUE", 0),
+        "ZK_VERIFY_TIMEOUT": float(env("ZK_VERIFY_TIMEOUT", "20")),
+        "ZK_ANSWER_LIMIT": env("ZK_ANSWER_LIMIT", "20/minute"),
+        "ZK_MAX_ANSWER_BYTES": _int("ZK_MAX_ANSWER_BYTES", 2 * 1024 * 1024),
     }
 
 

@@ -380,4 +380,29 @@ SETTINGS: tuple[Setting, ...] = (
         "`2`",
         "DIDComm sends to one host in flight at once in a worker process, so that one slow mediator cannot take every DIDComm thread (`flask jobs worker --didcomm-threads`, 4 by default)",
     ),
+    Setting(
+        ("ZK_VERIFY_WORKERS",),
+        "`1`",
+        "worker processes per web process that check zero-knowledge proofs, off the web worker, below its CPU priority (each takes about 250 MiB and 0.5-0.8 s of CPU a proof; [ZK age checks](../how-to/zk-age-checks.md)); also the ZK answers admitted at once on the host, with `ZK_VERIFY_QUEUE`",
+    ),
+    Setting(
+        ("ZK_VERIFY_QUEUE",),
+        "`0`",
+        "ZK answers that may wait for a worker besides those being checked, counted on the host across every web worker; beyond `ZK_VERIFY_WORKERS` + this, a ZK answer gets 429 `ZK_BUSY` with `Retry-After` at once (nothing consumed). A waiting answer holds a sync web worker: keep the sum below the web workers, so that the others serve pages",
+    ),
+    Setting(
+        ("ZK_VERIFY_TIMEOUT",),
+        "`20`",
+        "seconds a ZK answer waits for its proof's check, below gunicorn's 30 s worker timeout; past it the answer gets 429 `ZK_BUSY` (nothing consumed) and may be sent again",
+    ),
+    Setting(
+        ("ZK_ANSWER_LIMIT",),
+        "`20/minute`",
+        "per client IP, on the Digital Credentials API answer of a ZK verification (429 `RATE_LIMITED` with `Retry-After` beyond it)",
+    ),
+    Setting(
+        ("ZK_MAX_ANSWER_BYTES",),
+        "`2097152`",
+        "the largest answer body of a ZK verification's Digital Credentials API request (an isrg v7 proof in `dc_api.jwt` is about 1.5 MB); every other body keeps `MAX_CONTENT_LENGTH`",
+    ),
 )

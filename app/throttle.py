@@ -17,6 +17,11 @@ is opened and its sender authenticated (``count_didcomm_sender``; a sender that 
 address keeps its budget, and many senders behind one address share that address's). Each
 refusal is 429 ``RATE_LIMITED`` with ``Retry-After``.
 
+The Digital Credentials API answer of a zero-knowledge verification costs a proof check (most
+of a CPU second) and may be 2 MiB, so it has a budget per client IP (``ZK_ANSWER_LIMIT``,
+``count_zk_answer``), counted inside the view once the request is known to be a ZK one: other
+answers are not counted.
+
 The count must hold for the whole deployment, not per process: ``make run`` starts several
 gunicorn workers, and a per-worker count would multiply the documented limit by their number.
 By default the hits are kept in the service's own database (a table of their own, which every
@@ -76,6 +81,7 @@ NONCE_SCOPE = "issuer-nonce"
 DIDCOMM_ENDPOINT = "didcomm.receive"
 DIDCOMM_ADDRESS_SCOPE = "didcomm-address"
 DIDCOMM_SENDER_SCOPE = "didcomm-sender"
+ZK_ANSWER_SCOPE = "zk-answer"
 THROTTLED_ENDPOINTS = (*VOUCHER_ENDPOINTS, NONCE_ENDPOINT, DIDCOMM_ENDPOINT)
 DATABASE_SCHEME = "database"
 
@@ -301,6 +307,24 @@ def count_didcomm_sender(sender_did: str) -> None:
         return
     metrics.count_limiter_refusal(DIDCOMM_SENDER_SCOPE, "over_limit")
     reset_at = limiter.limiter.get_window_stats(limit, DIDCOMM_SENDER_SCOPE, key).reset_time
+    raise RateLimited(max(1, math.ceil(reset_at - time.time())))
+
+
+def count_zk_answer() -> None:
+    """Count one ZK answer from this client IP against ``ZK_ANSWER_LIMIT``, or refuse it (429)."""
+    limiter: Limiter = current_app.extensions["rate_limiter"]
+    limit = parse(current_app.config["ZK_ANSWER_LIMIT"])
+    key = get_remote_address()
+    try:
+        if limiter.limiter.hit(limit, ZK_ANSWER_SCOPE, key):
+            return
+        reset_at = limiter.limiter.get_window_stats(limit, ZK_ANSWER_SCOPE, key).reset_time
+    except StorageError:
+        metrics.count_limiter_refusal(ZK_ANSWER_SCOPE, "storage_unavailable")
+        raise StorageUnavailable(
+            "The rate limiter's storage is unavailable; try again in a moment"
+        ) from None
+    metrics.count_limiter_refusal(ZK_ANSWER_SCOPE, "over_limit")
     raise RateLimited(max(1, math.ceil(reset_at - time.time())))
 
 

@@ -40,9 +40,10 @@ DOMAIN = (
     "verifier_identity",
     "vouchers",
     "webhooks",
+    "zk",
 )
 # Protocol code knows no database either.
-PROTOCOL = ("didcomm", "mdoc", "oid4vp", "sdjwt", "statuslist", "trust", "vcjwt")
+PROTOCOL = ("didcomm", "mdoc", "oid4vp", "sdjwt", "statuslist", "trust", "vcjwt", "zk")
 WEB = ("flask", "flask_sqlalchemy", "flask_migrate", "flask_limiter", "werkzeug")
 
 

@@ -26,8 +26,10 @@ from flask import Blueprint, Response, current_app, jsonify, request
 from flask.typing import ResponseReturnValue
 from pydantic import BaseModel
 
+from app import throttle
 from app.api.common import base_url, parse_body, parse_id
 from app.api.wallet import person_page, trust_context
+from app.api.zk_pool import admitted, required_pool
 from app.deployment import READER_EXTENSION, REGISTRAR_EXTENSION
 from app.errors import InvalidRequest
 from app.mdoc import MdocError
@@ -96,7 +98,9 @@ def dc_request(request_id: str) -> ResponseReturnValue:
     authorization = deployment.authorization_request(request, verification)
     google = google_wallet_signer(verification)
     if google is not None:
-        authorization = replace(authorization, client=google.client)
+        # A registration certificate names the subject of the organization's own access
+        # certificate; a request signed with the Google Wallet leaf carries none.
+        authorization = replace(authorization, client=google.client, verifier_info=())
     claims = authorization.claims_set()
     verifier = deployment.verifier
     data = {
@@ -160,7 +164,9 @@ def iso_mdoc_request(
 ) -> list[dict[str, Any]]:
     """The ``org-iso-mdoc`` request (ISO/IEC 18013-7 Annex C) of an ``mso_mdoc`` verification."""
     rules = presentations.rules_for(verification)
-    if rules.credential.format != MSO_MDOC:
+    if rules.credential.format != MSO_MDOC or rules.credential.zk:
+        # No public text defines a zero-knowledge request over Annex C (ISO 18013-5's second
+        # edition ``zkRequest`` is not published): a ZK verification is asked over OpenID4VP.
         return []
     annex_c = iso_mdoc.annex_c_request(
         request.id,
@@ -184,13 +190,26 @@ def dc_response(request_id: str) -> ResponseReturnValue:
     """Decide the browser's answer like a ``direct_post`` one, bound to the page's origin.
 
     The Origin header must be this deployment's: the page that called the API posts here, so
-    any other origin is a page elsewhere replaying a response (400, nothing consumed).
+    any other origin is a page elsewhere replaying a response (400, nothing consumed). The
+    answer of a zero-knowledge verification takes a slot of the proof pool before its body is
+    read (429 ``ZK_BUSY`` with ``Retry-After`` when none is free, nothing consumed), is then
+    counted against its client's budget (``ZK_ANSWER_LIMIT``) and may be up to
+    ``ZK_MAX_ANSWER_BYTES``; every other answer keeps ``MAX_CONTENT_LENGTH``.
     """
     origin = own_origin()
     if request.headers.get("Origin") != origin:
         raise InvalidRequest(f"Origin must be {origin}", code="INVALID_ORIGIN")
     presentation_request_id = parse_id(request_id)
+    if not presentations.asks_zk(presentation_request_id):
+        return _answer(presentation_request_id, origin)
+    pool = required_pool()
+    with admitted(pool):  # a full pool refuses first: the cheapest answer to a flood
+        throttle.count_zk_answer()
+        request.max_content_length = current_app.config["ZK_MAX_ANSWER_BYTES"]
+        return _answer(presentation_request_id, origin)
 
+
+def _answer(presentation_request_id: uuid.UUID, origin: str) -> ResponseReturnValue:
     def audience(_request: PresentationRequest) -> str:
         return f"origin:{origin}"
 

@@ -98,6 +98,7 @@ def verification(row: Verification) -> dict[str, Any]:
         "retention_days": row.retention_days,
         "status_check_hours": row.status_check_hours,
         "anonymous_open": row.anonymous_open or ALLOWED,
+        "zk": bool(row.zk),
         "created_at": _time(row.created_at),
         "updated_at": _time(row.updated_at),
     }

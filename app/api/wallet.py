@@ -13,6 +13,7 @@ from flask import Blueprint, current_app, request
 
 from app import clock
 from app.api.common import json_response, parse_id
+from app.api.zk_pool import verifier, zk_pool
 from app.errors import InvalidRequest
 from app.issuance.own import own_issuers
 from app.oid4vp.encryption import ResponseError
@@ -41,6 +42,7 @@ def trust_context(audience: str, nonce: str, **binding: Any) -> Context:
         status_fail_open=config["STATUS_FAIL_OPEN"],
         own_issuers=own_issuers(base_url()),
         prism=current_app.extensions["prism"],
+        zk_verify=verifier(pool) if (pool := zk_pool()) is not None else None,
     )
 
 

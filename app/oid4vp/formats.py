@@ -18,6 +18,12 @@ SD_JWT_VC = "dc+sd-jwt"
 MSO_MDOC = "mso_mdoc"
 JWT_VC_JSON = "jwt_vc_json"
 FORMATS = (SD_JWT_VC, MSO_MDOC, JWT_VC_JSON)
+# An mdoc answered by a zero-knowledge proof (Longfellow): no OpenID4VP text defines it yet, so
+# the query is Google's (``google/longfellow-zk`` docs "Using ZK in Identity Protocols"): an
+# ``mso_mdoc`` query under this format with ``meta.zk_system_type``, the circuits offered.
+MSO_MDOC_ZK = "mso_mdoc_zk"
+# The circuits check ES256 signatures only (issuer and device keys on P-256).
+ZK_COSE_ALGS = (-7, -9)
 
 # JOSE algorithms for the JWT formats; asymmetric only.
 JOSE_ALGS = ("ES256", "ES384", "ES512", "EdDSA", "PS256", "RS256")
@@ -41,6 +47,18 @@ class CredentialType:
     namespace: str = ""
     types: tuple[str, ...] = ()
     element_namespaces: tuple[tuple[str, str], ...] = ()
+    # An mso_mdoc type asked as a zero-knowledge proof (``mso_mdoc_zk``), offering these
+    # ``zk_system_type`` entries (``app.zk.circuits``).
+    zk_system_types: tuple[dict[str, Any], ...] = ()
+
+    @property
+    def zk(self) -> bool:
+        return self.format == MSO_MDOC and bool(self.zk_system_types)
+
+    @property
+    def query_format(self) -> str:
+        """The DCQL ``format`` of the query: ``mso_mdoc_zk`` for a proof, else the format."""
+        return MSO_MDOC_ZK if self.zk else self.format
 
     @property
     def identifier(self) -> str:
@@ -69,12 +87,17 @@ class CredentialType:
 
     def credential_query(self, query_id: str, claims: Sequence[str]) -> dict[str, Any]:
         """One DCQL Credential Query (§6.1) for this type, disclosing exactly ``claims``."""
-        query: dict[str, Any] = {"id": query_id, "format": self.format, "meta": self.meta()}
+        query: dict[str, Any] = {"id": query_id, "format": self.query_format, "meta": self.meta()}
         if claims:
             query["claims"] = [self._claim_query(name) for name in claims]
         return query
 
     def meta(self) -> dict[str, Any]:
+        if self.zk:
+            return {
+                "doctype_value": self.doctype,
+                "zk_system_type": [dict(entry) for entry in self.zk_system_types],
+            }
         if self.format == MSO_MDOC:
             return {"doctype_value": self.doctype}
         if self.format == JWT_VC_JSON:
@@ -93,6 +116,13 @@ class CredentialType:
         self, jose_algs: Sequence[str] = JOSE_ALGS, kb_jwt_algs: Sequence[str] = JOSE_ALGS
     ) -> dict[str, Any]:
         """``client_metadata.vp_formats_supported`` (§11.1) for the format asked for."""
+        if self.zk:
+            return {
+                MSO_MDOC_ZK: {
+                    "issuerauth_alg_values": list(ZK_COSE_ALGS),
+                    "deviceauth_alg_values": list(ZK_COSE_ALGS),
+                }
+            }
         if self.format == MSO_MDOC:
             return {
                 MSO_MDOC: {

@@ -97,7 +97,7 @@ def _formats(request: AuthorizationRequest, metadata: dict[str, Any]) -> Authori
     formats = metadata["vp_formats_supported"]
     if not isinstance(formats, dict):
         raise invalid("wallet_metadata.vp_formats_supported is not a JSON object")
-    asked = request.credential.format
+    asked = request.credential.query_format
     if asked not in formats:
         raise WalletMetadataError(
             "vp_formats_not_supported",

@@ -17,6 +17,7 @@ from typing import Any
 
 from app.oid4vp.formats import JWT_VC_JSON, MSO_MDOC, SD_JWT_VC
 from app.presentations.mdoc import read_mdoc
+from app.presentations.mdoc_zk import read_mdoc_zk
 from app.presentations.presented import Context, Presented, Reader, Refused, Rules
 from app.presentations.reasons import NO_ISSUER_PINNED, Family, family_of, untrusted_issuer
 from app.presentations.sd_jwt import read_sd_jwt
@@ -66,7 +67,7 @@ def decide(presentation: str | bytes, rules: Rules, context: Context) -> Decisio
     """The decision on one presentation of the format ``rules`` asks for; never raises for a
     bad presentation. Bytes only from a channel that opened an mdoc itself (org-iso-mdoc)."""
     credential_format = rules.credential.format
-    reader = READERS.get(credential_format)
+    reader = read_mdoc_zk if rules.credential.zk else READERS.get(credential_format)
     if isinstance(presentation, bytes) and credential_format != MSO_MDOC:
         reader = None
     if reader is None:

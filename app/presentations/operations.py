@@ -344,7 +344,7 @@ def consume(request_id: uuid.UUID, response_code_hash: str | None = None) -> Pre
 
 
 def rules_for(verification: Verification) -> Rules:
-    credential = verification.schema.credential_type()
+    credential = verification.credential_type()
     sources = None
     if verification.trust_sources:
         chosen = chosen_sources(verification.organization_id, verification.trust_sources)
@@ -512,6 +512,23 @@ def verification_of(request_id: uuid.UUID) -> tuple[PresentationRequest, Verific
     if found is None:
         raise NotFound()
     return found.PresentationRequest, found.Verification
+
+
+def asks_zk(request_id: uuid.UUID) -> bool:
+    """Whether the request's verification asks for a zero-knowledge proof: its answer endpoint
+    then reads a larger body through a bounded pool. An unknown request is not one (its answer
+    is refused as any other's). Read in a read-only transaction ended here, as ``read_pending``
+    reads."""
+    fresh = not db.session().in_transaction()
+    with reading() if fresh else contextlib.nullcontext():
+        try:
+            _request, verification = verification_of(request_id)
+        except NotFound:
+            verification = None
+        zk = bool(verification is not None and verification.zk)
+    if fresh:
+        db.session.rollback()
+    return zk
 
 
 def open_verification_of(request_id: uuid.UUID) -> tuple[PresentationRequest, Verification]:

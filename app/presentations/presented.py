@@ -92,7 +92,9 @@ class Context:
     issuers' documents come from (``app.trust.did_prism``; None: long forms only).
     ``session_transcript`` is one a channel built itself (``org-iso-mdoc``, ISO/IEC 18013-7
     Annex C); ``asked_elements`` the (namespace, element) pairs its DeviceRequest named, when
-    disclosing any other is a refusal.
+    disclosing any other is a refusal. ``zk_verify`` checks one zero-knowledge proof
+    (``app.zk.ProofCheck``) off the web worker, returning its refusal or None; None when the
+    deployment cannot (no ``zk`` extra).
     """
 
     audience: str
@@ -109,6 +111,7 @@ class Context:
     session_transcript: bytes | None = None
     asked_elements: frozenset[tuple[str, str]] | None = None
     prism: PrismResolution | None = None
+    zk_verify: Callable[[Any], str | None] | None = None
 
 
 class Refused(Exception):

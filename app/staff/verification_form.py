@@ -95,6 +95,8 @@ class VerificationForm:
     # Who may open an individual without the integration key (allowed, signed, refused);
     # empty when a submission left it out, which changes nothing.
     anonymous_open: str = "allowed"
+    # Ticked: the age claim is asked as a zero-knowledge proof (``zk``).
+    zk: bool = False
     # The highest row index the browser sent: the next added row takes the one after it.
     last_index: int = -1
 
@@ -126,6 +128,7 @@ class VerificationForm:
             retention_days=str(verification.retention_days),
             status_check_hours=str(verification.status_check_hours),
             anonymous_open=verification.anonymous_open or "allowed",
+            zk=bool(verification.zk),
         )
 
     @classmethod
@@ -164,6 +167,7 @@ class VerificationForm:
             retention_days=data.get("retention_days", "").strip(),
             status_check_hours=data.get("status_check_hours", "").strip(),
             anonymous_open=data.get("anonymous_open", "").strip(),
+            zk=bool(data.get("zk")),
             last_index=max(rows, default=-1),
         )
 
@@ -217,6 +221,7 @@ class VerificationForm:
             "trust_sources": self.trust_sources,
             "recommended_wallets": parse_recommended_wallets(self.recommended_wallets),
             "wallet_protocols": [p.strip() for p in self.wallet_protocols.split(",") if p.strip()],
+            "zk": self.zk,
         }
         if self.anonymous_open:
             body["anonymous_open"] = self.anonymous_open

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import enum
 import uuid
+from dataclasses import replace
 from datetime import datetime
 from typing import Any, ClassVar
 
@@ -23,14 +24,17 @@ from sqlalchemy import (
     String,
     Text,
     UniqueConstraint,
+    false,
 )
 from sqlalchemy.orm import Mapped, declared_attr, mapped_column, relationship
 
 from app import clock
 from app.extensions import db
 from app.models_base import IdMixin, TimestampMixin
+from app.oid4vp.formats import CredentialType
 from app.organizations.models import Organization
 from app.schemas.models import Schema
+from app.zk.circuits import zk_system_types
 
 
 class Status(enum.StrEnum):
@@ -118,6 +122,9 @@ class Verification(IdMixin, TimestampMixin, db.Model):
     status_check_hours: Mapped[int] = mapped_column(default=DEFAULT_STATUS_CHECK_HOURS)
     # Who may open an individual without the integration key (ANONYMOUS_OPEN).
     anonymous_open: Mapped[str] = mapped_column(String(10), default=ALLOWED, server_default=ALLOWED)
+    # The one age claim is asked as a zero-knowledge proof over the mdoc (``mso_mdoc_zk``,
+    # ``app.verifications.zk``): the organization learns the claim and the issuer, nothing else.
+    zk: Mapped[bool] = mapped_column(default=False, server_default=false())
     # The secret a ``customer_sig`` is an HMAC under (``signed``), sealed: it must be read
     # back to check a signature, so it cannot be a hash (``app.verifications.link_secret``).
     sealed_link_secret: Mapped[bytes | None] = mapped_column(LargeBinary)
@@ -142,6 +149,22 @@ class Verification(IdMixin, TimestampMixin, db.Model):
     def protocols(self) -> list[str]:
         """The wallet protocols offered, first one first (OpenID4VP for older records)."""
         return list(self.wallet_protocols or [OPENID4VP])
+
+    def credential_type(self) -> CredentialType:
+        """What this verification asks wallets for: its schema's type, as a zero-knowledge
+        proof over the circuits Verity pins when it asks for one (``mso_mdoc_zk``)."""
+        credential = self.schema.credential_type()
+        if not self.zk:
+            return credential
+        return replace(credential, zk_system_types=tuple(zk_system_types()))
+
+    def zk_age(self) -> str | None:
+        """The age a ZK verification's proof shows ("18" of ``age_over_18``), for the person's
+        page; None when it asks for no proof."""
+        if not self.zk:
+            return None
+        names = [*(self.claims or []), *(c.get("name") or "" for c in self.attributes or [])]
+        return next((n.removeprefix("age_over_") for n in names if n.startswith("age_over_")), None)
 
     def requested_claims(self) -> list[str]:
         """Claims asked of the wallet: those wanted plus those conditions read, nothing else."""

@@ -44,6 +44,7 @@ from app.verifications.models import (
 from app.verifications.profile import require_format_allowed
 from app.verifications.relying_party import checked as checked_relying_party
 from app.verifications.return_address import check_return_url
+from app.verifications.zk import check_zk
 from app.webhooks.models import WebhookEvent
 
 # -- definitions ----------------------------------------------------------------------------
@@ -199,6 +200,10 @@ def _apply(
         verification.wallet_protocols = check_wallet_protocols(fields["wallet_protocols"])
     if fields.get("anonymous_open") is not None:
         _set_anonymous_open(verification, fields["anonymous_open"])
+    if fields.get("zk") is not None:
+        verification.zk = bool(fields["zk"])
+    if verification.zk:
+        check_zk(schema.format, verification.claims, verification.attributes)
     if DIDCOMM in verification.protocols() and schema.format != DIDCOMM_FORMAT:
         raise InvalidRequest(
             f"wallet_protocols: DIDComm carries W3C VC-JWT credentials only; this verification's "

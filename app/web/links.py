@@ -139,7 +139,7 @@ class Links:
             request_uri=self.request_uri(request.id),
             nonce=request.nonce,
             state=request.state,
-            credential=verification.schema.credential_type(),
+            credential=verification.credential_type(),
             claims=verification.requested_claims(),
             issued_at=int(clock.now().timestamp()),
             expires_at=int(request.expires_at.timestamp()),

@@ -26,4 +26,4 @@ def authorities_of(verification: Verification) -> list[str]:
         return []
     pinned = [cert for entry in pins for cert in load_pem_anchors(entry)]
     sources = chosen_sources(verification.organization_id, verification.trust_sources)
-    return trusted_authorities(sources, verification.schema.credential_type(), pinned, clock.now())
+    return trusted_authorities(sources, verification.credential_type(), pinned, clock.now())

@@ -291,3 +291,32 @@ def test_an_intermediated_relying_partys_request_is_not_signed_with_the_organiza
     _, claims, chain = signed_parts(offered["data"]["request"])
     assert chain[0] == leaf
     assert "gw_rp_metadata_bytes" not in claims["client_metadata"]
+
+
+def test_a_request_signed_with_the_leaf_carries_no_registration_certificate(registrar_app, acme):
+    from identity_support import RegistrationRegistrar
+
+    client = registrar_app.test_client()
+    set_profile(client, acme, logo_uri=LOGO, privacy_policy_uri=PRIVACY)
+    registrar = Registrar()
+    csr = client.post(
+        "/verifier-identity/signing-request", json={"country": "NL"}, headers=acme.headers()
+    ).get_json()["csr_pem"]
+    own = registrar.issue(csr)
+    put = {"chain_pem": registrar.chain_pem(own)}
+    taken = client.put("/verifier-identity/certificate", json=put, headers=acme.headers())
+    assert taken.status_code == 200, taken.get_json()
+    registrars = RegistrationRegistrar()
+    source = {"name": "Registrar", "kind": "REGISTRARS", "certificates": registrars.anchor_pem}
+    assert client.post("/trust/sources", json=source, headers=acme.headers()).status_code == 201
+    uploaded = client.post(
+        "/verifier-identity/registration-certificates",
+        json={"registration_certificate": registrars.certificate(own)},
+        headers=acme.headers(),
+    )
+    assert uploaded.status_code == 201, uploaded.get_json()
+    offered = dc_request(client, acme)
+    _, claims, chain = signed_parts(offered["data"]["request"])
+    assert chain[0] != own and "gw_rp_metadata_bytes" in claims["client_metadata"]
+    # The registration certificate names the access certificate's subject, not the leaf's.
+    assert "verifier_info" not in claims

@@ -362,3 +362,59 @@ def test_required_a_policy_request_of_a_verification_without_one_is_refused(
         app.config["REGISTRATION_CERTIFICATE_REQUIRED"] = False
     assert response.status_code == 400
     assert response.get_json()["code"] == "NO_REGISTRATION_CERTIFICATE"
+
+
+def test_a_registration_certificate_is_the_organizations_own_not_an_intermediated_partys(
+    app,
+    client,
+    acme,  # noqa: F811
+    registrars,
+):
+    registrar = Registrar()
+    # The party's certificate first, so that the organization's own is not merely the first.
+    made = client.post(
+        "/verifier-identity/signing-request",
+        json={"country": "NL", "relying_party": "Beta Shop"},
+        headers=acme.headers(),
+    ).get_json()
+    party_leaf = registrar.issue(made["csr_pem"])
+    taken = client.put(
+        "/verifier-identity/certificate",
+        json={"chain_pem": registrar.chain_pem(party_leaf), "relying_party": "Beta Shop"},
+        headers=acme.headers(),
+    )
+    assert taken.status_code == 200, taken.get_json()
+    own_leaf = own_certificate(client, acme, registrar)
+    trust_registrar(client, acme, registrars)
+    # Checked against the organization's own access certificate, never the party's.
+    refused = upload(client, acme, registrars.certificate(party_leaf))
+    assert refused.status_code == 400
+    assert refused.get_json()["code"] == "INVALID_REGISTRATION_CERTIFICATE"
+    kept = upload(client, acme, registrars.certificate(own_leaf))
+    assert kept.status_code == 201, kept.get_json()
+    record_id = kept.get_json()["id"]
+    # A verification for the party is made under none, and may not name one.
+    named = client.post(
+        "/verifications",
+        json=verification_body(relying_party="Beta Shop", registration_certificate_id=record_id),
+        headers=acme.headers(),
+    )
+    assert named.status_code == 400
+    assert named.get_json()["code"] == "INVALID_REGISTRATION_CERTIFICATE"
+    for_party = make_verification(client, acme, relying_party="Beta Shop")
+    assert for_party["registration_certificate_id"] is None
+    apikey = make_apikey(app, acme.organization_id)
+    policy = client.post(
+        "/policy-requests",
+        json={"verification_id": for_party["id"], "registration_certificate_id": record_id},
+        headers={"apikey": apikey},
+    )
+    assert policy.status_code == 400
+    # The organization's own verification takes it, and lets it go once it is for the party.
+    own = make_verification(client, acme)
+    assert own["registration_certificate_id"] == record_id
+    moved = client.patch(
+        f"/verifications/{own['id']}", json={"relying_party": "Beta Shop"}, headers=acme.headers()
+    )
+    assert moved.status_code == 200, moved.get_json()
+    assert moved.get_json()["registration_certificate_id"] is None

@@ -41,6 +41,14 @@ LINK_SECRET = (
     "text's UTF-8 bytes over the customer ID's UTF-8 bytes, base64url without padding). "
     "Stored sealed, never shown again; a rotation or leaving signed makes it stop working."
 )
+ZK = (
+    "Ask the one age claim (age_over_NN, in claims or in one EQUAL condition on a boolean) as "
+    "a zero-knowledge proof over the ISO mdoc (Longfellow, DCQL format mso_mdoc_zk, over the "
+    "Digital Credentials API): the organization learns the claim, the issuer, the document "
+    "type and the time, nothing else of the licence. Only on an mso_mdoc schema (else 400 "
+    "ZK_NOT_AVAILABLE); another claim or condition is 400 ZK_CLAIM_NOT_PROVABLE; a deployment "
+    "without the zk extra answers 503 NOT_CONFIGURED."
+)
 
 
 AnonymousOpen = Literal["allowed", "signed", "refused"]
@@ -143,7 +151,8 @@ REGISTRATION_CERTIFICATE_ID = (
     "The registration certificate (ETSI TS 119 475) the verification's requests are made under "
     "(`GET /verifier-identity/registration-certificates`); left out: the one it has, else the "
     "organization's only one. The query must stay within what it permits (400 "
-    "`OUTSIDE_REGISTRATION` names each claim outside it); requests carry it in `verifier_info`"
+    "`OUTSIDE_REGISTRATION` names each claim outside it); requests carry it in `verifier_info`. "
+    "A verification for an intermediated `relying_party` is made under none"
 )
 
 
@@ -197,6 +206,7 @@ class VerificationIn(Body):
         description=STATUS_CHECK_HOURS,
     )
     anonymous_open: AnonymousOpen = Field(default="allowed", description=ANONYMOUS_OPEN)
+    zk: bool = Field(default=False, description=ZK)
 
 
 class VerificationPatch(Body):
@@ -235,6 +245,7 @@ class VerificationPatch(Body):
         default=None, ge=0, le=MAX_STATUS_CHECK_HOURS, description=STATUS_CHECK_HOURS
     )
     anonymous_open: AnonymousOpen | None = Field(default=None, description=ANONYMOUS_OPEN)
+    zk: bool | None = Field(default=None, description=ZK)
 
 
 class ConditionOut(Out):
@@ -281,6 +292,7 @@ class VerificationOut(Out):
     retention_days: int
     status_check_hours: int
     anonymous_open: AnonymousOpen = Field(default="allowed", description=ANONYMOUS_OPEN)
+    zk: bool = Field(default=False, description=ZK)
     link_secret: str | None = Field(default=None, description=LINK_SECRET)
     created_at: datetime
     updated_at: datetime

@@ -1,0 +1,234 @@
+"""A ZK age check end to end: a verification of the shipped mDL schema asks age_over_18 as a
+zero-knowledge proof, the person's page hands the browser an ``mso_mdoc_zk`` query, the isrg-rust
+backend proves over the Digital Credentials API handover of that very request, and Verity
+(google-cpp, in its worker pool) verifies the 1.5 MB answer and keeps only the claim.
+
+One proof is made here (seconds of CPU); the other tests refuse before any proof is needed.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+
+import pytest
+from factories import make_apikey, make_staff, make_verification
+from pages.pages_support import wallet_link
+from wallets import dc_api_key, dc_api_openid4vp_request, encrypt_to, jwk_thumbprint, read_request
+from zk_support import ORIGIN, V6, V7, end_of_day, licence, prove, zk_response
+
+from app.api.zk_pool import zk_pool
+from app.mdoc import dc_api_session_transcript
+
+MDL_SCHEMA_ID = "5c4a3f3e-0b1d-4c7e-9a51-000000000004"
+SD_JWT_AGE_SCHEMA_ID = "5c4a3f3e-0b1d-4c7e-9a51-000000000003"
+
+
+def pem(cert) -> str:
+    from cryptography.hazmat.primitives import serialization
+
+    return cert.public_bytes(serialization.Encoding.PEM).decode()
+
+
+def start(app, client, iaca, customer="crm-zk", **fields):
+    staff = make_staff(app)
+    verification = make_verification(
+        client,
+        staff,
+        schema_id=MDL_SCHEMA_ID,
+        claims=["age_over_18"],
+        trusted_issuers=[pem(iaca)],
+        attributes=[],
+        zk=True,
+        **fields,
+    )
+    individual = client.post(
+        "/verifications/individuals",
+        json={"customer_id": customer, "verification_id": verification["id"]},
+    ).get_json()
+    page = client.get(f"/i/{individual['id']}")
+    assert page.status_code == 200
+    request = read_request(client, wallet_link(page.get_data(as_text=True)))
+    return staff, verification, individual, request, page.get_data(as_text=True)
+
+
+def dc_answer(client, request_id: str, entry: str) -> dict:
+    protocol, data = dc_api_openid4vp_request(client, request_id)
+    key = data["client_metadata"]["jwks"]["keys"][0]
+    return {
+        "protocol": protocol,
+        "data": {"response": encrypt_to(key, {"vp_token": {"credential": [entry]}})},
+    }
+
+
+def b64url(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
+
+
+def test_an_isrg_proof_over_the_dc_api_is_verified_and_only_the_claim_is_kept(
+    app, client, test_authority, now
+):
+    staff, verification, _individual, request, page = start(app, client, test_authority.iaca)
+    assert verification["zk"] is True
+    # The person is told what the organization learns.
+    assert "only that you are over 18, and who issued your licence" in page
+
+    body = client.get(f"/oid4vp/dc-requests/{request.request_id}").get_json()
+    assert [r["protocol"] for r in body["requests"]] == ["openid4vp-v1-unsigned"]
+    query = body["requests"][0]["data"]["dcql_query"]["credentials"][0]
+    assert query["format"] == "mso_mdoc_zk"
+    assert query["meta"]["doctype_value"] == "org.iso.18013.5.1.mDL"
+    assert [e["id"] for e in query["meta"]["zk_system_type"]] == [V7.circuit_hash, V6.circuit_hash]
+    assert query["claims"] == [
+        {"path": ["org.iso.18013.5.1", "age_over_18"], "intent_to_retain": False}
+    ]
+
+    # The wallet proves over the OpenID4VPDCAPIHandover of this request (origin, nonce, key).
+    key = dc_api_key(client, request.request_id)
+    transcript = dc_api_session_transcript(ORIGIN, request.nonce, jwk_thumbprint(key))
+    timestamp = end_of_day(now)
+    specimen = licence(test_authority, transcript, now)
+    proof = prove(specimen, transcript, timestamp, circuit=V7)
+    entry = b64url(
+        zk_response(proof, chain=test_authority.ds, timestamp=timestamp, system_id=V7.circuit_hash)
+    )
+    posted = json.dumps(dc_answer(client, request.request_id, entry))
+    assert len(posted) > 1024 * 1024  # past MAX_CONTENT_LENGTH: this endpoint takes 2 MiB
+
+    answered = client.post(
+        f"/oid4vp/dc-responses/{request.request_id}",
+        data=posted,
+        content_type="application/json",
+        headers={"Origin": ORIGIN},
+    )
+    assert answered.status_code == 200, answered.get_json()
+    assert answered.get_json()["status"] == "VERIFIED"
+
+    looked_up = client.get(
+        f"/verifications/{verification['id']}/individuals/crm-zk",
+        headers={"apikey": make_apikey(app, staff.organization_id)},
+    ).get_json()
+    assert looked_up["status"] == "VERIFIED"
+    assert looked_up["claims"] == {"age_over_18": True}
+    assert looked_up["issuer"] == "CN=Test IACA DS"
+    assert looked_up["validation_error"] is None
+
+
+@pytest.mark.parametrize(
+    ("fields", "code"),
+    [
+        ({"schema_id": SD_JWT_AGE_SCHEMA_ID}, "ZK_NOT_AVAILABLE"),
+        ({"claims": ["given_name"]}, "ZK_CLAIM_NOT_PROVABLE"),
+        ({"claims": ["age_over_18", "age_over_21"]}, "ZK_CLAIM_NOT_PROVABLE"),
+        (
+            {
+                "claims": [],
+                "attributes": [{"name": "birth_date", "operator": "AGE_AT_LEAST", "value": 18}],
+            },
+            "ZK_CLAIM_NOT_PROVABLE",
+        ),
+    ],
+)
+def test_a_zk_verification_no_pinned_circuit_can_answer_is_refused(app, client, fields, code):
+    staff = make_staff(app)
+    body = {"name": "Age", "schema_id": MDL_SCHEMA_ID, "claims": ["age_over_18"], "zk": True}
+    response = client.post(
+        "/verifications",
+        json={**body, **fields},
+        headers=staff.headers(),
+    )
+    assert response.status_code == 400, response.get_json()
+    assert response.get_json()["code"] == code
+
+
+def test_without_the_zk_extra_a_zk_verification_is_not_configured(app, client, monkeypatch):
+    import app.verifications.zk as rules
+
+    monkeypatch.setattr(rules, "available", lambda: False)
+    staff = make_staff(app)
+    response = client.post(
+        "/verifications",
+        json={"name": "Age", "schema_id": MDL_SCHEMA_ID, "claims": ["age_over_18"], "zk": True},
+        headers=staff.headers(),
+    )
+    assert response.status_code == 503
+    assert response.get_json()["code"] == "NOT_CONFIGURED"
+
+
+def test_beyond_the_pool_a_zk_answer_gets_429_and_nothing_is_consumed(app, client, test_authority):
+    _staff, _verification, individual, request, _page = start(
+        app, client, test_authority.iaca, customer="crm-busy"
+    )
+    with app.app_context():
+        pool = zk_pool()
+    held = [pool.admit() for _ in range(pool.capacity)]
+    for slot in held:
+        slot.__enter__()
+    try:
+        busy = client.post(
+            f"/oid4vp/dc-responses/{request.request_id}",
+            json=dc_answer(client, request.request_id, b64url(b"\xa0")),
+            headers={"Origin": ORIGIN},
+            environ_base={"REMOTE_ADDR": "10.0.0.2"},
+        )
+    finally:
+        for slot in held:
+            slot.__exit__(None, None, None)
+    assert busy.status_code == 429
+    assert busy.get_json()["code"] == "ZK_BUSY"
+    assert int(busy.headers["Retry-After"]) >= 1
+    status = client.get(f"/verifications/{individual['id']}/verify").get_json()["status"]
+    assert status not in ("VERIFIED", "FAILED")
+    # Once a slot is free the same request can still be answered (and is refused on its merits).
+    answered = client.post(
+        f"/oid4vp/dc-responses/{request.request_id}",
+        json=dc_answer(client, request.request_id, b64url(b"\xa0")),
+        headers={"Origin": ORIGIN},
+        environ_base={"REMOTE_ADDR": "10.0.0.2"},
+    )
+    assert answered.status_code == 200
+    assert answered.get_json()["status"] == "FAILED"
+
+
+def test_zk_answers_are_throttled_per_client(app, client, test_authority, monkeypatch):
+    monkeypatch.setitem(app.config, "ZK_ANSWER_LIMIT", "1/minute")
+    _staff, _verification, _individual, request, _page = start(
+        app, client, test_authority.iaca, customer="crm-flood"
+    )
+    statuses = [
+        client.post(
+            f"/oid4vp/dc-responses/{request.request_id}",
+            json={"protocol": "openid4vp-v1-unsigned", "data": {}},
+            headers={"Origin": ORIGIN},
+            environ_base={"REMOTE_ADDR": "10.0.0.3"},
+        )
+        for _ in range(2)
+    ]
+    assert statuses[0].status_code == 400
+    assert statuses[1].status_code == 429
+    assert statuses[1].get_json()["code"] == "RATE_LIMITED"
+    assert "Retry-After" in statuses[1].headers
+
+
+def test_a_large_answer_to_a_verification_without_zk_is_still_refused(app, client, test_authority):
+    staff = make_staff(app)
+    verification = make_verification(
+        client,
+        staff,
+        schema_id=MDL_SCHEMA_ID,
+        claims=["age_over_18"],
+        attributes=[],
+        trusted_issuers=[pem(test_authority.iaca)],
+    )
+    individual = client.post(
+        "/verifications/individuals",
+        json={"customer_id": "crm-plain", "verification_id": verification["id"]},
+    ).get_json()
+    page = client.get(f"/i/{individual['id']}")
+    request = read_request(client, wallet_link(page.get_data(as_text=True)))
+    response = client.post(
+        f"/oid4vp/dc-responses/{request.request_id}",
+        json={"protocol": "openid4vp-v1-unsigned", "data": {"response": "x" * 1_500_000}},
+        headers={"Origin": ORIGIN},
+    )
+    assert response.status_code == 413
