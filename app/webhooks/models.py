@@ -9,6 +9,7 @@ endpoint refuses it for good, or its retry window closes.
 from __future__ import annotations
 
 import enum
+import json
 import uuid
 from datetime import datetime
 from typing import Any
@@ -133,6 +134,17 @@ class WebhookEvent(db.Model):
     def webhook_id(self) -> str:
         """Standard Webhooks ``webhook-id``: the same on every attempt of this event."""
         return f"msg_{self.id.hex}"
+
+    def body(self, include_claims: bool = False) -> str:
+        """The Standard Webhooks body, ``{"type", "timestamp", "data"}``, as compact JSON (one
+        line); ``data`` carries the disclosed claims only when asked."""
+        data = dict(self.data)
+        if include_claims and self.claims is not None:
+            data["claims"] = self.claims
+        return json.dumps(
+            {"type": self.type, "timestamp": self.created_at.isoformat(), "data": data},
+            separators=(",", ":"),
+        )
 
 
 class EventCounter(db.Model):
