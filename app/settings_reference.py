@@ -361,6 +361,11 @@ SETTINGS: tuple[Setting, ...] = (
         "event streams one organization may hold open at once, counted in the database across every instance; one more is refused with 429 `TOO_MANY_STREAMS`",
     ),
     Setting(
+        ("EVENTS_STREAM_SECONDS",),
+        "`3600`",
+        "an event stream ends after this long and its client reconnects with `Last-Event-ID`, missing nothing: streams spread again over the instances after a restart, and no connection lives forever",
+    ),
+    Setting(
         ("EVENTS_THREADS",),
         "`64`",
         "threads of the event stream server (`gunicorn.events.conf.py`, started by `make run` and `deploy/cluster.py`): the streams it holds open at once, across every organization",

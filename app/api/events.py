@@ -91,6 +91,7 @@ def stream_events():
         heartbeat,
         max(float(config["EVENTS_POLL_SECONDS"]), 0.01),
         lease,
+        float(config["EVENTS_STREAM_SECONDS"]),
     )
     return Response(
         body,
@@ -150,14 +151,17 @@ def _stream(
     heartbeat: float,
     poll: float,
     lease: timedelta,
+    lifetime: float,
 ) -> Iterator[bytes]:
     """Events as they are committed, a heartbeat when there were none for ``heartbeat``
-    seconds; ends when the lease is lost (the client reconnects). Writing to a client that
-    left raises in the server, which closes this generator and frees the lease."""
+    seconds; ends after ``lifetime`` seconds or when the lease is lost (the client
+    reconnects). Writing to a client that left raises in the server, which closes this
+    generator and frees the lease."""
     try:
         yield sse.retry(RECONNECT_MILLISECONDS)
         next_heartbeat = time.monotonic() + heartbeat
-        while True:
+        ends = time.monotonic() + lifetime
+        while time.monotonic() < ends:
             with app.app_context():
                 events = operations.events_after(organization_id, after, filters)
                 db.session.commit()

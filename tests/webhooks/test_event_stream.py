@@ -23,7 +23,7 @@ from app.verifications.models import Individual
 from app.webhooks import outbox
 from app.webhooks.models import WebhookEvent
 
-FAST = {"EVENTS_POLL_SECONDS": 0.01, "EVENTS_HEARTBEAT_SECONDS": 0.05}
+FAST = {"EVENTS_POLL_SECONDS": 0.01, "EVENTS_HEARTBEAT_SECONDS": 0.05, "EVENTS_STREAM_SECONDS": 60}
 
 
 @pytest.fixture
@@ -108,13 +108,14 @@ def test_filters_by_type_and_verification(streams_app):
     verified.close()
 
 
-def test_heartbeats_keep_an_idle_stream_talking(streams_app):
-    client = streams_app.test_client()
-    _, key = backend(streams_app)
-    stream = open_stream(client, key)
-    found = [m for m, _ in zip(messages(iter(stream.response)), range(4), strict=False)]
-    stream.close()
+def test_heartbeats_keep_an_idle_stream_talking_until_its_lifetime_ends_it(make_app):
+    app = make_app(**{**FAST, "EVENTS_STREAM_SECONDS": 0.3})
+    client = app.test_client()
+    _, key = backend(app)
+    found = list(messages(iter(open_stream(client, key).response)))
     assert any(m.comment for m in found)
+    with app.app_context():  # the stream ended by itself and gave its place back
+        assert db.session.scalar(select(EventStream.id)) is None
 
 
 def test_an_organization_has_a_bounded_number_of_open_streams(make_app):
