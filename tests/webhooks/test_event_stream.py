@@ -5,6 +5,8 @@ by the test client (which is not a synchronous gunicorn worker); the deployment'
 
 from __future__ import annotations
 
+import json
+import logging
 import threading
 import uuid
 from datetime import timedelta
@@ -108,6 +110,32 @@ def test_filters_by_type_and_verification(streams_app):
     verified.close()
 
 
+def test_a_lapsed_policy_request_reaches_the_stream_of_an_organization_without_endpoints(
+    streams_app, moved_clock
+):
+    from app.policies.operations import report_expired
+
+    client = streams_app.test_client()
+    staff, key = backend(streams_app)
+    created = client.post(
+        "/policy-requests",
+        json={"verification_id": verification(client, staff), "expires_in": 60},
+        headers=key,
+    )
+    assert created.status_code == 201, created.get_json()
+    moved_clock.advance(timedelta(minutes=2))
+    with streams_app.app_context():
+        assert report_expired() == 1
+        db.session.commit()
+    stream = open_stream(
+        client, {**key, "Last-Event-ID": "0"}, "/events?type=policy_request.expired"
+    )
+    (got,) = events(iter(stream.response), 1)
+    stream.close()
+    assert got.event == "policy_request.expired"
+    assert got.json()["data"]["id"] == created.get_json()["id"]
+
+
 def test_heartbeats_keep_an_idle_stream_talking_until_its_lifetime_ends_it(make_app):
     app = make_app(**{**FAST, "EVENTS_STREAM_SECONDS": 0.3})
     client = app.test_client()
@@ -148,6 +176,17 @@ def test_a_lease_left_by_a_dead_process_runs_out(make_app):
         db.session.commit()
     stream = open_stream(app.test_client(), key)
     stream.close()
+
+
+def test_an_apikey_in_the_query_is_redacted_from_the_request_log(streams_app, caplog):
+    client = streams_app.test_client()
+    _, key = backend(streams_app)
+    with caplog.at_level(logging.INFO, logger="verity.request"):
+        stream = open_stream(client, {}, f"/events?apikey={key['apikey']}&type=individual.failed")
+        stream.close()
+    assert key["apikey"] not in caplog.text
+    (line,) = [json.loads(r.getMessage()) for r in caplog.records if r.name == "verity.request"]
+    assert line["path"] == "/events?apikey=[redacted]&type=individual.failed"
 
 
 def test_refusals(streams_app):
