@@ -20,11 +20,10 @@ from datetime import timedelta
 from flask import Blueprint, Flask, Response, current_app, request
 
 from app.api.common import documented, parse_id, refuse_unknown_args
-from app.errors import ApiError, InvalidRequest, NotFound
+from app.errors import ApiError, InvalidRequest
 from app.events import operations, sse
 from app.events.operations import Filters
 from app.extensions import db
-from app.verifications.models import Verification
 from app.web.access import acting_organization_id, require_apikey
 
 bp = Blueprint("events", __name__)
@@ -125,10 +124,7 @@ def _verification(organization_id: uuid.UUID) -> uuid.UUID | None:
     raw = request.args.get("verification_id")
     if raw is None:
         return None
-    verification = db.session.get(Verification, parse_id(raw))
-    if verification is None or verification.organization_id != organization_id:
-        raise NotFound()
-    return verification.id
+    return operations.verification_of(organization_id, parse_id(raw))
 
 
 def _resume_point(organization_id: uuid.UUID) -> int:

@@ -17,9 +17,10 @@ from sqlalchemy import delete, func, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 
 from app import clock
-from app.errors import ApiError
+from app.errors import ApiError, NotFound
 from app.events.models import EventStream
 from app.extensions import db
+from app.verifications.models import Verification
 from app.webhooks.models import EventCounter, WebhookEvent
 
 # What streams carry: the events about individuals and policy requests (credentials are the
@@ -55,6 +56,15 @@ class LoggedEvent:
     position: int
     type: str
     body: str
+
+
+def verification_of(organization_id: uuid.UUID, verification_id: uuid.UUID) -> uuid.UUID:
+    """A stream's verification filter: one of the organization's verifications (another's
+    reads as missing, 400 NOT_FOUND)."""
+    verification = db.session.get(Verification, verification_id)
+    if verification is None or verification.organization_id != organization_id:
+        raise NotFound()
+    return verification.id
 
 
 def latest_position(organization_id: uuid.UUID) -> int:
