@@ -149,8 +149,8 @@ def _stream(
     lease: timedelta,
     lifetime: float,
 ) -> Iterator[bytes]:
-    """Events as they are committed, a heartbeat when there were none for ``heartbeat``
-    seconds; ends after ``lifetime`` seconds or when the lease is lost (the client
+    """Events as they are committed, and a heartbeat every ``heartbeat`` seconds (each renews
+    the stream's lease); ends after ``lifetime`` seconds or when the lease is lost (the client
     reconnects). Writing to a client that left raises in the server, which closes this
     generator and frees the lease."""
     try:
