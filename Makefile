@@ -5,6 +5,8 @@ BIN := $(VENV)/bin
 HOST ?= 127.0.0.1
 PORT ?= 8000
 WORKERS ?= 2
+# The event stream server (GET /events, gunicorn.events.conf.py): threads, beside the web server.
+EVENTS_PORT ?= 8001
 # The address `make run` serves is the deployment's public URL unless one is set: issuers,
 # audiences, status lists and links name it, never a request's Host header.
 PUBLIC_URL ?= http://$(HOST):$(PORT)
@@ -32,15 +34,17 @@ migrate: $(RUNTIME)
 seed: migrate
 	$(BIN)/flask --app wsgi schemas seed > /dev/null
 
-# The web server and the job worker (every job queue: deliveries, the schedule and CSV
-# uploads, each on threads of its own) together: when either stops (or Ctrl-C), both stop.
+# The web server, the event stream server (GET /events on EVENTS_PORT, threads, so that idle
+# streams hold no web worker) and the job worker (every job queue: deliveries, the schedule
+# and CSV uploads, each on threads of its own) together: when any stops (or Ctrl-C), all stop.
 run: SHELL := /bin/bash
 run: seed
 	@export PUBLIC_URL='$(PUBLIC_URL)'; \
 	$(BIN)/flask --app wsgi jobs worker & worker=$$!; \
 	$(BIN)/gunicorn --config gunicorn.conf.py --workers $(WORKERS) --bind $(HOST):$(PORT) wsgi:app & web=$$!; \
-	trap 'kill $$worker $$web 2>/dev/null; wait' EXIT; \
-	wait -n $$worker $$web
+	$(BIN)/gunicorn --config gunicorn.events.conf.py --bind $(HOST):$(EVENTS_PORT) wsgi:app & events=$$!; \
+	trap 'kill $$worker $$web $$events 2>/dev/null; wait' EXIT; \
+	wait -n $$worker $$web $$events
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

@@ -161,6 +161,13 @@ def from_environment() -> dict[str, Any]:
         # organization's deliveries may be in flight at once (app/webhooks/delivery.py).
         "WEBHOOK_TIMEOUT": float(env("WEBHOOK_TIMEOUT", "10")),
         "WEBHOOK_DELIVERIES_PER_ORGANIZATION": _int("WEBHOOK_DELIVERIES_PER_ORGANIZATION", 2),
+        # GET /events (app/events): seconds between heartbeats, how often a stream looks for
+        # new events, the streams one organization may hold open at once (429 beyond).
+        "EVENTS_HEARTBEAT_SECONDS": float(env("EVENTS_HEARTBEAT_SECONDS", "15")),
+        "EVENTS_POLL_SECONDS": float(env("EVENTS_POLL_SECONDS", "1")),
+        "EVENTS_STREAMS_PER_ORGANIZATION": _int("EVENTS_STREAMS_PER_ORGANIZATION", 5),
+        # A stream ends after this long; its client reconnects with Last-Event-ID.
+        "EVENTS_STREAM_SECONDS": float(env("EVENTS_STREAM_SECONDS", "3600")),
         # POST /didcomm, the door anyone may knock on (app/didcomm_agent/settings.py): the
         # budgets per client IP and per sender DID, the DIDComm jobs that may wait at once
         # (503 past it), one send's deadline, and the sends to one host in flight at once.

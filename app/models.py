@@ -2,6 +2,7 @@
 
 from app.audit.models import AuditEvent
 from app.didcomm_agent.models import DidcommExchange, DidcommIdentity
+from app.events.models import EventStream
 from app.idempotency.models import IdempotentRequest
 from app.identity.models import LoginAttempt, SessionToken, User
 from app.integrations.models import Integration
@@ -20,7 +21,13 @@ from app.verifications.models import (
 )
 from app.verifier_identity.models import RegistrationCertificate, VerifierKey, VerifierProfile
 from app.vouchers.models import Voucher, VoucherRedemption
-from app.webhooks.models import WebhookAttempt, WebhookDelivery, WebhookEndpoint, WebhookEvent
+from app.webhooks.models import (
+    EventCounter,
+    WebhookAttempt,
+    WebhookDelivery,
+    WebhookEndpoint,
+    WebhookEvent,
+)
 
 __all__ = [
     "AuditEvent",
@@ -28,6 +35,8 @@ __all__ = [
     "CredentialUpload",
     "DidcommExchange",
     "DidcommIdentity",
+    "EventCounter",
+    "EventStream",
     "IdempotentRequest",
     "Individual",
     "Integration",

@@ -356,6 +356,31 @@ SETTINGS: tuple[Setting, ...] = (
         "deliveries of one organization in flight at once, so that one organization's slow endpoints cannot take every delivery thread ([Webhooks](../how-to/webhooks.md#webhooks))",
     ),
     Setting(
+        ("EVENTS_HEARTBEAT_SECONDS",),
+        "`15`",
+        "seconds between the heartbeat comments of an idle event stream (`GET /events`), which keep proxies from closing it; a stream's place (`EVENTS_STREAMS_PER_ORGANIZATION`) is leased for three of them, so a stream whose server died frees its place within that ([Event streams](../how-to/event-streams.md))",
+    ),
+    Setting(
+        ("EVENTS_POLL_SECONDS",),
+        "`1`",
+        "how often an open event stream reads the log for new events (one indexed query, no connection held in between): the most an event waits before it is pushed",
+    ),
+    Setting(
+        ("EVENTS_STREAMS_PER_ORGANIZATION",),
+        "`5`",
+        "event streams one organization may hold open at once, counted in the database across every instance; one more is refused with 429 `TOO_MANY_STREAMS`",
+    ),
+    Setting(
+        ("EVENTS_STREAM_SECONDS",),
+        "`3600`",
+        "an event stream ends after this long and its client reconnects with `Last-Event-ID`, missing nothing: streams spread again over the instances after a restart, and no connection lives forever",
+    ),
+    Setting(
+        ("EVENTS_THREADS",),
+        "`64`",
+        "threads of the event stream server (`gunicorn.events.conf.py`, started by `make run` and `deploy/cluster.py`): the streams it holds open at once, across every organization",
+    ),
+    Setting(
         ("DIDCOMM_ADDRESS_LIMIT",),
         "`120/minute`",
         "per client IP, on `POST /didcomm`, counted before the message is opened (429 `RATE_LIMITED` with `Retry-After` beyond it; [DIDComm](didcomm.md#limits))",

@@ -5,8 +5,9 @@
 
 (``make cluster`` runs it with the project's virtualenv.) It migrates the database once, starts
 each instance as ``make run`` does (gunicorn, ``--workers`` sync workers, on its own loopback
-port, and its job worker: webhook deliveries, the schedule and CSV uploads, each on threads of
-its own), then nginx in front of them with ``deploy/nginx/nginx.conf`` and ``verity.conf``, without
+port; its event stream server, threads holding ``GET /events`` streams, on a port of its own;
+and its job worker: webhook deliveries, the schedule and CSV uploads, each on threads of its
+own), then nginx in front of them with ``deploy/nginx/nginx.conf`` and ``verity.conf``, without
 root: its pid file, temporary files and logs live in a prefix directory of its own. Every
 instance gets the same environment, plus ``PUBLIC_URL`` (the nginx address unless set) and
 ``TRUSTED_PROXY_COUNT=1``, and a run directory of its own (``--logs``/instance-N) where its
@@ -45,6 +46,7 @@ STOP_TIMEOUT = 20  # seconds for a process group to end after SIGTERM / SIGQUIT
 NGINX_TEMP = ("client_body", "proxy", "fastcgi", "uwsgi", "scgi")
 # In each instance's run directory: the path gunicornc -s takes.
 CONTROL_SOCKET = "gunicorn.ctl"
+EVENTS_CONTROL_SOCKET = "events.ctl"
 # When nginx leaves an instance out: after 3 failures to reach it in 5 s, for 5 s (an answer,
 # whatever its status, is never a failure: see verity.conf).
 UPSTREAM_SERVER_PARAMETERS = "max_fails=3 fail_timeout=5s"
@@ -236,6 +238,38 @@ def launch_instance(
     return Instance(name, port, process, log_path, control_socket)
 
 
+def launch_event_server(
+    name: str, env: Mapping[str, str], port: int, log_path: Path, run_dir: Path
+) -> Instance:
+    """The instance's event stream server (``gunicorn.events.conf.py``: threads that hold
+    ``GET /events`` streams), without waiting for it; its control socket is ``events.ctl``
+    in the instance's run directory."""
+    run_dir.mkdir(parents=True, exist_ok=True)
+    control_socket = run_dir / EVENTS_CONTROL_SOCKET
+    with log_path.open("ab") as log_file:
+        process = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "gunicorn",
+                "--config",
+                str(ROOT / "gunicorn.events.conf.py"),
+                "--bind",
+                f"127.0.0.1:{port}",
+                "--control-socket",
+                str(control_socket),
+                "wsgi:app",
+            ],
+            cwd=ROOT,
+            env=dict(env),
+            stdin=subprocess.DEVNULL,
+            stdout=log_file,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    return Instance(name, port, process, log_path, control_socket)
+
+
 def start_instance(
     name: str, env: Mapping[str, str], port: int, workers: int, log_path: Path, run_dir: Path
 ) -> Instance:
@@ -300,16 +334,25 @@ def nginx_prefix() -> Path:
 
 
 def write_nginx_config(
-    prefix: Path, listen: str, upstreams: Sequence[str], access_log: bool = False
+    prefix: Path,
+    listen: str,
+    upstreams: Sequence[str],
+    access_log: bool = False,
+    event_servers: Sequence[str] = (),
 ) -> Path:
-    """``nginx.conf`` and ``verity.conf`` rendered into ``prefix``; the path of nginx.conf."""
-    servers = "\n".join(
-        f"    server {address} {UPSTREAM_SERVER_PARAMETERS};" for address in upstreams
-    )
+    """``nginx.conf`` and ``verity.conf`` rendered into ``prefix``; the path of nginx.conf.
+    Without ``event_servers``, ``/events`` goes to the instances (which refuse it, 421)."""
+
+    def servers(addresses: Sequence[str]) -> str:
+        return "\n".join(
+            f"    server {address} {UPSTREAM_SERVER_PARAMETERS};" for address in addresses
+        )
+
     site = render(
         (NGINX_DIR / "verity.conf").read_text(),
         {
-            "UPSTREAM_SERVERS": servers,
+            "UPSTREAM_SERVERS": servers(upstreams),
+            "EVENT_SERVERS": servers(event_servers or upstreams),
             "LISTEN": listen,
             "ACCESS_LOG": (
                 f"access_log {prefix}/access.log verity_no_paths;"
@@ -395,6 +438,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--listen", default="127.0.0.1:8080", help="nginx's address")
     parser.add_argument("--first-port", type=int, default=8001, help="the first instance's port")
     parser.add_argument(
+        "--first-events-port",
+        type=int,
+        default=9001,
+        help="the first instance's event stream server's port",
+    )
+    parser.add_argument(
         "--logs",
         type=Path,
         default=ROOT / "instance" / "cluster",
@@ -409,13 +458,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     env = instance_environment(os.environ, os.environ.get("PUBLIC_URL") or f"http://{args.listen}")
     args.logs.mkdir(parents=True, exist_ok=True)
     instances: list[Instance] = []
+    event_servers: list[Instance] = []
     workers: list[JobWorker] = []
     proxy: Nginx | None = None
     # SIGTERM unwinds like Ctrl-C, so everything started is stopped; SIGHUP restarts the
     # instances started so far.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     signal.signal(signal.SIGINT, signal.default_int_handler)  # even when started in background
-    signal.signal(signal.SIGHUP, lambda *_: [instance.reload() for instance in instances])
+    signal.signal(
+        signal.SIGHUP, lambda *_: [server.reload() for server in [*instances, *event_servers]]
+    )
     try:
         prepare(env)
         for number in range(args.instances):
@@ -430,18 +482,36 @@ def main(argv: Sequence[str] | None = None) -> int:
                     args.logs / name,
                 )
             )
+            event_servers.append(
+                launch_event_server(
+                    f"{name}-events",
+                    env,
+                    args.first_events_port + number,
+                    args.logs / f"{name}-events.log",
+                    args.logs / name,
+                )
+            )
             workers.append(launch_worker(f"{name}-jobs", env, args.logs / f"{name}-jobs.log"))
-        for instance in instances:
+        for instance in [*instances, *event_servers]:
             instance.wait_ready()
         prefix = nginx_prefix()
-        config = write_nginx_config(prefix, args.listen, [i.address for i in instances])
+        config = write_nginx_config(
+            prefix,
+            args.listen,
+            [i.address for i in instances],
+            event_servers=[e.address for e in event_servers],
+        )
         proxy = start_nginx(config, args.listen, args.logs / "nginx.log")
         print(
             f"cluster: nginx on http://{args.listen} in front of "
             f"{', '.join(i.address for i in instances)}; logs in {args.logs}",
             flush=True,
         )
-        running = [proxy.process, *(i.process for i in instances), *(w.process for w in workers)]
+        running = [
+            proxy.process,
+            *(i.process for i in [*instances, *event_servers]),
+            *(w.process for w in workers),
+        ]
         while all(p.poll() is None for p in running):
             time.sleep(1)
         print("cluster: a process exited; stopping the others", file=sys.stderr)
@@ -455,7 +525,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         if proxy is not None:
             proxy.stop()
             shutil.rmtree(proxy.prefix, ignore_errors=True)
-        stop_all([*(i.process for i in instances), *(w.process for w in workers)])
+        stop_all(
+            [*(i.process for i in [*instances, *event_servers]), *(w.process for w in workers)]
+        )
 
 
 if __name__ == "__main__":

@@ -15,4 +15,9 @@ TEST_CONFIG = {
     "TRUSTED_PROXY_COUNT": 0,
     # No worker runs for the shared test app; tests that deliver build a queue of their own.
     "JOBS_QUEUE_URL": "memory://",
+    # A test client reads a whole answer: an event stream (GET /events) ends after this long,
+    # as it does after an hour in service. The stream tests set their own.
+    "EVENTS_STREAM_SECONDS": 0.3,
+    "EVENTS_POLL_SECONDS": 0.05,
+    "EVENTS_HEARTBEAT_SECONDS": 0.1,
 }

@@ -102,6 +102,7 @@ TAGS: tuple[tuple[str, str], ...] = (
     ("verifications", "Staff (session token): define verifications and read their individuals"),
     ("schemas", "Staff (session token): credential schemas"),
     ("credentials", "Staff (session token): issue, revoke and resend credentials"),
+    ("events", "Your backend: the organization's events pushed as they happen (integration key)"),
     ("webhooks", "Staff (session token): webhook endpoints and their deliveries"),
     ("integrations", "Staff (session token): integration keys for the backend"),
     ("trust", "Staff (session token): trusted issuers' sources"),
@@ -258,6 +259,11 @@ def _operation(
                 "application/json": {"schema": schemas[(model, "serialization")]}
             }
         responses[str(status)] = response
+    if doc.get("stream"):
+        responses["200"] = {
+            "description": doc["stream"],
+            "content": {"text/event-stream": {"schema": {"type": "string"}}},
+        }
     error = {"application/json": {"schema": schemas[(ErrorOut, "serialization")]}}
     for status, text in doc.get("errors", {}).items():
         responses.setdefault(str(status), {"description": text, "content": error})

@@ -25,7 +25,7 @@ from app.verifications.profile import require_verification_format
 from app.verifications.transaction_data import prepared_for
 from app.verifier_identity import registration
 from app.webhooks import outbox
-from app.webhooks.models import WebhookEndpoint, WebhookEvent
+from app.webhooks.models import WebhookEvent
 
 DEFAULT_EXPIRES_IN = 900
 # Expiry is a moment, not a write: a scheduled job reports requests that lapsed this recently
@@ -139,7 +139,8 @@ def connect_policy(
 def report_expired() -> int:
     """Write ``policy_request.expired`` for each request that lapsed without a result, once:
     a partial unique index on the events keeps a second sweep (or a second worker) from
-    writing it again. Only organizations with an enabled webhook endpoint are looked at."""
+    writing it again. Every organization's are: its log feeds event streams as well as
+    webhook endpoints."""
     now = clock.now()
     lapsed = db.session.scalars(
         select(PolicyRequest)
@@ -147,10 +148,6 @@ def report_expired() -> int:
             PolicyRequest.expires_at <= now,
             PolicyRequest.expires_at > now - EXPIRY_REPORT_WINDOW,
             PolicyRequest.status.in_((Status.CREATED, Status.REQUESTED)),
-            exists().where(
-                WebhookEndpoint.organization_id == PolicyRequest.organization_id,
-                WebhookEndpoint.enabled.is_(True),
-            ),
             ~exists().where(
                 WebhookEvent.subject_id == PolicyRequest.id,
                 WebhookEvent.type == "policy_request.expired",
@@ -163,10 +160,9 @@ def report_expired() -> int:
     for policy in lapsed:
         try:
             with db.session.begin_nested():
-                written += bool(
-                    outbox.emit("policy_request.expired", policy, policy.organization_id, policy.id)
-                )
+                outbox.emit("policy_request.expired", policy, policy.organization_id, policy.id)
                 db.session.flush()
+            written += 1
         except IntegrityError:
             continue  # another sweep wrote it first
     return written

@@ -21,10 +21,12 @@ def documented(
     headers: dict[str, str] | None = None,
     errors: dict[int, str] | None = None,
     page: bool = False,
+    stream: str | None = None,
 ) -> Callable[[F], F]:
     """Attach what /openapi.json says of a route, next to the route itself: ``headers`` are
     optional request headers, ``errors`` the statuses the route answers beyond those its
-    authentication gives, and ``page`` marks a route for people, whose answers are HTML."""
+    authentication gives, ``page`` marks a route for people, whose answers are HTML, and
+    ``stream`` describes a 200 answer that is a text/event-stream."""
 
     def decorate(view: F) -> F:
         view.openapi = {  # type: ignore[attr-defined]
@@ -36,6 +38,7 @@ def documented(
             "headers": headers or {},
             "errors": errors or {},
             "page": page,
+            "stream": stream,
         }
         return view
 

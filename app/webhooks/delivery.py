@@ -26,7 +26,6 @@
 
 from __future__ import annotations
 
-import json
 import logging
 import random
 import time
@@ -254,13 +253,7 @@ def _take_lease(delivery_id: uuid.UUID, now: datetime) -> bool:
 def body_of(event: WebhookEvent, endpoint: WebhookEndpoint) -> str:
     """``{"type", "timestamp", "data"}``; ``data`` carries the claims only for endpoints that
     opted in."""
-    data = dict(event.data)
-    if endpoint.include_claims and event.claims is not None:
-        data["claims"] = event.claims
-    return json.dumps(
-        {"type": event.type, "timestamp": event.created_at.isoformat(), "data": data},
-        separators=(",", ":"),
-    )
+    return event.body(include_claims=endpoint.include_claims)
 
 
 def signed_headers(webhook_id: str, body: str, secrets: list[str]) -> dict[str, str]:

@@ -9,6 +9,7 @@ endpoint refuses it for good, or its retry window closes.
 from __future__ import annotations
 
 import enum
+import json
 import uuid
 from datetime import datetime
 from typing import Any
@@ -82,6 +83,10 @@ class WebhookEvent(db.Model):
 
     ``sequence`` orders events (deliveries of one subject to one endpoint go out in this
     order); ``id`` is the event's identity, sent as ``webhook-id`` on every attempt.
+    ``position`` is the event's place in its organization's log, what event streams resume
+    from (``Last-Event-ID``): assigned just before the commit, under the organization's
+    ``EventCounter`` row lock (``app.webhooks.outbox``), so positions become visible in the
+    order they were given and a reader that saw one has seen every lower one.
     """
 
     __tablename__ = "webhook_events"
@@ -96,6 +101,13 @@ class WebhookEvent(db.Model):
             sqlite_where=text("type = 'policy_request.expired'"),
             postgresql_where=text("type = 'policy_request.expired'"),
         ),
+        # A stream's read: the organization's events after a position, in order.
+        Index(
+            "uq_webhook_events_organization_id_position",
+            "organization_id",
+            "position",
+            unique=True,
+        ),
     )
 
     sequence: Mapped[int] = mapped_column(SEQUENCE, primary_key=True, autoincrement=True)
@@ -103,7 +115,11 @@ class WebhookEvent(db.Model):
     organization_id: Mapped[uuid.UUID] = mapped_column(
         ForeignKey("organizations.id", ondelete="CASCADE"), index=True
     )
+    # Null for a test delivery (``webhook.test``), which is in no stream.
+    position: Mapped[int | None] = mapped_column(BigInteger)
     type: Mapped[str] = mapped_column(String(50))
+    # The verification of the individual or policy request, for streams that filter by it.
+    verification_id: Mapped[uuid.UUID | None]
     # The record the event is about (an individual, policy request or credential).
     subject_id: Mapped[uuid.UUID]
     # The record as the API returns it, without disclosed claims.
@@ -118,6 +134,30 @@ class WebhookEvent(db.Model):
     def webhook_id(self) -> str:
         """Standard Webhooks ``webhook-id``: the same on every attempt of this event."""
         return f"msg_{self.id.hex}"
+
+    def body(self, include_claims: bool = False) -> str:
+        """The Standard Webhooks body, ``{"type", "timestamp", "data"}``, as compact JSON (one
+        line); ``data`` carries the disclosed claims only when asked."""
+        data = dict(self.data)
+        if include_claims and self.claims is not None:
+            data["claims"] = self.claims
+        return json.dumps(
+            {"type": self.type, "timestamp": self.created_at.isoformat(), "data": data},
+            separators=(",", ":"),
+        )
+
+
+class EventCounter(db.Model):
+    """The last position given in an organization's event log. Its row is locked from the
+    moment a transaction numbers its events until that transaction ends, which orders the
+    commits of one organization's events by position."""
+
+    __tablename__ = "event_counters"
+
+    organization_id: Mapped[uuid.UUID] = mapped_column(
+        ForeignKey("organizations.id", ondelete="CASCADE"), primary_key=True
+    )
+    last_position: Mapped[int] = mapped_column(BigInteger, default=0)
 
 
 class WebhookDelivery(IdMixin, db.Model):

@@ -1,7 +1,7 @@
 """registration certificates (ETSI TS 119 475), checked at upload, named by verifications
 
 Revision ID: 0027_d_registration_certificates
-Revises: 0027_b_zk
+Revises: 0027_c_event_streams
 Create Date: 2026-12-02 00:30:00.000000
 
 The opaque registration certificate of the verifier profile was never checked; it is dropped
@@ -14,7 +14,7 @@ from alembic import op
 
 # revision identifiers, used by Alembic.
 revision = "0027_d_registration_certificates"
-down_revision = "0027_b_zk"
+down_revision = "0027_c_event_streams"
 branch_labels = None
 depends_on = None
 

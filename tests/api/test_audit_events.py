@@ -444,6 +444,8 @@ NOT_AUDITED = {
     "Voucher": "operators make them from the command line",
     "WebhookAttempt": "the delivery jobs write them",
     "WebhookEvent": "the outbox; a test event is audited by its delivery",
+    "EventCounter": "the last position of an organization's event log, moved with each event",
+    "EventStream": "the lease of an open event stream, written while it is open",
     "AccessToken": "the wallet's, while it takes a credential",
     "AuthorizationRequest": "the wallet's and the person's, while a credential is taken",
     "CNonce": "the wallet's, while it takes a credential",

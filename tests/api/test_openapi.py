@@ -70,6 +70,7 @@ APIKEY_OPERATIONS = {
     ("GET", "/recipients/{recipient_id}"),
     ("PUT", "/recipients/{recipient_id}"),
     ("DELETE", "/recipients/{recipient_id}"),
+    ("GET", "/events"),
 }
 # The sign-in endpoints, health and the sign-in callback, and the
 # payment processor's events, which carry its signature rather than a credential of ours.

@@ -16,7 +16,7 @@ import shutil
 import socket
 import uuid
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from email.message import Message
 from pathlib import Path
 from typing import Any
@@ -113,6 +113,8 @@ class Deployment:
     token: str
     workdir: Path
     verification_id: str = ""
+    # Each instance's event stream server, when the deployment has them (same order).
+    event_servers: list[cluster.Instance] = field(default_factory=list)
 
     @property
     def base(self) -> str:
@@ -169,10 +171,15 @@ def schema_of_its_own(base_url: str) -> Iterator[tuple[str, Engine]]:
 
 @contextlib.contextmanager
 def two_instances_behind_nginx(
-    workdir: Path, reach_database: Callable[[str], str] = str
+    workdir: Path,
+    reach_database: Callable[[str], str] = str,
+    event_servers: bool = False,
+    settings: Mapping[str, str] | None = None,
 ) -> Iterator[Deployment]:
     """The deployment, stopped on leaving; ``reach_database`` turns the URL of its schema into
-    the one its instances use (the same, unless a test puts something in between)."""
+    the one its instances use (the same, unless a test puts something in between). With
+    ``event_servers`` each instance has its event stream server, as deploy/cluster.py starts
+    them; ``settings`` are added to every process's environment."""
     listen = f"127.0.0.1:{free_port()}"
     with schema_of_its_own(os.environ["TEST_DATABASE_URL"]) as (database_url, engine):
         env = {k: v for k, v in os.environ.items() if k not in SCRUBBED}
@@ -184,10 +191,12 @@ def two_instances_behind_nginx(
             REQUEST_LOG="1",
             PYTHONUNBUFFERED="1",
         )
+        env.update(settings or {})
         assert cluster.check_environment(env) == []
         env = cluster.instance_environment(env, f"http://{listen}")
         cluster.prepare(env)
         instances: list[cluster.Instance] = []
+        streams: list[cluster.Instance] = []
         proxy = None
         prefix = cluster.nginx_prefix()
         try:
@@ -198,18 +207,33 @@ def two_instances_behind_nginx(
                         name, env, free_port(), WORKERS, workdir / f"{name}.log", workdir / name
                     )
                 )
+                if event_servers:
+                    streams.append(
+                        cluster.launch_event_server(
+                            f"{name}-events",
+                            env,
+                            free_port(),
+                            workdir / f"{name}-events.log",
+                            workdir / name,
+                        )
+                    )
             token = staff_token(database_url)  # while the instances start
-            for instance in instances:
+            for instance in [*instances, *streams]:
                 instance.wait_ready()
-            config = cluster.write_nginx_config(prefix, listen, [i.address for i in instances])
+            config = cluster.write_nginx_config(
+                prefix,
+                listen,
+                [i.address for i in instances],
+                event_servers=[s.address for s in streams],
+            )
             proxy = cluster.start_nginx(config, listen, workdir / "nginx.log")
-            deployment = Deployment(proxy, instances, env, engine, token, workdir)
+            deployment = Deployment(proxy, instances, env, engine, token, workdir, "", streams)
             seed(deployment)
             yield deployment
         finally:
             if proxy is not None:
                 proxy.stop()
-            cluster.stop_all([instance.process for instance in instances])
+            cluster.stop_all([server.process for server in [*instances, *streams]])
             shutil.rmtree(prefix, ignore_errors=True)
 
 

@@ -2,7 +2,8 @@
 
 The reference page is rendered from ``app/settings_reference.py``; these tests hold that table
 to the code: the settings ``from_environment()`` asks for when it runs, and every literal
-``os.environ`` / ``os.getenv`` read anywhere in the service (``app/``, ``gunicorn.conf.py``).
+``os.environ`` / ``os.getenv`` read anywhere in the service (``app/``, ``gunicorn.conf.py``,
+``gunicorn.events.conf.py``).
 """
 
 from __future__ import annotations
@@ -15,7 +16,12 @@ from app import config
 from app.settings_reference import SETTINGS
 
 ROOT = Path(__file__).resolve().parents[2]
-SOURCES = [*sorted((ROOT / "app").rglob("*.py")), ROOT / "gunicorn.conf.py", ROOT / "wsgi.py"]
+SOURCES = [
+    *sorted((ROOT / "app").rglob("*.py")),
+    ROOT / "gunicorn.conf.py",
+    ROOT / "gunicorn.events.conf.py",
+    ROOT / "wsgi.py",
+]
 # config.py's own helpers, which read the variable named by their first argument.
 CONFIG_READERS = {"env", "_int"}
 # Read by ``flask keys reseal`` under the name its --previous-secret-env option gives (the CLI

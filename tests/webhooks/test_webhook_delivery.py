@@ -111,12 +111,21 @@ def test_an_endpoint_receives_only_the_event_types_it_chose(hooks_app, receiver)
     assert [p["type"] for p in payloads(receiver, endpoint["secret"])] == ["individual.verified"]
 
 
-def test_an_organization_without_endpoints_writes_no_events(hooks_app):
+def test_an_organization_without_endpoints_logs_its_events_numbered_and_delivers_none(
+    hooks_app,
+):
+    """The log is every organization's, whoever reads it (streams read it too); the relay
+    fans each event out to no endpoint."""
     client = hooks_app.test_client()
     staff = make_staff(hooks_app)
     Person(client, verification(client, staff), "crm-4").present()
+    drain(hooks_app)
     with hooks_app.app_context():
-        assert db.session.scalar(select(WebhookEvent.sequence)) is None
+        events = db.session.scalars(select(WebhookEvent).order_by(WebhookEvent.sequence)).all()
+        assert [e.type for e in events] == ["individual.requested", "individual.verified"]
+        assert [e.position for e in events] == [1, 2]
+        assert all(e.dispatched_at is not None for e in events)
+        assert db.session.scalar(select(WebhookDelivery.id)) is None
 
 
 def test_a_receiver_down_for_several_attempts_gets_the_event_when_it_is_back(
