@@ -423,3 +423,41 @@ def answer_dc_api(
             **options,
         }
     )
+
+
+# Transaction data (OpenID4VP 1.0 §5.1): one EUDI TS12 payment, as a backend attaches it.
+PAYMENT = {
+    "type": "urn:eudi:sca:payment:1",
+    "payload": {
+        "transaction_id": "8D8AC610-566D-4EF0-9C22-186B2A5ED793",
+        "payee": {"name": "Merchant", "id": "DE89370400440532013000"},
+        "currency": "EUR",
+        "amount": 23.58,
+    },
+}
+
+
+def payment_individual(deployment: Deployment) -> str:
+    """The organization enables the payment type (staff API); its backend opens an individual
+    with one payment attached. The customer ID."""
+    staff = deployment.organization.staff
+    (membership,) = deployment.call("GET", "/organizations", headers=staff).json()["results"]
+    enabled = deployment.call(
+        "PATCH",
+        f"/organizations/{membership['organization']['id']}",
+        json={"transaction_data_types": [PAYMENT["type"]]},
+        headers=staff,
+    )
+    assert enabled.status_code == 200, enabled.text
+    customer_id = f"pay-{uuid.uuid4().hex[:12]}"
+    opened = deployment.backend(
+        "POST",
+        "/verifications/individuals",
+        json={
+            "customer_id": customer_id,
+            "verification_id": deployment.organization.verification_id,
+            "transaction_data": [PAYMENT],
+        },
+    )
+    assert opened.status_code == 201, opened.text
+    return customer_id

@@ -20,6 +20,7 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 from interop_support import (
     HOST,
+    PAYMENT,
     Deployment,
     Deployments,
     Mode,
@@ -28,6 +29,7 @@ from interop_support import (
     dc_api_urls,
     interop_database,
     make_pki,
+    payment_individual,
     wallet_link,
 )
 from iso_mdoc.iso_mdoc_support import MDL_SCHEMA_ID, decoded, wallet_answer
@@ -322,41 +324,6 @@ TRANSACTION_DATA_MODES = [
     Mode("redirect_uri", "direct_post"),
     Mode("x509_san_dns", "direct_post.jwt", "get"),
 ]
-PAYMENT = {
-    "type": "urn:eudi:sca:payment:1",
-    "payload": {
-        "transaction_id": "8D8AC610-566D-4EF0-9C22-186B2A5ED793",
-        "payee": {"name": "Merchant", "id": "DE89370400440532013000"},
-        "currency": "EUR",
-        "amount": 23.58,
-    },
-}
-
-
-def payment_individual(deployment: Deployment) -> str:
-    """The organization enables the payment type (staff API); its backend opens an individual
-    with one payment attached. The customer ID."""
-    staff = deployment.organization.staff
-    (membership,) = deployment.call("GET", "/organizations", headers=staff).json()["results"]
-    enabled = deployment.call(
-        "PATCH",
-        f"/organizations/{membership['organization']['id']}",
-        json={"transaction_data_types": [PAYMENT["type"]]},
-        headers=staff,
-    )
-    assert enabled.status_code == 200, enabled.text
-    customer_id = f"pay-{secrets.token_hex(6)}"
-    opened = deployment.backend(
-        "POST",
-        "/verifications/individuals",
-        json={
-            "customer_id": customer_id,
-            "verification_id": deployment.organization.verification_id,
-            "transaction_data": [PAYMENT],
-        },
-    )
-    assert opened.status_code == 201, opened.text
-    return customer_id
 
 
 @pytest.mark.parametrize("confirmation", ["confirm", "omit", "wrong"])

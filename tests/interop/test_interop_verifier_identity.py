@@ -20,12 +20,14 @@ from cryptography import x509
 from hardening.served import prepare, served, service_env
 from interop_support import (
     HOST,
+    PAYMENT,
     SCRUBBED,
     Deployment,
     Pki,
     answer_link,
     interop_database,
     make_organization,
+    payment_individual,
 )
 from verifier_identity.identity_support import Registrar, RegistrationRegistrar
 
@@ -158,3 +160,32 @@ def test_one_organizations_registrar_does_not_vouch_for_the_other(tenants):
     with pytest.raises(AssertionError, match="does not lead to the trust anchor"):
         answer_link(link, acme.trust)
     assert beta.deployment.individual_status(customer_id) == "REQUESTED"
+
+
+@pytest.mark.parametrize("confirmation", ["confirm", "wrong"])
+def test_a_payment_under_a_registration_certificate_verifies_only_when_confirmed(
+    tenants, confirmation
+):
+    """One request carries both: the registration certificate in ``verifier_info`` and the
+    payment in ``transaction_data``; the client reads both, and only its key binding's right
+    ``transaction_data_hashes`` make the answer VERIFIED."""
+    beta = tenants["Beta Shop"]
+    deployment = beta.deployment
+    customer_id = payment_individual(deployment)
+    vid = deployment.organization.verification_id
+    found = deployment.backend("GET", f"/verifications/{vid}/individuals/{customer_id}").json()
+    link = deployment.connect_link(found["id"])
+
+    answer = answer_link(link, beta.trust, transaction_data=confirmation)
+
+    assert answer.status == 200, answer.body
+    assert answer.request["verifier_info"][0]["data"] == beta.registration
+    (parsed,) = answer.request["transaction_data"]
+    assert parsed["type"] == PAYMENT["type"] and parsed["payload"] == PAYMENT["payload"]
+    found = deployment.backend("GET", f"/verifications/{vid}/individuals/{customer_id}").json()
+    if confirmation == "confirm":
+        assert found["status"] == "VERIFIED", found["validation_error"]
+        assert found["transaction_data"] == [parsed]
+    else:
+        assert found["status"] == "FAILED"
+        assert "was not confirmed by the wallet" in found["validation_error"]
