@@ -36,5 +36,5 @@ def test_make_run_installs_the_runtime_dependencies_only(tmp_path):
 @pytest.mark.skipif(shutil.which("make") is None, reason="make is not installed")
 def test_make_test_installs_the_test_and_docs_extras(tmp_path):
     plan = planned("test", tmp_path)
-    assert "pip install --quiet -e '.[test,docs]'" in plan
+    assert "pip install --quiet -e '.[test,docs,zk]'" in plan
     assert "pytest" in plan
