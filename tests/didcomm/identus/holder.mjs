@@ -152,10 +152,19 @@ async function answerOffer(message) {
   }
   const offer = SDK.OfferCredential.fromMessage(message);
   // As for "prism_did": a new did:prism the SDK could not resolve later (it would fail to
-  // present the credential) is made again.
+  // present the credential) is made again; so is one it cannot resolve while it signs the
+  // request (prepareRequestCredentialWithIssuer then throws "Failed resolving did").
   let request;
+  let failed;
   for (let attempt = 0; attempt < 20 && !request; attempt++) {
-    const prepared = await agent.prepareRequestCredentialWithIssuer(offer);
+    let prepared;
+    try {
+      prepared = await agent.prepareRequestCredentialWithIssuer(offer);
+    } catch (error) {
+      failed = error;
+      out({ event: "unreadable_did", did: null, message: describeError(error) });
+      continue;
+    }
     const jwt = Buffer.from(prepared.attachments[0].data.base64, "base64").toString("utf8");
     const iss = JSON.parse(Buffer.from(jwt.split(".")[1], "base64url").toString("utf8")).iss;
     try {
@@ -165,7 +174,7 @@ async function answerOffer(message) {
       out({ event: "unreadable_did", did: iss });
     }
   }
-  if (!request) throw new Error("the SDK made 20 did:prism DIDs it cannot resolve");
+  if (!request) throw failed ?? new Error("the SDK made 20 did:prism DIDs it cannot resolve");
   const sent = request.makeMessage();
   await agent.sendMessage(sent);
   out({ event: "requested_credential", id: sent.id, thid: sent.thid ?? null });
