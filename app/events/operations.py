@@ -22,18 +22,11 @@ from app.events.models import EventStream
 from app.extensions import db
 from app.verifications.models import Verification
 from app.webhooks.models import EventCounter, WebhookEvent
+from app.webhooks.outbox import EVENT_TYPES
 
 # What streams carry: the events about individuals and policy requests (credentials are the
 # issuer's side and go to webhooks only).
-STREAM_TYPES = (
-    "individual.requested",
-    "individual.verified",
-    "individual.failed",
-    "individual.revoked",
-    "policy_request.verified",
-    "policy_request.failed",
-    "policy_request.expired",
-)
+STREAM_TYPES = tuple(t for t in EVENT_TYPES if not t.startswith("credential."))
 BATCH = 200
 
 
