@@ -135,6 +135,7 @@ def register_extensions(app: Flask) -> None:
     register_jobs(app)
     register_webhooks(app)
     register_didcomm()
+    register_zk_checks()
     register_type_addresses()
 
 
@@ -193,6 +194,18 @@ def register_didcomm() -> None:
     # The agent's threads are the parts': presentation requests and credential offers.
     presentations_didcomm.register()
     issuance_didcomm.register()
+
+
+def register_zk_checks() -> None:
+    """Zero-knowledge answers are checked by the job worker, with the trust context of any
+    answer and its own pool (``app.api.zk_answers``)."""
+    from flask import current_app
+
+    from app.api.wallet import trust_context
+    from app.api.zk_answers import check_settings
+    from app.presentations import zk_checks
+
+    zk_checks.provide(lambda: check_settings(current_app.config, trust_context))
 
 
 def register_jobs(app: Flask) -> None:

@@ -181,8 +181,9 @@ def from_environment() -> dict[str, Any]:
         # gunicorn's 30 s worker timeout), the per-client budget of
         # ZK answers, and the largest ZK answer body (only that endpoint reads more).
         "ZK_VERIFY_WORKERS": _int("ZK_VERIFY_WORKERS", 1),
-        "ZK_VERIFY_QUEUE": _int("ZK_VERIFY_QUEUE", 0),
+        "ZK_VERIFY_QUEUE": _int("ZK_VERIFY_QUEUE", 4),
         "ZK_VERIFY_TIMEOUT": float(env("ZK_VERIFY_TIMEOUT", "20")),
+        "ZK_VERIFY_YIELD_SECONDS": float(env("ZK_VERIFY_YIELD_SECONDS", "5")),
         "ZK_ANSWER_LIMIT": env("ZK_ANSWER_LIMIT", "20/minute"),
         "ZK_MAX_ANSWER_BYTES": _int("ZK_MAX_ANSWER_BYTES", 2 * 1024 * 1024),
     }

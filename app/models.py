@@ -9,7 +9,7 @@ from app.integrations.models import Integration
 from app.issuance.models import Credential, CredentialUpload
 from app.organizations.models import Membership, Organization, OrganizationCode
 from app.policies.models import PolicyRequest
-from app.presentations.models import PinnedPrismDid
+from app.presentations.models import PinnedPrismDid, ZkCheck
 from app.recipients.models import Recipient
 from app.schemas.models import Schema
 from app.trust_sources.models import TrustSource
@@ -63,4 +63,5 @@ __all__ = [
     "WebhookDelivery",
     "WebhookEndpoint",
     "WebhookEvent",
+    "ZkCheck",
 ]

@@ -408,17 +408,22 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(
         ("ZK_VERIFY_WORKERS",),
         "`1`",
-        "worker processes per web process that check zero-knowledge proofs, off the web worker, below its CPU priority (each takes about 250 MiB and 0.5-0.8 s of CPU a proof; [ZK age checks](../how-to/zk-age-checks.md)); also the ZK answers admitted at once on the host, with `ZK_VERIFY_QUEUE`",
+        "proof processes of each job worker (`flask jobs worker`), below the web workers' CPU priority, that check kept zero-knowledge answers, and the threads of its `zk` queue (`--zk-threads` overrides them); each takes about 250 MiB and 0.5-0.8 s of CPU a proof, and no web worker waits for one ([ZK age checks](../how-to/zk-age-checks.md#limits))",
     ),
     Setting(
         ("ZK_VERIFY_QUEUE",),
-        "`0`",
-        "ZK answers that may wait for a worker besides those being checked, counted on the host across every web worker; beyond `ZK_VERIFY_WORKERS` + this, a ZK answer gets 429 `ZK_BUSY` with `Retry-After` at once (nothing consumed). A waiting answer holds a sync web worker: keep the sum below the web workers, so that the others serve pages",
+        "`4`",
+        "kept ZK answers that may wait for a proof process besides those being checked, counted in the database for the whole deployment; beyond `ZK_VERIFY_WORKERS` + this, a ZK answer gets 429 `ZK_BUSY` with `Retry-After` before its body is read (nothing consumed; the person's page sends it again). A waiting answer holds no web worker, only its row",
     ),
     Setting(
         ("ZK_VERIFY_TIMEOUT",),
         "`20`",
-        "seconds a ZK answer waits for its proof's check, below gunicorn's 30 s worker timeout; past it the answer gets 429 `ZK_BUSY` (nothing consumed) and may be sent again",
+        "seconds a job waits for one proof's check; past it (or when a proof process died) the check is tried again a few seconds later, three times in all, then the answer is dropped and its request can be answered again",
+    ),
+    Setting(
+        ("ZK_VERIFY_YIELD_SECONDS",),
+        "`5`",
+        "how long a proof may wait to start while other processes keep more than half of the machine's CPUs busy (a flood of page loads): pages first, and a proof is still checked after this wait whatever the load (at most half of `ZK_VERIFY_TIMEOUT`; `0`: never wait)",
     ),
     Setting(
         ("ZK_ANSWER_LIMIT",),
@@ -428,6 +433,6 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(
         ("ZK_MAX_ANSWER_BYTES",),
         "`2097152`",
-        "the largest answer body of a ZK verification's Digital Credentials API request (an isrg v7 proof in `dc_api.jwt` is about 1.5 MB); every other body keeps `MAX_CONTENT_LENGTH`",
+        "the largest answer body of a ZK verification's request, at the Digital Credentials API answer and `direct_post` (an isrg v7 proof in `dc_api.jwt` is about 1.5 MB); every other body keeps `MAX_CONTENT_LENGTH`",
     ),
 )

@@ -11,10 +11,11 @@ measured in the same run:
   both; interleaved rounds (target >= 0.8x).
 - ``zkflood``: the person's status poll (``GET /verifications/{iid}/verify``, wrk) while
   ZK answers are posted to the service as fast as it takes them, over the same poll with no
-  answers (target >= 0.8x). Each posted answer passes every check before the proof (its
-  IACA is the verification's pinned one, its timestamp today's) and costs a whole proof
-  check, which then fails: it was made over another transcript. Answers beyond the pool get
-  429 at once.
+  answers (target >= 0.8x). The service runs as ``make run`` runs it: gunicorn and the job
+  worker, whose ``zk`` queue checks the kept answers. Each posted answer passes every check
+  before the proof (its IACA is the verification's pinned one, its timestamp today's) and
+  costs a whole proof check, which then fails: it was made over another transcript. Answers
+  beyond the deployment's capacity get 429 at once.
 
 The proof is made once, by the isrg-rust backend, for a licence under a test IACA.
 """
@@ -27,6 +28,7 @@ import json
 import os
 import re
 import signal
+import subprocess
 import sys
 import tempfile
 import threading
@@ -61,6 +63,7 @@ ROUNDS = int(os.environ.get("BENCH_ZK_ROUNDS", "3"))
 PER_ROUND = int(os.environ.get("BENCH_ZK_PER_ROUND", "4"))
 FLOOD_CLIENTS = int(os.environ.get("BENCH_ZK_CLIENTS", "4"))
 SECONDS = int(os.environ.get("BENCH_SECONDS", "8"))
+FLOOD_REQUESTS = int(os.environ.get("BENCH_ZK_REQUESTS", "120"))
 
 
 class Fixture:
@@ -190,9 +193,7 @@ def verity_rate(fixture: Fixture, pool: VerificationPool) -> float:
 
 def measure_in_process(fixture: Fixture) -> float:
     """``raw | verity | raw | ... | raw``; the ratio of the means."""
-    pool = VerificationPool(
-        workers=1, queue=0, timeout=120, slots_dir=Path(tempfile.mkdtemp(prefix="verity-zk-"))
-    )
+    pool = VerificationPool(workers=1, timeout=120, yield_seconds=5)  # as deployed
     baseline = ProcessPoolExecutor(
         max_workers=1, mp_context=get_context("spawn"), initializer=_baseline_worker
     )
@@ -231,9 +232,9 @@ def post(base: str, path: str, body: bytes, headers: dict[str, str]) -> int:
         return 0  # reset or timed out: counted as other
 
 
-def pending_requests(base: str, verification_id: str, count: int) -> list[str]:
-    """``count`` presentation requests of the ZK verification, each a page's link."""
-    ids = []
+def pending_requests(base: str, verification_id: str, count: int) -> tuple[list[str], list[str]]:
+    """``count`` people of the ZK verification, and the presentation request of each page."""
+    ids, individuals = [], []
     for index in range(count):
         pair = {"customer_id": f"zk-{index}", "verification_id": verification_id}
         individual = run.call(base, "POST", "/verifications/individuals", 201, pair)
@@ -242,13 +243,14 @@ def pending_requests(base: str, verification_id: str, count: int) -> list[str]:
         if status != 200 or found is None:
             raise run.BenchError("the ZK verification's page offers no DC API request")
         ids.append(found.group(1))
-    return ids
+        individuals.append(individual["id"])
+    return ids, individuals
 
 
 def flood(base: str, fixture: Fixture, requests: list[str], stop: threading.Event) -> dict:
     """Post the answer to each request in turn from several clients until ``stop``."""
     lock = threading.Lock()
-    counts = {"checked": 0, "busy": 0, "other": 0}
+    counts = {"kept": 0, "busy": 0, "other": 0}
     # Serialized once: the clients' own CPU is not the service's.
     body = json.dumps(
         {"protocol": "openid4vp-v1-unsigned", "data": {"vp_token": {"credential": [fixture.entry]}}}
@@ -262,8 +264,8 @@ def flood(base: str, fixture: Fixture, requests: list[str], stop: threading.Even
                 request_id = requests.pop()
             status = post(base, f"/oid4vp/dc-responses/{request_id}", body, {"Origin": base})
             with lock:
-                if status == 200:
-                    counts["checked"] += 1
+                if status == 202:
+                    counts["kept"] += 1
                     continue
                 counts["busy" if status == 429 else "other"] += 1
                 requests.append(request_id)  # not consumed: answer it again
@@ -274,6 +276,37 @@ def flood(base: str, fixture: Fixture, requests: list[str], stop: threading.Even
     for thread in threads:
         thread.start()
     counts["threads"] = threads  # type: ignore[assignment]
+    return counts
+
+
+def start_worker(env: dict[str, str], base: str, log_path: Path) -> subprocess.Popen:
+    """``flask jobs worker``, as ``make run`` starts it beside gunicorn."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "flask", "--app", "wsgi", "jobs", "worker"],
+        cwd=ROOT,
+        env={**env, "PUBLIC_URL": base},
+        stdout=log_path.open("wb"),
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+
+
+def stop_worker(worker: subprocess.Popen) -> None:
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(worker.pid, signal.SIGTERM)
+    try:
+        worker.wait(40)
+    except subprocess.TimeoutExpired:
+        os.killpg(worker.pid, signal.SIGKILL)
+
+
+def decided(base: str, individuals: list[str]) -> dict[str, int]:
+    """How the flood's people stand: each kept answer the worker checked is FAILED."""
+    counts: dict[str, int] = {}
+    for individual_id in individuals:
+        status, body = run.fetch(base, f"/verifications/{individual_id}/verify")
+        state = json.loads(body).get("status", "?") if status == 200 else str(status)
+        counts[state] = counts.get(state, 0) + 1
     return counts
 
 
@@ -311,7 +344,8 @@ def measure_flood(fixture: Fixture, workdir: Path) -> float:
                 "poll while ZK answers are checked",
                 f"/verifications/{person['id']}/verify",
             )
-            requests = pending_requests(base, verification["id"], 40)
+            requests, individuals = pending_requests(base, verification["id"], FLOOD_REQUESTS)
+            worker = start_worker(env, server.base, workdir / "worker.log")
             run.wrk(settings, base, poll, settings.warmup or 1)
             quiet = [run.wrk(settings, base, poll, SECONDS).requests_per_second]
             loaded = []
@@ -325,6 +359,8 @@ def measure_flood(fixture: Fixture, workdir: Path) -> float:
                     thread.join(timeout=120)
                 print(f"  zkflood  answers: {counts}", flush=True)
                 quiet.append(run.wrk(settings, base, poll, SECONDS).requests_per_second)
+            stop_worker(worker)
+            print(f"  zkflood  decided: {decided(base, individuals)}", flush=True)
         finally:
             server.stop()
     q, lo = sum(quiet) / len(quiet), sum(loaded) / len(loaded)

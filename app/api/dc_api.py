@@ -26,17 +26,16 @@ from flask import Blueprint, Response, current_app, jsonify, request
 from flask.typing import ResponseReturnValue
 from pydantic import BaseModel
 
-from app import throttle
 from app.api.common import base_url, parse_body, parse_id
 from app.api.wallet import person_page, trust_context
-from app.api.zk_pool import admitted, required_pool
+from app.api.zk_answers import keep, zk_door
 from app.deployment import READER_EXTENSION, REGISTRAR_EXTENSION
 from app.errors import InvalidRequest
 from app.mdoc import MdocError
 from app.mdoc.annex_c import PROTOCOL as ISO_MDOC_PROTOCOL
 from app.oid4vp.encryption import ResponseError
 from app.oid4vp.formats import MSO_MDOC
-from app.presentations import iso_mdoc
+from app.presentations import iso_mdoc, zk_checks
 from app.presentations import operations as presentations
 from app.presentations.decide import Context
 from app.verifications.models import PresentationRequest, Verification
@@ -191,10 +190,10 @@ def dc_response(request_id: str) -> ResponseReturnValue:
 
     The Origin header must be this deployment's: the page that called the API posts here, so
     any other origin is a page elsewhere replaying a response (400, nothing consumed). The
-    answer of a zero-knowledge verification takes a slot of the proof pool before its body is
-    read (429 ``ZK_BUSY`` with ``Retry-After`` when none is free, nothing consumed), is then
-    counted against its client's budget (``ZK_ANSWER_LIMIT``) and may be up to
-    ``ZK_MAX_ANSWER_BYTES``; every other answer keeps ``MAX_CONTENT_LENGTH``.
+    answer of a zero-knowledge verification passes its door first (``zk_answers``: 503 without
+    the extra, 429 ``ZK_BUSY`` while the deployment's checks wait at capacity, the client's
+    ``ZK_ANSWER_LIMIT``, bodies up to ``ZK_MAX_ANSWER_BYTES``), and is kept for the job worker
+    that checks its proof: 202 with ``checking``, and the page's poll shows the outcome.
     """
     origin = own_origin()
     if request.headers.get("Origin") != origin:
@@ -202,34 +201,65 @@ def dc_response(request_id: str) -> ResponseReturnValue:
     presentation_request_id = parse_id(request_id)
     if not presentations.asks_zk(presentation_request_id):
         return _answer(presentation_request_id, origin)
-    pool = required_pool()
-    with admitted(pool):  # a full pool refuses first: the cheapest answer to a flood
-        throttle.count_zk_answer()
-        request.max_content_length = current_app.config["ZK_MAX_ANSWER_BYTES"]
-        return _answer(presentation_request_id, origin)
+    with zk_door():  # a full deployment refuses first: the cheapest answer to a flood
+        kept = _keep_zk_answer(presentation_request_id, origin)
+    body = {
+        "status": kept.subject.status.value,
+        "checking": True,
+        "redirect_uri": person_page(kept.subject, kept.response_code),
+    }
+    return uncached(body), 202
 
 
-def _answer(presentation_request_id: uuid.UUID, origin: str) -> ResponseReturnValue:
+def _audience(origin: str) -> Callable[[PresentationRequest], str]:
     def audience(_request: PresentationRequest) -> str:
         return f"origin:{origin}"
 
+    return audience
+
+
+def _keep_zk_answer(presentation_request_id: uuid.UUID, origin: str) -> zk_checks.Received:
     answer = parse_body(BrowserAnswer)
+    if answer.protocol == ISO_MDOC_PROTOCOL:
+        raise InvalidRequest(
+            "A zero-knowledge proof is answered over OpenID4VP, not org-iso-mdoc",
+            code="INVALID_RESPONSE",
+        )
+    vp_token = _openid4vp_token(answer, presentation_request_id)
+    response_jwk = links().verifier.dc_api_jwk(str(presentation_request_id))
+
+    def binding(_audience: str) -> dict[str, Any]:
+        return {"origin": origin, "response_jwk": response_jwk}
+
+    return keep(
+        lambda: zk_checks.receive(
+            presentation_request_id, None, vp_token, _audience(origin), binding
+        )
+    )
+
+
+def _openid4vp_token(answer: BrowserAnswer, presentation_request_id: uuid.UUID) -> str:
+    """The ``vp_token`` of an OpenID4VP answer, decrypted: a refusal here changes nothing."""
     data = answer.data or {}
+    if answer.protocol is None:
+        # The older body: the DigitalCredential's data alone.
+        data = {"vp_token": answer.vp_token, "response": answer.response}
+    try:
+        return links().verifier.read_dc_api_response(data, str(presentation_request_id))
+    except ResponseError as exc:
+        raise InvalidRequest(exc.reason, code="INVALID_RESPONSE") from None
+
+
+def _answer(presentation_request_id: uuid.UUID, origin: str) -> ResponseReturnValue:
+    audience = _audience(origin)
+    answer = parse_body(BrowserAnswer)
     if answer.protocol == ISO_MDOC_PROTOCOL:
         received = _receive_iso_mdoc(
-            presentation_request_id, data.get("response"), origin, audience
+            presentation_request_id, (answer.data or {}).get("response"), origin, audience
         )
     else:
-        if answer.protocol is None:
-            # The older body: the DigitalCredential's data alone.
-            data = {"vp_token": answer.vp_token, "response": answer.response}
-        verifier = links().verifier
-        try:
-            # Read (and decrypt) before anything is consumed: a refusal here changes nothing.
-            vp_token = verifier.read_dc_api_response(data, str(presentation_request_id))
-        except ResponseError as exc:
-            raise InvalidRequest(exc.reason, code="INVALID_RESPONSE") from None
-        response_jwk = verifier.dc_api_jwk(str(presentation_request_id))
+        vp_token = _openid4vp_token(answer, presentation_request_id)
+        response_jwk = links().verifier.dc_api_jwk(str(presentation_request_id))
 
         def context(audience: str, nonce: str) -> Context:
             # Appendix B.2.6.2: an mdoc's transcript names the key the response was sealed to.

@@ -7,17 +7,19 @@ organization's own certificate when the request was made under it, else the depl
 
 from __future__ import annotations
 
+import uuid
 from typing import Any
 
 from flask import Blueprint, current_app, request
 
 from app import clock
 from app.api.common import json_response, parse_id
-from app.api.zk_pool import verifier, zk_pool
+from app.api.zk_answers import keep, zk_door
 from app.errors import InvalidRequest
 from app.issuance.own import own_issuers
 from app.oid4vp.encryption import ResponseError
 from app.presentations import operations as presentations
+from app.presentations import zk_checks
 from app.presentations.decide import Context
 from app.verifications.models import PresentationRequest, PresentationSubject
 from app.web.links import links as deployment_links
@@ -42,7 +44,6 @@ def trust_context(audience: str, nonce: str, **binding: Any) -> Context:
         status_fail_open=config["STATUS_FAIL_OPEN"],
         own_issuers=own_issuers(base_url()),
         prism=current_app.extensions["prism"],
-        zk_verify=verifier(pool) if (pool := zk_pool()) is not None else None,
     )
 
 
@@ -53,29 +54,48 @@ def person_page(subject: PresentationSubject, code: str) -> str:
 
 @bp.post("/oid4vp/responses/<request_id>")
 def direct_post(request_id: str):
-    """``vp_token`` and ``state``, or an encrypted ``response``; a failed check is still 200."""
+    """``vp_token`` and ``state``, or an encrypted ``response``; a failed check is still 200.
+
+    The answer of a zero-knowledge verification passes its door (``zk_answers``) before its
+    body is read, and is kept for the job worker that checks its proof: the wallet is answered
+    at once, and the person's page shows the outcome when it is decided.
+    """
     links = deployment_links()
     presentation_request_id = parse_id(request_id)
-    try:
-        # Read (and decrypt) before anything is consumed: a refusal here changes nothing.
-        answer = links.verifier.read_response(request.form, str(presentation_request_id))
-    except ResponseError as exc:
-        raise InvalidRequest(exc.reason, code="INVALID_RESPONSE") from None
 
     def audience(presentation_request: PresentationRequest) -> str:
         # The key binding's aud is the full client ID, prefix included (OpenID4VP 1.0 §14.1.2).
         return links.client_id(presentation_request)
 
-    def context(client_id: str, nonce: str) -> Context:
-        return trust_context(
-            client_id,
-            nonce,
-            client_id=client_id,
-            response_uri=links.response_uri(presentation_request_id),
-            response_jwk=links.verifier.response_jwk(str(presentation_request_id)),
-        )
+    def binding(client_id: str) -> dict[str, Any]:
+        return {
+            "client_id": client_id,
+            "response_uri": links.response_uri(presentation_request_id),
+            "response_jwk": links.verifier.response_jwk(str(presentation_request_id)),
+        }
 
+    def context(client_id: str, nonce: str) -> Context:
+        return trust_context(client_id, nonce, **binding(client_id))
+
+    if presentations.asks_zk(presentation_request_id):
+        with zk_door():
+            answer = _read_response(links, presentation_request_id)
+            kept = keep(
+                lambda: zk_checks.receive(
+                    presentation_request_id, answer.state, answer.vp_token, audience, binding
+                )
+            )
+        return json_response({"redirect_uri": person_page(kept.subject, kept.response_code)})
+    answer = _read_response(links, presentation_request_id)
     received = presentations.receive(
         presentation_request_id, answer.state, answer.vp_token, audience, context
     )
     return json_response({"redirect_uri": person_page(received.subject, received.response_code)})
+
+
+def _read_response(links: Any, presentation_request_id: uuid.UUID) -> Any:
+    """Read (and decrypt) before anything is consumed: a refusal here changes nothing."""
+    try:
+        return links.verifier.read_response(request.form, str(presentation_request_id))
+    except ResponseError as exc:
+        raise InvalidRequest(exc.reason, code="INVALID_RESPONSE") from None

@@ -10,12 +10,13 @@ like a request.
 Modules holding jobs are listed in ``JOB_MODULES`` so the web process and the worker both
 import them before the queue is built (the worker must know every job it may be handed).
 
-Jobs go to one of four queues, each worked by threads of its own: ``DELIVERIES`` for work that
+Jobs go to one of five queues, each worked by threads of its own: ``DELIVERIES`` for work that
 waits on organizations' servers (webhook deliveries), ``DIDCOMM`` for the DIDComm agent's
 work, which waits on servers anyone may name (a holder's mediator, a presentation's issuer),
 ``HOUSEKEEPING`` for the service's own scheduled work (retention, revocation re-checks, policy
 expiry, the webhook sweep), ``UPLOADS`` for the dashboard's CSV uploads (a thousand rows take a
-while). A slow receiver, a mediator that never answers or a big file can then hold the threads
+while), ``ZK`` for the zero-knowledge answers whose proofs are checked (each takes a second of
+CPU). A slow receiver, a mediator that never answers or a big file can then hold the threads
 of its own queue only: a flood of DIDComm messages naming a tarpit never delays a webhook.
 
     from app import jobs
@@ -51,6 +52,7 @@ __all__ = [
     "JOB_MODULES",
     "QUEUES",
     "UPLOADS",
+    "ZK",
     "Job",
     "QueueOutage",
     "crontab",
@@ -74,6 +76,7 @@ JOB_MODULES: tuple[str, ...] = (
     "app.idempotency.jobs",
     "app.staff.upload_jobs",
     "app.didcomm_agent.jobs",
+    "app.presentations.zk_checks",
 )
 
 # The queues, each worked by its own threads (``flask jobs worker``).
@@ -81,7 +84,8 @@ HOUSEKEEPING = "housekeeping"
 DELIVERIES = "deliveries"
 UPLOADS = "uploads"
 DIDCOMM = "didcomm"
-QUEUES: tuple[str, ...] = (HOUSEKEEPING, DELIVERIES, UPLOADS, DIDCOMM)
+ZK = "zk"
+QUEUES: tuple[str, ...] = (HOUSEKEEPING, DELIVERIES, UPLOADS, DIDCOMM, ZK)
 
 
 @dataclass(frozen=True)

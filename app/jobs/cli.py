@@ -37,7 +37,19 @@ STOP_SECONDS = 30.0
     show_default=True,
     help="DIDComm messages handled and sent at once.",
 )
-def worker(threads: int, delivery_threads: int, upload_threads: int, didcomm_threads: int) -> None:
+@click.option(
+    "--zk-threads",
+    default=None,
+    type=int,
+    help="Zero-knowledge answers checked at once  [default: ZK_VERIFY_WORKERS]",
+)
+def worker(
+    threads: int,
+    delivery_threads: int,
+    upload_threads: int,
+    didcomm_threads: int,
+    zk_threads: int | None,
+) -> None:
     """Run queued jobs and the periodic schedule until stopped (SIGINT or SIGTERM).
 
     Each queue gets threads of its own, so a delivery waiting on a slow receiver never holds
@@ -51,6 +63,8 @@ def worker(threads: int, delivery_threads: int, upload_threads: int, didcomm_thr
         jobs.DELIVERIES: delivery_threads,
         jobs.UPLOADS: upload_threads,
         jobs.DIDCOMM: didcomm_threads,
+        # One thread per proof worker process: each waits on its proof, holding no CPU.
+        jobs.ZK: zk_threads or current_app.config["ZK_VERIFY_WORKERS"],
     }
     consumers = [
         queue.hueys[name].create_consumer(

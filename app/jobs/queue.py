@@ -6,7 +6,7 @@ in the instance folder), ``redis://...`` for Redis, ``sqlite:///path`` for a giv
 
 Each queue of ``app.jobs.QUEUES`` is a Huey instance of its own in that storage:
 ``JOBS_QUEUE_NAME`` for the housekeeping queue, ``<JOBS_QUEUE_NAME>.deliveries`` for the
-deliveries (``.uploads``, ``.didcomm`` likewise), so each is worked by its own threads (``flask jobs worker``).
+deliveries (``.uploads``, ``.didcomm``, ``.zk`` likewise), so each is worked by its own threads (``flask jobs worker``).
 """
 
 from __future__ import annotations

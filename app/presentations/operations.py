@@ -26,7 +26,7 @@ from sqlalchemy import Select, bindparam, func, inspect, select, update
 from sqlalchemy.orm import joinedload
 
 from app import clock, json_input, metrics
-from app.database import reading
+from app.database import read_row, reading
 from app.errors import Expired, InvalidRequest, NotFound
 from app.extensions import db
 from app.oid4vp.formats import JWT_VC_JSON
@@ -394,6 +394,16 @@ def decide_and_record(pending: Pending, presentation: str | bytes, context: Cont
     """Decide ``presentation`` against a pending request, then consume it and record the
     outcome: a channel that opens its responses itself (``org-iso-mdoc``) reads ``pending``
     first and comes here with what it opened."""
+    code = secrets.token_urlsafe(24)
+    decision, subject = settle(pending, presentation, context, hash_secret(code))
+    return Received(decision, subject, code)
+
+
+def settle(
+    pending: Pending, presentation: str | bytes, context: Context, response_code_hash: str
+) -> tuple[Decision, PresentationSubject]:
+    """Decide, consume and record, with the hash of the code the answering browser holds
+    (given out with the answer, or earlier: a zero-knowledge answer's, ``zk_checks``)."""
     decision = decide(presentation, pending.rules, context)
     learned = (
         issuer_long_form(presentation)
@@ -401,10 +411,8 @@ def decide_and_record(pending: Pending, presentation: str | bytes, context: Cont
         and (decision.issuer or "").startswith("did:prism:")
         else None
     )
-    code = secrets.token_urlsafe(24)
-    request = consume(pending.request_id, hash_secret(code))
-    subject = record(request, decision, learned)
-    return Received(decision, subject, code)
+    request = consume(pending.request_id, response_code_hash)
+    return decision, record(request, decision, learned)
 
 
 def read_pending(
@@ -516,19 +524,28 @@ def verification_of(request_id: uuid.UUID) -> tuple[PresentationRequest, Verific
 
 def asks_zk(request_id: uuid.UUID) -> bool:
     """Whether the request's verification asks for a zero-knowledge proof: its answer endpoint
-    then reads a larger body through a bounded pool. An unknown request is not one (its answer
-    is refused as any other's). Read in a read-only transaction ended here, as ``read_pending``
-    reads."""
-    fresh = not db.session().in_transaction()
-    with reading() if fresh else contextlib.nullcontext():
-        try:
-            _request, verification = verification_of(request_id)
-        except NotFound:
-            verification = None
-        zk = bool(verification is not None and verification.zk)
-    if fresh:
-        db.session.rollback()
-    return zk
+    then reads a larger body, and keeps the answer for the job worker. An unknown request is
+    not one (its answer is refused as any other's). Asked of every answer, so one Core
+    statement on a connection of its own (``read_row``), no ORM load and no lock."""
+    row = read_row(db.engine, _asks_zk(), {"id": request_id})
+    return bool(row is not None and row.zk)
+
+
+@functools.cache
+def _asks_zk() -> Select[tuple[bool]]:
+    policy_request: Any = _policy_request()
+    return (
+        select(Verification.zk)
+        .select_from(PresentationRequest)
+        .outerjoin(Individual, Individual.id == PresentationRequest.individual_id)
+        .outerjoin(policy_request, policy_request.id == PresentationRequest.policy_request_id)
+        .join(
+            Verification,
+            Verification.id
+            == func.coalesce(Individual.verification_id, policy_request.verification_id),
+        )
+        .where(PresentationRequest.id == bindparam("id"))
+    )
 
 
 def open_verification_of(request_id: uuid.UUID) -> tuple[PresentationRequest, Verification]:

@@ -37,7 +37,10 @@ def check_return_url(url: str) -> str:
         raise InvalidRequest(
             f"return_url: unknown placeholder {unknown[0]} (known: {', '.join(PLACEHOLDERS)})"
         )
-    host = urlsplit(url).netloc
+    try:
+        host = urlsplit(url).netloc
+    except ValueError:  # an unbalanced "[" or "]" in the host, which no address has
+        raise InvalidRequest("return_url is not a valid address") from None
     if any(p in host for p in PLACEHOLDERS):
         raise InvalidRequest("return_url: placeholders belong in the path or query, not the host")
     return url

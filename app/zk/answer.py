@@ -40,7 +40,7 @@ from app.trust import ResolvedIssuer, TrustError
 from app.trust.x5c import MAX_CHAIN_LENGTH, bind_identity, leaf_key, validate_chain
 from app.zk.backend import ProofCheck
 from app.zk.circuits import pinned
-from app.zk.errors import ZkError
+from app.zk.errors import ZkBusy, ZkError
 
 # An isrg-rust v7 proof is 831 KB; base64url inside a JWE makes its answer about 1.5 MB. The
 # answer endpoint of a ZK request reads up to 2 MiB (``ZK_MAX_ANSWER_BYTES``), so does this.
@@ -87,11 +87,12 @@ def check_answer(
     now: datetime,
     verify: Callable[[ProofCheck], str | None],
 ) -> ZkVerified:
-    """Decide one vp_token entry (base64url text, or the CBOR bytes) or raise ``ZkError``."""
+    """Decide one vp_token entry (base64url text, or the CBOR bytes) or raise ``ZkError``;
+    ``ZkBusy`` from ``verify`` (the proof could not be checked now) is no refusal and goes up."""
     try:
         document, proof = _zk_document(_decode(entry))
         return _decide(document, proof, request, transcript, anchors, now, verify)
-    except ZkError:
+    except (ZkError, ZkBusy):
         raise
     except CoseError as exc:
         raise ZkError(exc.reason) from None

@@ -20,9 +20,9 @@ class ZkUnavailable(Exception):
 
 
 class ZkBusy(Exception):
-    """Every slot of the verification pool is taken: the caller answers 429, later is fine.
+    """A proof could not be checked now (the pool is past its capacity): later is fine.
 
-    ``retry_after`` is the seconds the caller is told to wait (one verification's time).
+    ``retry_after`` is the seconds to wait (about one check's time).
     """
 
     def __init__(self, retry_after: int) -> None:

@@ -1,107 +1,62 @@
-"""A bounded pool of worker processes for proof checks, off the web worker.
+"""A bounded pool of worker processes for proof checks.
 
-Checking one Longfellow proof takes 0.5-0.8 s of CPU and about 250 MiB. Done in the web
-worker it would hold the interpreter for that long, and a flood of answers would stall every
-person's page. So proofs are checked in ``workers`` processes of their own (each loads the
-pinned circuits once). The web worker that waits for one holds no CPU, but a sync worker
-serves nothing else meanwhile: so at most ``workers + queue`` answers are admitted at once
-on the whole host, counted by slots every web worker of the deployment shares (one lock file
-per slot in ``slots_dir``, ``flock``: a slot held by a worker that dies is free again), and
-one more is refused at once with ``ZkBusy`` (the API's 429 with ``Retry-After``), never queued
-without bound and never a 5xx. Keep that number below the web workers', and the rest of them
-serve pages whatever arrives. Processes are started with ``spawn`` (no copy of a threaded parent) and only when the
-first proof arrives, so a deployment that never sees one never starts them. The workers run
-at a lower CPU priority (``nice`` 10): where they share cores with the web workers, a person's
-page is served first and a proof waits the few milliseconds.
+Checking one Longfellow proof takes 0.5-0.8 s of CPU and about 250 MiB. The job worker checks
+proofs (``app.presentations.zk_checks``), never a web worker, and this pool keeps even that
+off the job worker's own interpreter: ``workers`` processes of their own (each loads the pinned
+circuits once), so the job worker's other queues (webhooks, DIDComm) are not held for a
+proof's time. Processes are started with ``spawn`` (no copy of a threaded parent) and only when
+the first proof arrives, so a deployment that never sees one never starts them. They run at a
+lower CPU priority (``nice`` 10, in a scheduling group of their own: ``lower_priority``): where
+they share cores with the web workers, a person's page is served first and a proof waits the
+few milliseconds.
+
+A proof not checked within ``timeout`` (a machine far past its capacity), or a worker that died
+(out of memory, killed), raises ``ZkBusy``: the check is not a refusal and is tried again.
 """
 
 from __future__ import annotations
 
-import fcntl
 import functools
-import math
 import os
 import threading
-from collections.abc import Iterator
+import time
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from concurrent.futures.process import BrokenProcessPool
-from contextlib import contextmanager
 from multiprocessing import get_context
 from pathlib import Path
-from typing import IO
 
 from app.zk.backend import ProofCheck, verify_proof, warm
 from app.zk.errors import ZkBusy
 
 WORKER_NICENESS = 10
-# About one proof's check on a loaded machine: what a refused client is told to wait.
+# About one proof's check on a loaded machine: how long a check that could not run waits.
 RETRY_AFTER_SECONDS = 2
 
 
 class VerificationPool:
-    """``verify`` checks a proof in a worker process, or raises ``ZkBusy`` when full."""
+    """``verify`` checks a proof in a worker process; ``ZkBusy`` when it could not."""
 
-    def __init__(self, workers: int, queue: int, timeout: float, slots_dir: Path) -> None:
+    def __init__(self, workers: int, timeout: float, yield_seconds: float = 0.0) -> None:
         self.workers = max(1, workers)
-        self.capacity = self.workers + max(0, queue)
         self.timeout = timeout
-        slots_dir.mkdir(parents=True, exist_ok=True)
-        self._slot_paths = [slots_dir / f"slot-{index}" for index in range(self.capacity)]
+        # Never so long that a proof could not be checked within the timeout after it.
+        self.yield_seconds = max(0.0, min(yield_seconds, timeout / 2))
         self._lock = threading.Lock()
         self._executor: ProcessPoolExecutor | None = None
-        self._admitted = threading.local()
-
-    @contextmanager
-    def admit(self) -> Iterator[None]:
-        """Hold one slot for the answer being read, or raise ``ZkBusy`` at once.
-
-        Taken at the answer endpoint's door, before a 2 MiB body is read; ``verify`` inside
-        uses it rather than taking another.
-        """
-        slot = self._take_slot()
-        if slot is None:
-            raise ZkBusy(self.retry_after)
-        self._admitted.depth = getattr(self._admitted, "depth", 0) + 1
-        try:
-            yield
-        finally:
-            self._admitted.depth -= 1
-            slot.close()  # closing the file releases its lock
-
-    def _take_slot(self) -> IO[bytes] | None:
-        for path in self._slot_paths:
-            handle = path.open("ab")
-            try:
-                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                handle.close()
-                continue
-            return handle
-        return None
 
     def verify(self, check: ProofCheck) -> str | None:
-        """The proof's refusal reason, or None; in this thread's slot, or a new one."""
-        if getattr(self._admitted, "depth", 0):
-            return self._run(check)
-        with self.admit():
-            return self._run(check)
-
-    def _run(self, check: ProofCheck) -> str | None:
-        future = self._pool().submit(verify_proof, check)
+        """The proof's refusal reason, or None."""
+        future = self._pool().submit(verify_when_quiet, check, self.yield_seconds)
         try:
             return future.result(timeout=self.timeout)
         except FutureTimeout:
             future.cancel()
-            raise ZkBusy(self.retry_after) from None
+            raise ZkBusy(RETRY_AFTER_SECONDS) from None
         except BrokenProcessPool:
-            # A worker died (out of memory, killed): start afresh on the next answer.
+            # A worker died: start afresh on the next check.
             self._reset()
-            raise ZkBusy(self.retry_after) from None
-
-    @property
-    def retry_after(self) -> int:
-        return max(1, math.ceil(RETRY_AFTER_SECONDS * self.capacity / self.workers))
+            raise ZkBusy(RETRY_AFTER_SECONDS) from None
 
     def _pool(self) -> ProcessPoolExecutor:
         with self._lock:
@@ -125,11 +80,97 @@ class VerificationPool:
 
 def _start_worker() -> None:
     """A worker process: below the web workers' priority, the pinned circuits loaded."""
-    os.nice(max(0, WORKER_NICENESS - os.nice(0)))
+    lower_priority()
     warm()
 
 
+def lower_priority() -> None:
+    """``nice`` 10, and a scheduling group of its own at that niceness.
+
+    Where the kernel groups processes by session for scheduling (Linux's autogroup, on by
+    default), a process's ``nice`` weighs only against its own session: the proof processes,
+    in the job worker's session, would otherwise take a whole session's share of the CPU from
+    the web workers'. So each leaves its parent's session (``setsid``) and sets its group's
+    niceness (``/proc/self/autogroup``); without autogroup only ``nice`` applies.
+    """
+    os.nice(max(0, WORKER_NICENESS - os.nice(0)))
+    try:
+        os.setsid()
+        Path("/proc/self/autogroup").write_text(f"{WORKER_NICENESS}\n")
+    except OSError:
+        pass  # already a session leader, or no autogroup on this kernel
+
+
 @functools.cache
-def shared_pool(workers: int, queue: int, timeout: float, slots_dir: Path) -> VerificationPool:
-    """One pool per web process and setting: every app of the process shares its workers."""
-    return VerificationPool(workers, queue, timeout, slots_dir)
+def shared_pool(workers: int, timeout: float, yield_seconds: float = 0.0) -> VerificationPool:
+    """One pool per process and setting: every app of the process shares its workers."""
+    return VerificationPool(workers, timeout, yield_seconds)
+
+
+# -- yielding to the pages ---------------------------------------------------------------------
+
+# Others busy on more than this share of the machine's CPUs: a proof waits before it starts.
+BUSY_SHARE = 0.5
+# How often the machine is looked at while a proof waits, and the oldest look still trusted.
+LOOK_SECONDS = 0.1
+FRESH_SECONDS = 2.0
+
+
+class _Look:
+    """The machine's busy CPU time, this process's own, and when they were read."""
+
+    last: tuple[float, float, float] | None = None
+
+
+def verify_when_quiet(check: ProofCheck, yield_seconds: float) -> str | None:
+    """``verify_proof``, once the rest of the machine leaves a CPU free, or after
+    ``yield_seconds`` whatever it does.
+
+    ``nice`` orders the scheduler's queue, but a proof running on a CPU the pages left idle for
+    a moment still costs them: measured on a two-core host, a process at the lowest priority
+    (``SCHED_IDLE``) spinning beside the status poll took 40 % of its rate, the caches and the
+    host's cores being shared. So while other processes keep more than half of the machine's
+    CPUs busy (a flood of page loads), a proof waits, a bounded time: pages first, and every
+    proof is still checked within ``ZK_VERIFY_TIMEOUT``.
+    """
+    waited = 0.0
+    while waited < yield_seconds and _others_busy() > BUSY_SHARE:
+        time.sleep(LOOK_SECONDS)
+        waited += LOOK_SECONDS
+    try:
+        return verify_proof(check)
+    finally:
+        _Look.last = _sample()
+
+
+def _others_busy() -> float:
+    """The share of the machine's CPUs other processes used since the last look (a fresh
+    look of ``LOOK_SECONDS`` when that one is old); 0 where ``/proc`` cannot be read."""
+    before = _Look.last
+    if before is None or time.monotonic() - before[0] > FRESH_SECONDS:
+        before = _sample()
+        time.sleep(LOOK_SECONDS)
+    now = _sample()
+    _Look.last = now
+    elapsed = now[0] - before[0]
+    if elapsed <= 0:
+        return 0.0
+    others = (now[1] - before[1]) - (now[2] - before[2])
+    return max(0.0, others) / (elapsed * (os.cpu_count() or 1))
+
+
+def _sample() -> tuple[float, float, float]:
+    """(monotonic seconds, the machine's busy CPU seconds, this process's CPU seconds)."""
+    return time.monotonic(), _machine_busy_seconds(), time.process_time()
+
+
+def _machine_busy_seconds() -> float:
+    """user + nice + system + irq + softirq of ``/proc/stat``'s first line (steal, the time a
+    hypervisor took, is not ours to yield to)."""
+    try:
+        with open("/proc/stat", encoding="ascii") as stat:
+            fields = stat.readline().split()
+    except OSError:
+        return 0.0
+    user, nice, system, _idle, _iowait, irq, softirq = (int(v) for v in fields[1:8])
+    return (user + nice + system + irq + softirq) / os.sysconf("SC_CLK_TCK")

@@ -5,7 +5,7 @@
  * Shown only where the browser has the API. It fetches the requests (one per protocol the
  * verification can use), keeps those the browser allows, lets the browser ask a wallet with
  * all of them in one call, and posts the DigitalCredential the wallet answered with back; the page's polled status then shows the
- * outcome, and a link leads to the full result (it carries the response code for this browser).
+ * outcome (a zero-knowledge proof's once it is checked, a few seconds later), and a link leads to the full result (it carries the response code for this browser).
  * A file of its own, not inline: the page's CSP allows scripts from 'self' only.
  */
 (function () {
@@ -54,13 +54,29 @@
     }
   }
 
+  // A zero-knowledge answer arriving while the service checks as many as it can is refused
+  // with 429 and Retry-After, nothing consumed: the same answer is sent again after the wait.
+  var BUSY_RETRIES = 5;
+
+  function pause(seconds) {
+    return new Promise(function (resolve) {
+      setTimeout(resolve, Math.min(Math.max(seconds, 1), 30) * 1000);
+    });
+  }
+
   async function fetchJson(url, options) {
-    var response = await fetch(url, Object.assign({ credentials: "same-origin" }, options));
-    var body = await response.json();
-    if (!response.ok) {
-      throw new Error(body.error || "The request failed");
+    for (var tries = 0; ; tries++) {
+      var response = await fetch(url, Object.assign({ credentials: "same-origin" }, options));
+      if (response.status === 429 && tries < BUSY_RETRIES && options && options.method === "POST") {
+        await pause(parseInt(response.headers.get("Retry-After"), 10) || 2);
+        continue;
+      }
+      var body = await response.json();
+      if (!response.ok) {
+        throw new Error(body.error || "The request failed");
+      }
+      return body;
     }
-    return body;
   }
 
   function answerOf(credential) {
@@ -99,7 +115,8 @@
             : { vp_token: answer.vp_token, response: answer.response }
         ),
       });
-      say("Your wallet answered.", outcome.redirect_uri);
+      // A zero-knowledge proof is checked after the answer (202): the polled status shows it.
+      say(outcome.checking ? button.dataset.checking : "Your wallet answered.", outcome.redirect_uri);
     } catch (error) {
       // The error's own text speaks the protocol (vp_token, nonce...): the person gets plain words.
       say("Sharing through this browser did not work. You can use the other options below.");

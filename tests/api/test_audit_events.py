@@ -445,6 +445,7 @@ NOT_AUDITED = {
     "WebhookAttempt": "the delivery jobs write them",
     "WebhookEvent": "the outbox; a test event is audited by its delivery",
     "EventCounter": "the last position of an organization's event log, moved with each event",
+    "ZkCheck": "a zero-knowledge answer waiting seconds for its proof's check; its decision is the attempt",
     "EventStream": "the lease of an open event stream, written while it is open",
     "AccessToken": "the wallet's, while it takes a credential",
     "AuthorizationRequest": "the wallet's and the person's, while a credential is taken",

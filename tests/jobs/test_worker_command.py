@@ -53,12 +53,14 @@ def test_one_worker_runs_every_queue_and_stops_them_together(make_app, tmp_path:
         jobs.enqueue("webhooks.relay")  # deliveries
         jobs.enqueue("uploads.issue", str(uuid.uuid4()))  # uploads: none by that ID
         jobs.enqueue("didcomm.handle", "")  # didcomm: not a message, dropped
+        jobs.enqueue("zk.check", str(uuid.uuid4()))  # zk: no such check, nothing to do
     queue = queue_of(app)
     assert {name: huey.pending_count() for name, huey in queue.hueys.items()} == {
         jobs.HOUSEKEEPING: 1,
         jobs.DELIVERIES: 1,
         jobs.UPLOADS: 1,
         jobs.DIDCOMM: 1,
+        jobs.ZK: 1,
     }
 
     # Started as deploy/cluster.py starts each instance's worker (and as `make run` does).

@@ -3,6 +3,9 @@ zero-knowledge proof, the person's page hands the browser an ``mso_mdoc_zk`` que
 backend proves over the Digital Credentials API handover of that very request, and Verity
 (google-cpp, in its worker pool) verifies the 1.5 MB answer and keeps only the claim.
 
+The answer endpoints keep a ZK answer and answer at once; the job worker's ``zk`` queue checks
+the proof (``run_pending`` plays the worker here) and records the decision.
+
 One proof is made here (seconds of CPU); the other tests refuse before any proof is needed.
 """
 
@@ -10,14 +13,25 @@ from __future__ import annotations
 
 import base64
 import json
+import uuid
+from urllib.parse import urlsplit
 
 import pytest
 from factories import make_apikey, make_staff, make_verification
 from pages.pages_support import wallet_link
-from wallets import dc_api_key, dc_api_openid4vp_request, encrypt_to, jwk_thumbprint, read_request
+from wallets import (
+    dc_api_key,
+    dc_api_openid4vp_request,
+    encrypt_response,
+    encrypt_to,
+    jwk_thumbprint,
+    post_encrypted_response,
+    post_response,
+    read_request,
+)
 from zk_support import ORIGIN, V6, V7, end_of_day, licence, prove, zk_response
 
-from app.api.zk_pool import zk_pool
+from app.jobs.queue import queue_of
 from app.mdoc import dc_api_session_transcript
 
 MDL_SCHEMA_ID = "5c4a3f3e-0b1d-4c7e-9a51-000000000004"
@@ -42,6 +56,12 @@ def start(app, client, iaca, customer="crm-zk", **fields):
         zk=True,
         **fields,
     )
+    individual, request, page = another(client, verification, customer)
+    return staff, verification, individual, request, page
+
+
+def another(client, verification, customer: str):
+    """One more person of ``verification``: the individual, its page's request, the page."""
     individual = client.post(
         "/verifications/individuals",
         json={"customer_id": customer, "verification_id": verification["id"]},
@@ -49,7 +69,7 @@ def start(app, client, iaca, customer="crm-zk", **fields):
     page = client.get(f"/i/{individual['id']}")
     assert page.status_code == 200
     request = read_request(client, wallet_link(page.get_data(as_text=True)))
-    return staff, verification, individual, request, page.get_data(as_text=True)
+    return individual, request, page.get_data(as_text=True)
 
 
 def dc_answer(client, request_id: str, entry: str) -> dict:
@@ -70,6 +90,7 @@ def test_an_isrg_proof_over_the_dc_api_is_verified_and_only_the_claim_is_kept(
 ):
     staff, verification, _individual, request, page = start(app, client, test_authority.iaca)
     assert verification["zk"] is True
+    queue_of(app).flush()
     # The person is told what the organization learns.
     assert "only that you are over 18, and who issued your licence" in page
 
@@ -101,8 +122,23 @@ def test_an_isrg_proof_over_the_dc_api_is_verified_and_only_the_claim_is_kept(
         content_type="application/json",
         headers={"Origin": ORIGIN},
     )
-    assert answered.status_code == 200, answered.get_json()
-    assert answered.get_json()["status"] == "VERIFIED"
+    # Kept for its check, answered at once: no web worker waits for the proof.
+    assert answered.status_code == 202, answered.get_json()
+    body = answered.get_json()
+    assert body["checking"] is True
+    assert body["status"] == "REQUESTED"
+    polled = client.get(f"/verifications/{_individual['id']}/verify").get_json()
+    assert polled["status"] == "REQUESTED"
+
+    assert queue_of(app).run_pending() >= 1  # the job worker checks the proof
+    polled = client.get(f"/verifications/{_individual['id']}/verify").get_json()
+    assert polled["status"] == "VERIFIED"
+    # The answering browser's link opens the result.
+    result = client.get(
+        urlsplit(body["redirect_uri"]).path + "?" + urlsplit(body["redirect_uri"]).query
+    )
+    assert result.status_code == 200
+    assert "Verified" in result.get_data(as_text=True)
 
     looked_up = client.get(
         f"/verifications/{verification['id']}/individuals/crm-zk",
@@ -155,39 +191,155 @@ def test_without_the_zk_extra_a_zk_verification_is_not_configured(app, client, m
     assert response.get_json()["code"] == "NOT_CONFIGURED"
 
 
-def test_beyond_the_pool_a_zk_answer_gets_429_and_nothing_is_consumed(app, client, test_authority):
-    _staff, _verification, individual, request, _page = start(
-        app, client, test_authority.iaca, customer="crm-busy"
+def post_dc(client, request_id: str, entry: str, address: str = "10.0.0.2"):
+    return client.post(
+        f"/oid4vp/dc-responses/{request_id}",
+        json=dc_answer(client, request_id, entry),
+        headers={"Origin": ORIGIN},
+        environ_base={"REMOTE_ADDR": address},
     )
+
+
+def waiting_checks(app) -> int:
+    from app.extensions import db
+    from app.presentations.models import ZkCheck
+
     with app.app_context():
-        pool = zk_pool()
-    held = [pool.admit() for _ in range(pool.capacity)]
-    for slot in held:
-        slot.__enter__()
-    try:
-        busy = client.post(
-            f"/oid4vp/dc-responses/{request.request_id}",
-            json=dc_answer(client, request.request_id, b64url(b"\xa0")),
-            headers={"Origin": ORIGIN},
-            environ_base={"REMOTE_ADDR": "10.0.0.2"},
+        return db.session.scalar(db.select(db.func.count()).select_from(ZkCheck))
+
+
+def attempts_of(app, individual) -> int:
+    from app.extensions import db
+    from app.verifications.models import PresentationAttempt, PresentationRequest
+
+    with app.app_context():
+        return db.session.scalar(
+            db.select(db.func.count())
+            .select_from(PresentationAttempt)
+            .join(PresentationRequest, PresentationRequest.id == PresentationAttempt.request_id)
+            .where(PresentationRequest.individual_id == uuid.UUID(individual["id"]))
         )
-    finally:
-        for slot in held:
-            slot.__exit__(None, None, None)
+
+
+def status_of(client, individual) -> str:
+    return client.get(f"/verifications/{individual['id']}/verify").get_json()["status"]
+
+
+def test_beyond_the_checks_capacity_a_zk_answer_gets_429_and_nothing_is_consumed(
+    app, client, test_authority, monkeypatch
+):
+    monkeypatch.setitem(app.config, "ZK_VERIFY_WORKERS", 1)
+    monkeypatch.setitem(app.config, "ZK_VERIFY_QUEUE", 0)
+    queue_of(app).flush()
+    _s, verification, first, first_request, _p = start(
+        app, client, test_authority.iaca, customer="crm-a"
+    )
+    second, second_request, _p = another(client, verification, "crm-b")
+    assert post_dc(client, first_request.request_id, b64url(b"\xa0")).status_code == 202
+
+    busy = post_dc(client, second_request.request_id, b64url(b"\xa0"))
     assert busy.status_code == 429
     assert busy.get_json()["code"] == "ZK_BUSY"
     assert int(busy.headers["Retry-After"]) >= 1
-    status = client.get(f"/verifications/{individual['id']}/verify").get_json()["status"]
-    assert status not in ("VERIFIED", "FAILED")
-    # Once a slot is free the same request can still be answered (and is refused on its merits).
-    answered = client.post(
-        f"/oid4vp/dc-responses/{request.request_id}",
-        json=dc_answer(client, request.request_id, b64url(b"\xa0")),
-        headers={"Origin": ORIGIN},
-        environ_base={"REMOTE_ADDR": "10.0.0.2"},
+    assert status_of(client, second) == "REQUESTED"
+
+    queue_of(app).run_pending()  # the waiting check is decided: there is room again
+    assert status_of(client, first) == "FAILED"
+    assert post_dc(client, second_request.request_id, b64url(b"\xa0")).status_code == 202
+    queue_of(app).run_pending()
+    assert status_of(client, second) == "FAILED"
+
+
+def test_a_second_answer_to_a_request_being_checked_is_refused(app, client, test_authority):
+    queue_of(app).flush()
+    _s, _v, individual, request, _p = start(app, client, test_authority.iaca, customer="crm-2x")
+    assert post_dc(client, request.request_id, b64url(b"\xa0")).status_code == 202
+    again = post_dc(client, request.request_id, b64url(b"\xa0"))
+    assert again.status_code == 400
+    assert again.get_json()["code"] == "ALREADY_ANSWERED"
+    assert waiting_checks(app) == 1
+    queue_of(app).run_pending()
+    assert waiting_checks(app) == 0
+    assert status_of(client, individual) == "FAILED"
+    assert attempts_of(app, individual) == 1  # decided once
+
+
+def proof_shaped_answer(test_authority, now) -> str:
+    """Passes every check before the proof: what reaches the pool."""
+    return b64url(
+        zk_response(
+            b"not a proof",
+            chain=test_authority.ds,
+            timestamp=end_of_day(now),
+            system_id=V7.circuit_hash,
+        )
     )
-    assert answered.status_code == 200
-    assert answered.get_json()["status"] == "FAILED"
+
+
+def test_a_check_the_pool_cannot_run_is_tried_again_then_dropped_leaving_the_request_open(
+    app, client, test_authority, now, monkeypatch
+):
+    from app.presentations import zk_checks
+    from app.presentations.models import ZkCheck
+    from app.zk import VerificationPool, ZkBusy
+
+    def overloaded(_pool, _check):
+        raise ZkBusy(1)
+
+    monkeypatch.setattr(VerificationPool, "verify", overloaded)
+    queue_of(app).flush()
+    _s, _v, individual, request, _p = start(app, client, test_authority.iaca, customer="crm-ovl")
+    assert (
+        post_dc(client, request.request_id, proof_shaped_answer(test_authority, now)).status_code
+        == 202
+    )
+    with app.app_context():
+        from app.extensions import db
+
+        check_id = str(db.session.scalars(db.select(ZkCheck.id)).one())
+        for _ in range(zk_checks.MAX_ATTEMPTS):
+            zk_checks.check(check_id)  # as the queue hands it over, each time after a delay
+        assert db.session.scalar(db.select(db.func.count()).select_from(ZkCheck)) == 0
+    # Nothing was decided: the person may answer again on the same link.
+    assert status_of(client, individual) == "REQUESTED"
+    monkeypatch.undo()
+    assert post_dc(client, request.request_id, b64url(b"\xa0")).status_code == 202
+
+
+def test_a_check_whose_job_was_lost_is_handed_over_by_the_sweep(app, client, test_authority, now):
+    from datetime import timedelta
+
+    from app import clock
+    from app.presentations import zk_checks
+
+    queue_of(app).flush()
+    _s, _v, individual, request, _p = start(app, client, test_authority.iaca, customer="crm-lost")
+    assert post_dc(client, request.request_id, b64url(b"\xa0")).status_code == 202
+    queue_of(app).flush()  # the queue's storage lost the job
+    later = clock.now() + timedelta(seconds=zk_checks.UNCLAIMED_SECONDS + 1)
+    clock.set_source(lambda: later)
+    try:
+        with app.app_context():
+            zk_checks.sweep()
+        queue_of(app).run_pending()
+    finally:
+        clock.set_source(None)
+    assert status_of(client, individual) == "FAILED"
+
+
+def test_a_zk_answer_by_direct_post_is_kept_and_decided_by_the_job(app, client, test_authority):
+    queue_of(app).flush()
+    _s, _v, individual, request, _p = start(app, client, test_authority.iaca, customer="crm-dp")
+    payload = {"vp_token": {"credential": [b64url(b"\xa0")]}, "state": request.state}
+    if "jwks" in request.claims.get("client_metadata", {}):
+        answered = post_encrypted_response(client, request, encrypt_response(request, payload))
+    else:
+        answered = post_response(client, request, b64url(b"\xa0"))
+    assert answered.status_code == 200, answered.get_json()
+    assert "redirect_uri" in answered.get_json()
+    assert status_of(client, individual) == "REQUESTED"
+    queue_of(app).run_pending()
+    assert status_of(client, individual) == "FAILED"
 
 
 def test_zk_answers_are_throttled_per_client(app, client, test_authority, monkeypatch):
@@ -232,3 +384,15 @@ def test_a_large_answer_to_a_verification_without_zk_is_still_refused(app, clien
         headers={"Origin": ORIGIN},
     )
     assert response.status_code == 413
+
+
+def test_the_page_says_a_proof_is_being_checked_in_the_persons_language(
+    app, client, test_authority
+):
+    _s, _verification, individual, _request, page = start(
+        app, client, test_authority.iaca, customer="crm-words"
+    )
+    # What the browser button says once a ZK answer is kept (202 ``checking``).
+    assert 'data-checking="Your wallet answered. Its proof is being checked' in page
+    german = client.get(f"/i/{individual['id']}", headers={"Accept-Language": "de"})
+    assert "Ihr Nachweis wird geprüft" in german.get_data(as_text=True)
