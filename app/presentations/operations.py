@@ -19,7 +19,7 @@ import secrets
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from sqlalchemy import Select, bindparam, func, inspect, select, update
@@ -291,14 +291,17 @@ def _deciding() -> tuple[Any, ...]:
     )
 
 
-def pending_request(request_id: uuid.UUID, state: str | None) -> PresentationRequest:
-    """The request a response answers; refuses unknown, mismatched, answered or expired ones."""
+def pending_request(
+    request_id: uuid.UUID, state: str | None, received_at: datetime | None = None
+) -> PresentationRequest:
+    """The request a response answers; refuses unknown, mismatched, answered or expired ones
+    (expired when the response was received: ``received_at``, now unless it was kept)."""
     request = db.session.get(PresentationRequest, request_id, options=_deciding())
     if request is None:
         raise NotFound()
     if state is not None and not same(state, request.state):
         raise InvalidRequest("state does not match this request", code="INVALID_STATE")
-    refuse_closed(request)
+    refuse_closed(request, received_at)
     refuse_settled(request.subject)
     return request
 
@@ -315,12 +318,12 @@ def refuse_settled(subject: PresentationSubject) -> None:
         raise InvalidRequest("This request has expired", code="REQUEST_EXPIRED")
 
 
-def refuse_closed(request: PresentationRequest) -> None:
+def refuse_closed(request: PresentationRequest, at: datetime | None = None) -> None:
     """An answered or expired request takes no answer and hands out nothing more (its
     org-iso-mdoc recipient key is then never derived again)."""
     if request.consumed_at is not None:
         raise InvalidRequest("This request was already answered", code="ALREADY_ANSWERED")
-    if request.expires_at <= clock.now():
+    if request.expires_at <= (at or clock.now()):
         raise InvalidRequest("This request has expired; open a fresh link", code="REQUEST_EXPIRED")
 
 
@@ -419,6 +422,7 @@ def read_pending(
     request_id: uuid.UUID,
     state: str | None,
     audience: Callable[[PresentationRequest], str],
+    received_at: datetime | None = None,
 ) -> Pending:
     """Check the response against its request and read what the decision needs.
 
@@ -427,7 +431,7 @@ def read_pending(
     """
     fresh = not db.session().in_transaction()
     with reading() if fresh else contextlib.nullcontext():
-        request = pending_request(request_id, state)
+        request = pending_request(request_id, state, received_at)
         subject = request.subject
         rules = rules_for(subject.verification)
         if subject.transaction_data:

@@ -180,7 +180,10 @@ def check(check_id: str) -> None:
     binding = dict(taken.binding)
     audience = binding.pop("audience")
     try:
-        pending = presentations.read_pending(taken.request_id, None, lambda _request: audience)
+        # An answer received in time is decided, however long its check waited.
+        pending = presentations.read_pending(
+            taken.request_id, None, lambda _request: audience, received_at=taken.created_at
+        )
     except (InvalidRequest, NotFound):
         _drop(taken.id)  # answered on another link, or settled, while it waited
         return

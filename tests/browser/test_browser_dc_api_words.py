@@ -89,3 +89,48 @@ def test_a_failed_presentation_is_told_in_plain_words(browser, person_page):
     expect(status).not_to_contain_text("SD-JWT")
     assert_clean(page, problems)
     page.context.close()
+
+
+@pytest.fixture
+def zk_person_page(make_app) -> Iterator[tuple[str, Any]]:
+    """A person's page of a zero-knowledge age check, and the app serving it (its job queue
+    is this process's: the test plays the job worker)."""
+    from app.zk import available
+
+    if not available():
+        pytest.skip("needs the zk extra")
+    delegate = Delegate()
+    with loopback_server(delegate) as url:
+        delegate.app = make_app(PUBLIC_URL=url, DC_API_RESPONSE_MODE="dc_api")
+        client = delegate.app.test_client()
+        verification = make_verification(
+            client,
+            make_staff(delegate.app),
+            schema_id="5c4a3f3e-0b1d-4c7e-9a51-000000000004",
+            claims=["age_over_18"],
+            attributes=[],
+            zk=True,
+        )
+        individual = client.post(
+            "/verifications/individuals",
+            json={"customer_id": "crm-zk", "verification_id": verification["id"]},
+        ).get_json()
+        yield f"{url}/i/{individual['id']}", delegate.app
+
+
+def test_a_zk_answer_is_told_being_checked_then_its_outcome(browser, zk_person_page):
+    from playwright.sync_api import expect
+
+    from app.jobs.queue import queue_of
+
+    url, app = zk_person_page
+    problems: list[str] = []
+    page = shared(browser, url, {"vp_token": {"credential": ["oA"]}}, problems)
+    # Kept for its check (202): the person is told so, and the poll waits.
+    expect(page.locator("#dc-api-message")).to_contain_text("Its proof is being checked")
+    expect(page.locator("#status")).to_contain_text("Waiting for your wallet.")
+    queue_of(app).run_pending()  # the job worker decides it
+    status = page.locator("#status")
+    expect(status).to_contain_text("Not verified.", timeout=OUTCOME_TIMEOUT_MS)
+    assert_clean(page, problems)
+    page.context.close()

@@ -396,3 +396,90 @@ def test_the_page_says_a_proof_is_being_checked_in_the_persons_language(
     assert 'data-checking="Your wallet answered. Its proof is being checked' in page
     german = client.get(f"/i/{individual['id']}", headers={"Accept-Language": "de"})
     assert "Ihr Nachweis wird geprüft" in german.get_data(as_text=True)
+
+
+def test_a_check_one_job_holds_is_not_decided_by_another_until_its_lease_passes(
+    app, client, test_authority
+):
+    from datetime import timedelta
+
+    from app import clock
+    from app.extensions import db
+    from app.presentations import zk_checks
+    from app.presentations.models import ZkCheck
+
+    queue_of(app).flush()
+    _s, _v, individual, request, _p = start(app, client, test_authority.iaca, customer="crm-held")
+    assert post_dc(client, request.request_id, b64url(b"\xa0")).status_code == 202
+    with app.app_context():
+        check_id = db.session.scalars(db.select(ZkCheck.id)).one()
+        assert zk_checks._claim(check_id) is not None  # one job took it (and then stopped)
+        zk_checks.check(str(check_id))  # another is handed the same check
+    assert status_of(client, individual) == "REQUESTED"
+    assert waiting_checks(app) == 1
+    with app.app_context():
+        lease = zk_checks.current().lease
+    later = clock.now() + lease + timedelta(seconds=1)
+    clock.set_source(lambda: later)
+    try:
+        with app.app_context():
+            zk_checks.check(str(check_id))  # the first job's lease has passed
+            db.session.commit()  # as the job runner does when a job returns
+    finally:
+        clock.set_source(None)
+    assert status_of(client, individual) == "FAILED"
+    assert attempts_of(app, individual) == 1
+    assert waiting_checks(app) == 0
+
+
+def test_an_answer_received_in_time_is_decided_even_if_its_request_expired_meanwhile(
+    app, client, test_authority
+):
+    from datetime import timedelta
+
+    from app import clock
+
+    queue_of(app).flush()
+    _s, _v, individual, request, _p = start(app, client, test_authority.iaca, customer="crm-late")
+    assert post_dc(client, request.request_id, b64url(b"\xa0")).status_code == 202
+    seconds = app.config["PRESENTATION_REQUEST_SECONDS"]
+    later = clock.now() + timedelta(seconds=seconds + 60)
+    clock.set_source(lambda: later)
+    try:
+        queue_of(app).run_pending()
+    finally:
+        clock.set_source(None)
+    assert status_of(client, individual) == "FAILED"
+    assert attempts_of(app, individual) == 1
+
+
+def test_concurrent_answers_to_one_request_keep_one_check(app, client, test_authority):
+    import threading
+
+    queue_of(app).flush()
+    _s, _v, individual, request, _p = start(app, client, test_authority.iaca, customer="crm-race")
+    bodies = [dc_answer(client, request.request_id, b64url(b"\xa0")) for _ in range(4)]
+    barrier = threading.Barrier(len(bodies))
+    statuses: list[int] = []
+
+    def answer(body):
+        own = app.test_client()
+        barrier.wait()
+        statuses.append(
+            own.post(
+                f"/oid4vp/dc-responses/{request.request_id}",
+                json=body,
+                headers={"Origin": ORIGIN},
+                environ_base={"REMOTE_ADDR": "10.0.0.9"},
+            ).status_code
+        )
+
+    threads = [threading.Thread(target=answer, args=(body,)) for body in bodies]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sorted(statuses) == [202, 400, 400, 400]
+    assert waiting_checks(app) == 1
+    queue_of(app).run_pending()
+    assert attempts_of(app, individual) == 1
