@@ -28,7 +28,6 @@ import http.client
 import json
 import os
 import secrets
-import signal
 import subprocess
 import sys
 import tempfile
@@ -43,6 +42,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
+
+from run import stop_group  # noqa: E402 (bench/, beside this file)
 
 DEADLINE = 600  # seconds for the deliveries to finish before the run is called broken
 
@@ -318,12 +319,7 @@ def deliveries_per_second(
     try:
         wait_for(receiver, count, worker)
     finally:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(worker.pid, signal.SIGTERM)
-        try:
-            worker.wait(30)
-        except subprocess.TimeoutExpired:
-            os.killpg(worker.pid, signal.SIGKILL)
+        stop_group(worker)
     if receiver.bad:
         raise BenchError(f"{receiver.bad} deliveries failed their signature check")
     if len(receiver.ids) != count:

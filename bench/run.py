@@ -245,6 +245,17 @@ def prepare_database(env: dict[str, str]) -> str:
 # -- the server ----------------------------------------------------------------------------
 
 
+def stop_group(process: subprocess.Popen, grace: float = 30) -> None:
+    """SIGTERM to a process started in a session of its own, and its children; SIGKILL after
+    ``grace`` seconds."""
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(process.pid, signal.SIGTERM)
+    try:
+        process.wait(grace)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+
+
 def free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
         probe.bind(("127.0.0.1", 0))

@@ -291,15 +291,6 @@ def start_worker(env: dict[str, str], base: str, log_path: Path) -> subprocess.P
     )
 
 
-def stop_worker(worker: subprocess.Popen) -> None:
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(worker.pid, signal.SIGTERM)
-    try:
-        worker.wait(40)
-    except subprocess.TimeoutExpired:
-        os.killpg(worker.pid, signal.SIGKILL)
-
-
 def decided(base: str, individuals: list[str]) -> dict[str, int]:
     """How the flood's people stand: each kept answer the worker checked is FAILED."""
     counts: dict[str, int] = {}
@@ -359,7 +350,7 @@ def measure_flood(fixture: Fixture, workdir: Path) -> float:
                     thread.join(timeout=120)
                 print(f"  zkflood  answers: {counts}", flush=True)
                 quiet.append(run.wrk(settings, base, poll, SECONDS).requests_per_second)
-            stop_worker(worker)
+            run.stop_group(worker, grace=40)
             print(f"  zkflood  decided: {decided(base, individuals)}", flush=True)
         finally:
             server.stop()

@@ -24,6 +24,8 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 from cryptography.x509.oid import NameOID
 
+from app.trust.x5c import key_usage
+
 MDOC_DS_EKU = x509.ObjectIdentifier("1.0.18013.5.1.2")
 # Annex B: an IACA lives at most 20 years, a document signer at most 1,187 days (457 days
 # of use); both are kept well within.
@@ -56,7 +58,7 @@ def iaca_certificate(
         .not_valid_before(now - timedelta(minutes=5))
         .not_valid_after(now + timedelta(days=IACA_DAYS))
         .add_extension(x509.BasicConstraints(ca=True, path_length=0), critical=True)
-        .add_extension(_key_usage(cert_sign=True), critical=True)
+        .add_extension(key_usage(cert_sign=True), critical=True)
         .add_extension(x509.SubjectKeyIdentifier.from_public_key(public), critical=False)
         .add_extension(
             x509.IssuerAlternativeName([x509.UniformResourceIdentifier(url)]), critical=False
@@ -84,7 +86,7 @@ def document_signer_certificate(
         .serial_number(_serial())
         .not_valid_before(now - timedelta(minutes=5))
         .not_valid_after(min(now + timedelta(days=DOCUMENT_SIGNER_DAYS), iaca.not_valid_after_utc))
-        .add_extension(_key_usage(cert_sign=False), critical=True)
+        .add_extension(key_usage(cert_sign=False), critical=True)
         .add_extension(x509.ExtendedKeyUsage([MDOC_DS_EKU]), critical=True)
         .add_extension(x509.SubjectKeyIdentifier.from_public_key(public), critical=False)
         .add_extension(
@@ -95,20 +97,6 @@ def document_signer_certificate(
             x509.IssuerAlternativeName([x509.UniformResourceIdentifier(url)]), critical=False
         )
         .sign(iaca_key, hashes.SHA256())
-    )
-
-
-def _key_usage(*, cert_sign: bool) -> x509.KeyUsage:
-    return x509.KeyUsage(
-        digital_signature=not cert_sign,
-        content_commitment=False,
-        key_encipherment=False,
-        data_encipherment=False,
-        key_agreement=False,
-        key_cert_sign=cert_sign,
-        crl_sign=cert_sign,
-        encipher_only=False,
-        decipher_only=False,
     )
 
 
@@ -136,7 +124,7 @@ def signing_request(key: ec.EllipticCurvePrivateKey, *, organization: str, count
     csr = (
         x509.CertificateSigningRequestBuilder()
         .subject_name(_name(f"{organization} Document Signer", country, organization))
-        .add_extension(_key_usage(cert_sign=False), critical=True)
+        .add_extension(key_usage(cert_sign=False), critical=True)
         .add_extension(x509.ExtendedKeyUsage([MDOC_DS_EKU]), critical=True)
         .sign(key, hashes.SHA256())
     )

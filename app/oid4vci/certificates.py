@@ -21,6 +21,8 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
+from app.trust.x5c import key_usage
+
 ROOT_VALIDITY = timedelta(days=3650)
 # Clocks of verifiers run behind too: a certificate is valid from a little before it is made.
 BACKDATE = timedelta(minutes=5)
@@ -58,7 +60,7 @@ def make_root(
         .not_valid_before(now - BACKDATE)
         .not_valid_after(now + ROOT_VALIDITY)
         .add_extension(x509.BasicConstraints(ca=True, path_length=0), critical=True)
-        .add_extension(_ca_usage(), critical=True)
+        .add_extension(key_usage(cert_sign=True), critical=True)
         .add_extension(x509.SubjectKeyIdentifier.from_public_key(public), critical=False)
         .sign(root_key, hashes.SHA256())
     )
@@ -88,7 +90,7 @@ def make_issuing_certificate(
         .not_valid_before(now - BACKDATE)
         .not_valid_after(ends)
         .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
-        .add_extension(_signing_usage(), critical=True)
+        .add_extension(key_usage(cert_sign=False), critical=True)
         .add_extension(
             x509.SubjectAlternativeName([x509.UniformResourceIdentifier(issuer)]), critical=False
         )
@@ -99,34 +101,6 @@ def make_issuing_certificate(
         )
         .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.CODE_SIGNING]), critical=False)
         .sign(root_key, hashes.SHA256())
-    )
-
-
-def _ca_usage() -> x509.KeyUsage:
-    return x509.KeyUsage(
-        digital_signature=False,
-        content_commitment=False,
-        key_encipherment=False,
-        data_encipherment=False,
-        key_agreement=False,
-        key_cert_sign=True,
-        crl_sign=True,
-        encipher_only=False,
-        decipher_only=False,
-    )
-
-
-def _signing_usage() -> x509.KeyUsage:
-    return x509.KeyUsage(
-        digital_signature=True,
-        content_commitment=False,
-        key_encipherment=False,
-        data_encipherment=False,
-        key_agreement=False,
-        key_cert_sign=False,
-        crl_sign=False,
-        encipher_only=False,
-        decipher_only=False,
     )
 
 

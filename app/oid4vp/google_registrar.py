@@ -30,7 +30,7 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
 from app.oid4vp.client import X509_HASH, X509Client, x509_hash
-from app.trust.x5c import self_signed
+from app.trust.x5c import key_usage, self_signed
 
 RP_METADATA_OID = x509.ObjectIdentifier("1.3.6.1.4.1.11129.10.1")
 SCHEMA_VERSION = "v1"
@@ -132,17 +132,7 @@ class RegistrarCA:
             .not_valid_after(not_after)
             .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
             .add_extension(
-                x509.KeyUsage(
-                    digital_signature=True,
-                    content_commitment=False,
-                    key_encipherment=False,
-                    data_encipherment=False,
-                    key_agreement=False,
-                    key_cert_sign=False,
-                    crl_sign=False,
-                    encipher_only=False,
-                    decipher_only=False,
-                ),
+                key_usage(cert_sign=False),
                 critical=True,
             )
             .add_extension(x509.SubjectKeyIdentifier.from_public_key(public_key), critical=False)

@@ -537,19 +537,7 @@ def asks_zk(request_id: uuid.UUID) -> bool:
 
 @functools.cache
 def _asks_zk() -> Select[tuple[bool]]:
-    policy_request: Any = _policy_request()
-    return (
-        select(Verification.zk)
-        .select_from(PresentationRequest)
-        .outerjoin(Individual, Individual.id == PresentationRequest.individual_id)
-        .outerjoin(policy_request, policy_request.id == PresentationRequest.policy_request_id)
-        .join(
-            Verification,
-            Verification.id
-            == func.coalesce(Individual.verification_id, policy_request.verification_id),
-        )
-        .where(PresentationRequest.id == bindparam("id"))
-    )
+    return _request_to_verification(select(Verification.zk).select_from(PresentationRequest))
 
 
 def open_verification_of(request_id: uuid.UUID) -> tuple[PresentationRequest, Verification]:
@@ -565,10 +553,16 @@ def open_verification_of(request_id: uuid.UUID) -> tuple[PresentationRequest, Ve
 
 @functools.cache
 def _verification_of() -> Select[tuple[PresentationRequest, Verification]]:
+    return _request_to_verification(select(PresentationRequest, Verification)).options(
+        joinedload(Verification.schema), joinedload(Verification.organization)
+    )
+
+
+def _request_to_verification(statement: Select[Any]) -> Select[Any]:
+    """``statement`` joined from the request named ``:id`` to its subject's verification."""
     policy_request: Any = _policy_request()
     return (
-        select(PresentationRequest, Verification)
-        .outerjoin(Individual, Individual.id == PresentationRequest.individual_id)
+        statement.outerjoin(Individual, Individual.id == PresentationRequest.individual_id)
         .outerjoin(policy_request, policy_request.id == PresentationRequest.policy_request_id)
         .join(
             Verification,
@@ -576,5 +570,4 @@ def _verification_of() -> Select[tuple[PresentationRequest, Verification]]:
             == func.coalesce(Individual.verification_id, policy_request.verification_id),
         )
         .where(PresentationRequest.id == bindparam("id"))
-        .options(joinedload(Verification.schema), joinedload(Verification.organization))
     )

@@ -31,6 +31,22 @@ from app.trust.errors import TrustError
 MAX_CHAIN_LENGTH = 8
 
 
+def key_usage(*, cert_sign: bool) -> x509.KeyUsage:
+    """The KeyUsage every certificate Verity makes carries: a CA's (``keyCertSign``,
+    ``cRLSign``) or a signer's (``digitalSignature``), nothing else (RFC 5280 4.2.1.3)."""
+    return x509.KeyUsage(
+        digital_signature=not cert_sign,
+        content_commitment=False,
+        key_encipherment=False,
+        data_encipherment=False,
+        key_agreement=False,
+        key_cert_sign=cert_sign,
+        crl_sign=cert_sign,
+        encipher_only=False,
+        decipher_only=False,
+    )
+
+
 def fingerprint(cert: x509.Certificate) -> str:
     """SHA-256 over the DER encoding, lowercase hex: how anchors are pinned by value."""
     return cert.fingerprint(hashes.SHA256()).hex()
