@@ -182,7 +182,7 @@ def check(check_id: str) -> None:
     try:
         # An answer received in time is decided, however long its check waited.
         pending = presentations.read_pending(
-            taken.request_id, None, lambda _request: audience, received_at=taken.created_at
+            taken.request_id, None, lambda _request: audience, received_at=taken.received_at
         )
     except (InvalidRequest, NotFound):
         _drop(taken.id)  # answered on another link, or settled, while it waited
@@ -200,10 +200,24 @@ def check(check_id: str) -> None:
         _try_again(taken, busy.retry_after)
 
 
-def _claim(check_id: uuid.UUID) -> ZkCheck | None:
+@dataclass(frozen=True)
+class Taken:
+    """A check as its job took it: plain values, so that nothing is read again (on SQLite a
+    read outside ``reading`` would take the write lock for the whole proof)."""
+
+    id: uuid.UUID
+    request_id: uuid.UUID
+    presentation: str
+    binding: dict[str, Any]
+    response_code_hash: str
+    attempts: int
+    received_at: datetime
+
+
+def _claim(check_id: uuid.UUID) -> Taken | None:
     """Take the check for this job: one conditional UPDATE, so of two jobs one goes on."""
     now = clock.now()
-    taken = db.session.scalars(
+    row = db.session.scalars(
         update(ZkCheck)
         .where(
             ZkCheck.id == check_id,
@@ -213,11 +227,24 @@ def _claim(check_id: uuid.UUID) -> ZkCheck | None:
         .returning(ZkCheck),
         execution_options={"populate_existing": True, "synchronize_session": False},
     ).first()
+    taken = (
+        Taken(
+            row.id,
+            row.request_id,
+            row.presentation,
+            dict(row.binding),
+            row.response_code_hash,
+            row.attempts,
+            row.created_at,
+        )
+        if row is not None
+        else None
+    )
     db.session.commit()
     return taken
 
 
-def _try_again(taken: ZkCheck, delay: int) -> None:
+def _try_again(taken: Taken, delay: int) -> None:
     if taken.attempts >= MAX_ATTEMPTS:
         log.warning("zero-knowledge check dropped after %d tries: pool overloaded", taken.attempts)
         _drop(taken.id)

@@ -483,3 +483,29 @@ def test_concurrent_answers_to_one_request_keep_one_check(app, client, test_auth
     assert waiting_checks(app) == 1
     queue_of(app).run_pending()
     assert attempts_of(app, individual) == 1
+
+
+def test_the_job_holds_no_transaction_while_the_proof_is_checked(
+    app, client, test_authority, now, monkeypatch
+):
+    """On SQLite an open write transaction would stall every other writer for the proof's
+    time (a second, or the yield's seconds): the decision's reads end before the proof."""
+    from app.extensions import db
+    from app.zk import VerificationPool
+
+    seen: list[bool] = []
+
+    def holds(_pool, _check):
+        seen.append(db.session().in_transaction())
+        return "Zero-knowledge proof does not verify"
+
+    monkeypatch.setattr(VerificationPool, "verify", holds)
+    queue_of(app).flush()
+    _s, _v, individual, request, _p = start(app, client, test_authority.iaca, customer="crm-tx")
+    assert (
+        post_dc(client, request.request_id, proof_shaped_answer(test_authority, now)).status_code
+        == 202
+    )
+    queue_of(app).run_pending()
+    assert seen == [False]
+    assert status_of(client, individual) == "FAILED"
