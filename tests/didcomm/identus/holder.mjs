@@ -163,6 +163,11 @@ async function answerOffer(message) {
     } catch (error) {
       failed = error;
       out({ event: "unreadable_did", did: null, message: describeError(error) });
+      // The SDK derives the request's key from the highest key index among the did:prism DIDs
+      // it stored (PrismKeyPathIndexTask), and this one failed before it was stored: asked
+      // again, it would derive the same unreadable key. A DID made and stored here moves the
+      // index on, so the next attempt gets a new key.
+      await agent.runTask(new SDK.CreatePrismDID({ authenticationKeyCurve: SDK.Domain.Curve.SECP256K1 }));
       continue;
     }
     const jwt = Buffer.from(prepared.attachments[0].data.base64, "base64").toString("utf8");
