@@ -28,7 +28,7 @@ from pydantic import BaseModel
 
 from app.api.common import base_url, parse_body, parse_id
 from app.api.wallet import person_page, trust_context
-from app.api.zk_answers import keep, zk_door
+from app.api.zk_answers import zk_door
 from app.deployment import READER_EXTENSION, REGISTRAR_EXTENSION
 from app.errors import InvalidRequest
 from app.mdoc import MdocError
@@ -231,11 +231,7 @@ def _keep_zk_answer(presentation_request_id: uuid.UUID, origin: str) -> zk_check
     def binding(_audience: str) -> dict[str, Any]:
         return {"origin": origin, "response_jwk": response_jwk}
 
-    return keep(
-        lambda: zk_checks.receive(
-            presentation_request_id, None, vp_token, _audience(origin), binding
-        )
-    )
+    return zk_checks.receive(presentation_request_id, None, vp_token, _audience(origin), binding)
 
 
 def _openid4vp_token(answer: BrowserAnswer, presentation_request_id: uuid.UUID) -> str:

@@ -14,7 +14,7 @@ from flask import Blueprint, current_app, request
 
 from app import clock
 from app.api.common import json_response, parse_id
-from app.api.zk_answers import keep, zk_door
+from app.api.zk_answers import zk_door
 from app.errors import InvalidRequest
 from app.issuance.own import own_issuers
 from app.oid4vp.encryption import ResponseError
@@ -80,10 +80,8 @@ def direct_post(request_id: str):
     if presentations.asks_zk(presentation_request_id):
         with zk_door():
             answer = _read_response(links, presentation_request_id)
-            kept = keep(
-                lambda: zk_checks.receive(
-                    presentation_request_id, answer.state, answer.vp_token, audience, binding
-                )
+            kept = zk_checks.receive(
+                presentation_request_id, answer.state, answer.vp_token, audience, binding
             )
         return json_response({"redirect_uri": person_page(kept.subject, kept.response_code)})
     answer = _read_response(links, presentation_request_id)

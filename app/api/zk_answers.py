@@ -72,24 +72,17 @@ def check_settings(
 
 @contextmanager
 def zk_door() -> Iterator[None]:
-    """The checks of a ZK answer's door, cheapest first; inside, the answer may be read and
-    kept (``keep``)."""
+    """The checks of a ZK answer's door, cheapest first; inside, the answer is read and kept
+    (``zk_checks.receive``), and a ``ZkBusy`` from there (a concurrent door took the last
+    place) is the same 429 as a full deployment's."""
     if not available():
         raise NotConfigured(
             "Zero-knowledge proofs are not configured on this deployment (install the zk extra)"
         )
     try:
         zk_checks.refuse_when_full()
-    except ZkBusy as busy:
-        raise ZkPoolFull(busy.retry_after) from None
-    throttle.count_zk_answer()
-    request.max_content_length = current_app.config["ZK_MAX_ANSWER_BYTES"]
-    yield
-
-
-def keep(receive: Callable[[], zk_checks.Received]) -> zk_checks.Received:
-    """``zk_checks.receive``, its ``ZkBusy`` (a concurrent door took the last place) a 429."""
-    try:
-        return receive()
+        throttle.count_zk_answer()
+        request.max_content_length = current_app.config["ZK_MAX_ANSWER_BYTES"]
+        yield
     except ZkBusy as busy:
         raise ZkPoolFull(busy.retry_after) from None

@@ -509,3 +509,25 @@ def test_the_job_holds_no_transaction_while_the_proof_is_checked(
     queue_of(app).run_pending()
     assert seen == [False]
     assert status_of(client, individual) == "FAILED"
+
+
+def test_a_door_that_counted_before_a_concurrent_one_filled_the_last_place_gives_way(
+    app, client, test_authority, monkeypatch
+):
+    from app.presentations import zk_checks
+
+    monkeypatch.setitem(app.config, "ZK_VERIFY_WORKERS", 1)
+    monkeypatch.setitem(app.config, "ZK_VERIFY_QUEUE", 0)
+    queue_of(app).flush()
+    _s, verification, _first, first_request, _p = start(
+        app, client, test_authority.iaca, customer="crm-first"
+    )
+    second, second_request, _p = another(client, verification, "crm-second")
+    assert post_dc(client, first_request.request_id, b64url(b"\xa0")).status_code == 202
+    # The second door counted while the first was still being kept: both passed the count.
+    monkeypatch.setattr(zk_checks, "refuse_when_full", lambda: None)
+    late = post_dc(client, second_request.request_id, b64url(b"\xa0"))
+    assert late.status_code == 429
+    assert late.get_json()["code"] == "ZK_BUSY"
+    assert waiting_checks(app) == 1  # its check was taken back
+    assert status_of(client, second) == "REQUESTED"
