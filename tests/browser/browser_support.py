@@ -17,6 +17,7 @@ import pytest
 from flask import Flask
 from support.npm import ensure_node_modules
 from werkzeug.serving import make_server
+from werkzeug.wsgi import FileWrapper
 
 BROWSER_DIR = Path(__file__).resolve().parent
 SCREENSHOTS = BROWSER_DIR.parents[1] / "test-output" / "screenshots"
@@ -86,7 +87,16 @@ class Delegate:
 
     def __call__(self, environ, start_response):
         assert self.app is not None
-        return self.app(environ, start_response)
+        body = self.app(environ, start_response)
+        if isinstance(body, FileWrapper):
+            # A static file, read whole and closed here: when the browser drops the connection
+            # mid-response, werkzeug's development server never closes the iterable, and the
+            # open file is collected later as a ResourceWarning in whichever test runs then.
+            try:
+                return [b"".join(body)]
+            finally:
+                body.close()
+        return body
 
 
 @contextmanager
